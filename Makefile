@@ -1,0 +1,41 @@
+# gpu-sizer: two commands on a fresh Debian bookworm machine.
+#   make run    install what is missing, build, start the webhook on the embedded default
+#   make test   install what is missing, build, run every test
+SHELL := /bin/bash
+BUILD ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+LISTEN ?= 127.0.0.1:8443
+CERT_DIR ?= /tmp/gpu-sizer
+
+# Debian packages the build and the tests need.
+PACKAGES := g++ cmake make pkg-config curl openssl \
+	libcpp-httplib-dev libssl-dev nlohmann-json3-dev libspdlog-dev \
+	prometheus-cpp-dev libyaml-cpp-dev libgtest-dev libgmock-dev
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps build run test clean
+
+# apt-get update once, and only when something is missing.
+deps:
+	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+
+run: build
+	@echo "Try it from another shell once it is listening:"
+	@echo "  curl --cacert $(CERT_DIR)/ca.crt -H 'Content-Type: application/json' --data @tests/data/review-4gpu-64gi.json https://$(LISTEN)/mutate"
+	$(BUILD)/gpu-sizer serve --listen $(LISTEN) --cert-dir $(CERT_DIR)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,237 @@
+// gpu-sizer: flags and wiring only; the work happens in the libraries.
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpusizer/policy.h"
+#include "gpusizer/policy_store.h"
+#include "gpusizer/server.h"
+#include "gpusizer/sizing.h"
+
+namespace {
+
+using gpusizer::Policy;
+using gpusizer::Profile;
+
+constexpr const char* kUsage = R"(gpu-sizer: size CPU, memory and ephemeral-storage of GPU pods to their GPU count.
+
+Usage:
+  gpu-sizer serve [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--policy FILE]
+                  [--metrics-listen HOST:PORT] [--cert-dir DIR] [--threads N]
+                  [--max-body-bytes N] [--read-timeout SECONDS] [--keep-alive-timeout SECONDS]
+                  [--policy-poll SECONDS] [--log-level LEVEL]
+      Run the admission webhook over HTTPS: POST /mutate, POST /validate,
+      GET /healthz, GET /readyz. Without --tls-cert it generates a
+      self-signed CA and certificate in --cert-dir (default /tmp/gpu-sizer)
+      and logs where the CA is. Defaults: --listen 127.0.0.1:8443,
+      --threads 32, --max-body-bytes 8388608, --read-timeout 10,
+      --keep-alive-timeout 5, --policy-poll 2, --log-level info.
+
+  gpu-sizer table [--profile NAME] [--gpus N] [--policy FILE]
+      Print the effective sizing table, or what N GPUs need and the OSMO
+      --set line for it.
+
+  gpu-sizer policy [--check FILE]
+      Print the embedded default policy (a starting point for your own), or
+      check FILE and report the first error with its field and line.
+
+  gpu-sizer --help | --version
+)";
+
+// "--name value" and "--name=value" flags after the subcommand.
+class Flags {
+ public:
+  Flags(int argc, char** argv, int first) {
+    for (int i = first; i < argc; ++i) {
+      std::string arg = argv[i];
+      if (!arg.starts_with("--")) {
+        error_ = "unexpected argument \"" + arg + "\"";
+        return;
+      }
+      const auto equals = arg.find('=');
+      if (equals != std::string::npos) {
+        values_[arg.substr(2, equals - 2)] = arg.substr(equals + 1);
+      } else if (i + 1 < argc) {
+        values_[arg.substr(2)] = argv[++i];
+      } else {
+        error_ = "flag " + arg + " needs a value";
+        return;
+      }
+    }
+  }
+
+  // Takes a flag's value; what is never taken is reported as unknown.
+  std::optional<std::string> take(const std::string& name) {
+    auto it = values_.find(name);
+    if (it == values_.end()) return std::nullopt;
+    std::string value = it->second;
+    values_.erase(it);
+    return value;
+  }
+  std::string take_or(const std::string& name, const std::string& fallback) { return take(name).value_or(fallback); }
+
+  // Whole numbers in [minimum, maximum]; records an error naming the flag.
+  int64_t take_number(const std::string& name, int64_t fallback, int64_t minimum, int64_t maximum) {
+    auto text = take(name);
+    if (!text) return fallback;
+    try {
+      std::size_t used = 0;
+      const int64_t value = std::stoll(*text, &used);
+      if (used == text->size() && value >= minimum && value <= maximum) return value;
+    } catch (const std::exception&) {
+    }
+    error_ = "--" + name + " must be a whole number from " + std::to_string(minimum) + " to " +
+             std::to_string(maximum) + ", found \"" + *text + "\"";
+    return fallback;
+  }
+
+  // The first problem: a malformed argument, a bad number, or an unknown flag.
+  std::optional<std::string> problem() const {
+    if (!error_.empty()) return error_;
+    if (!values_.empty()) return "unknown flag --" + values_.begin()->first;
+    return std::nullopt;
+  }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::string error_;
+};
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "gpu-sizer: %s\nRun gpu-sizer --help for usage.\n", message.c_str());
+  return 2;
+}
+
+std::optional<Policy> load_policy_or_report(const std::string& path) {
+  auto store = gpusizer::PolicyStore::open(path);
+  if (!store) {
+    std::fprintf(stderr, "gpu-sizer: %s\n", store.error().c_str());
+    return std::nullopt;
+  }
+  return *store.value()->current();
+}
+
+void print_profile_table(const Profile& profile) {
+  std::printf("profile %s", profile.name.c_str());
+  if (profile.storage) std::printf(" (ephemeral-storage %s)", profile.storage->to_string().c_str());
+  if (profile.max_gpus) std::printf(" (at most %lld GPU)", static_cast<long long>(*profile.max_gpus));
+  std::printf("\n");
+  if (profile.table.empty()) {
+    std::printf("  no table: CPU and memory are left as written\n\n");
+    return;
+  }
+  std::printf("  %-6s %-8s %-10s\n", "GPUs", "CPU", "memory");
+  const int64_t last = profile.table.back().gpus;
+  for (int64_t gpus = 1; gpus <= last; ++gpus) {
+    const auto need = gpusizer::required_resources(profile, gpus);
+    bool exact = false;
+    for (const auto& row : profile.table) exact = exact || row.gpus == gpus;
+    std::printf("  %-6lld %-8s %-10s%s\n", static_cast<long long>(gpus), need->cpu.to_string().c_str(),
+                need->memory.to_string().c_str(), exact ? "" : "  (per-GPU rule)");
+  }
+  std::printf("  past %lld GPUs: +%s CPU and +%s memory per GPU\n\n", static_cast<long long>(last),
+              profile.extra_gpu_cpu.to_string().c_str(), profile.extra_gpu_memory.to_string().c_str());
+}
+
+int run_table(Flags& flags) {
+  const std::string policy_path = flags.take_or("policy", "");
+  const auto profile_name = flags.take("profile");
+  const int64_t gpus = flags.take_number("gpus", 0, 1, 1 << 20);
+  if (auto problem = flags.problem()) return usage_error(*problem);
+  const auto policy = load_policy_or_report(policy_path);
+  if (!policy) return 2;
+
+  std::vector<const Profile*> profiles;
+  if (profile_name) {
+    const Profile* profile = policy->find_profile(*profile_name);
+    if (!profile) return usage_error("no profile \"" + *profile_name + "\" in policy " + policy->source);
+    profiles.push_back(profile);
+  } else {
+    for (const auto& [name, profile] : policy->profiles) profiles.push_back(&profile);
+  }
+  for (const Profile* profile : profiles) {
+    if (gpus == 0) {
+      print_profile_table(*profile);
+      continue;
+    }
+    if (profile->max_gpus && gpus > *profile->max_gpus) {
+      std::printf("%s: at most %lld GPU (single-pod stage); use --set %s\n", profile->name.c_str(),
+                  static_cast<long long>(*profile->max_gpus), gpusizer::set_hint(*profile, *profile->max_gpus).c_str());
+      continue;
+    }
+    const auto need = gpusizer::required_resources(*profile, gpus);
+    if (need) {
+      std::printf("%s, %lld GPU%s: cpu %s, memory %s", profile->name.c_str(), static_cast<long long>(gpus),
+                  gpus == 1 ? "" : "s", need->cpu.to_string().c_str(), need->memory.to_string().c_str());
+      if (need->storage) std::printf(", ephemeral-storage %s", need->storage->to_string().c_str());
+      std::printf("\n");
+    }
+    std::printf("  --set %s\n", gpusizer::set_hint(*profile, gpus).c_str());
+  }
+  return 0;
+}
+
+int run_policy(Flags& flags) {
+  const auto check = flags.take("check");
+  if (auto problem = flags.problem()) return usage_error(*problem);
+  if (!check) {
+    std::fputs(gpusizer::default_policy_yaml().c_str(), stdout);
+    return 0;
+  }
+  if (!load_policy_or_report(*check)) return 1;
+  std::printf("policy %s is valid\n", check->c_str());
+  return 0;
+}
+
+int run_serve(Flags& flags) {
+  gpusizer::ServerOptions options;
+  options.listen = flags.take_or("listen", options.listen);
+  options.tls_cert = flags.take_or("tls-cert", "");
+  options.tls_key = flags.take_or("tls-key", "");
+  options.cert_dir = flags.take_or("cert-dir", options.cert_dir);
+  options.policy_path = flags.take_or("policy", "");
+  options.metrics_listen = flags.take_or("metrics-listen", "");
+  options.threads = static_cast<int>(flags.take_number("threads", options.threads, 1, 4096));
+  options.max_body_bytes = static_cast<std::size_t>(
+      flags.take_number("max-body-bytes", static_cast<int64_t>(options.max_body_bytes), 1024, int64_t{1} << 30));
+  options.read_timeout_seconds = static_cast<int>(flags.take_number("read-timeout", options.read_timeout_seconds, 1, 300));
+  options.keep_alive_timeout_seconds =
+      static_cast<int>(flags.take_number("keep-alive-timeout", options.keep_alive_timeout_seconds, 1, 3600));
+  options.policy_poll_seconds = static_cast<int>(flags.take_number("policy-poll", options.policy_poll_seconds, 1, 3600));
+  const std::string level = flags.take_or("log-level", "info");
+  if (auto problem = flags.problem()) return usage_error(*problem);
+  const auto parsed_level = spdlog::level::from_str(level);
+  if (parsed_level == spdlog::level::off && level != "off") {
+    return usage_error("--log-level must be trace, debug, info, warn, error or off, found \"" + level + "\"");
+  }
+  spdlog::set_level(parsed_level);
+  return gpusizer::serve(options);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Logs go to stderr; stdout carries only the listening addresses.
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("gpu-sizer"));
+  if (argc < 2) return usage_error("missing command");
+  const std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (command == "--version") {
+    std::printf("gpu-sizer %s\n", GPU_SIZER_VERSION);
+    return 0;
+  }
+  Flags flags(argc, argv, 2);
+  if (command == "serve") return run_serve(flags);
+  if (command == "table") return run_table(flags);
+  if (command == "policy") return run_policy(flags);
+  return usage_error("unknown command \"" + command + "\"");
+}

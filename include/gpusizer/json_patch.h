@@ -1,0 +1,42 @@
+// RFC 6902 JSON Patch construction that is always applicable: pointer tokens
+// are escaped (`nvidia.com/gpu` -> `nvidia.com~1gpu`) and missing parent maps
+// are added before the keys under them.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpusizer {
+
+// RFC 6901 escaping of one reference token: `~` -> `~0`, `/` -> `~1`.
+std::string escape_pointer_token(std::string_view token);
+
+// A JSON Pointer string from tokens, each escaped.
+std::string json_pointer(const std::vector<std::string>& tokens);
+
+// Collects `add` operations against a document without copying it.
+class PatchBuilder {
+ public:
+  // REQUIRES: document outlives the builder.
+  explicit PatchBuilder(const nlohmann::json& document) : document_(document) {}
+
+  // Sets the value at tokens (from the document root). When a parent map is
+  // absent (or null) one `add` creates it with the value nested inside;
+  // later sets under it add to the created map. Array indices are tokens
+  // such as "0" and must exist.
+  void set(const std::vector<std::string>& tokens, nlohmann::json value);
+
+  bool empty() const { return operations_.empty(); }
+  const nlohmann::json& operations() const { return operations_; }
+
+ private:
+  const nlohmann::json& document_;
+  nlohmann::json operations_ = nlohmann::json::array();
+  std::set<std::string> created_;  // pointers of maps this patch adds
+};
+
+}  // namespace gpusizer

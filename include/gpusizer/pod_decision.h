@@ -1,0 +1,51 @@
+// The decision for one pod (a Pod object or a pod template): count its GPUs,
+// choose its profile, and raise, warn about or deny its CPU, memory and
+// ephemeral-storage.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpusizer/json_patch.h"
+#include "gpusizer/policy.h"
+
+namespace gpusizer {
+
+// The mutating endpoint patches; the validating endpoint allows or denies
+// and never patches (the API server rejects patches from validating hooks).
+enum class Endpoint { kMutate, kValidate };
+
+// Annotation "false" opts a pod out of mutation; validation still applies.
+inline constexpr const char* kMutateOptOutKey = "gpu-sizer.io/mutate";
+// Annotation recording what the webhook changed, like LimitRanger's.
+inline constexpr const char* kSizedKey = "gpu-sizer.io/sized";
+
+struct PodTarget {
+  const nlohmann::json& pod;       // an object with metadata and spec
+  std::vector<std::string> path;   // tokens of `pod` in the reviewed object; empty for a Pod
+  std::string description;         // "pod default/train-x", the start of every message
+  Mode mode;                       // the policy's mode for the object's namespace
+};
+
+struct PodDecision {
+  int64_t gpus = 0;            // app containers summed (init containers: the largest)
+  std::string profile;         // empty when the pod has no GPUs
+  std::string profile_reason;  // why that profile
+  std::vector<std::string> changes;   // one per container: what the patch raised
+  std::vector<std::string> warnings;  // each under 120 characters
+  std::vector<std::string> denials;   // non-empty: deny; each names what to set
+};
+
+// Decides one pod. Patch operations (mutate endpoint, mutate mode only) are
+// added to `patch`, whose document is the whole reviewed object.
+PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget& target,
+                       PatchBuilder& patch);
+
+// A quantity written in JSON: a string ("64Gi") or, as custom resources
+// arrive, a bare number (4). Fails naming the value.
+Result<Quantity> quantity_from_json(const nlohmann::json& value);
+
+}  // namespace gpusizer

@@ -1,0 +1,44 @@
+// AdmissionReview v1 in and out: the envelope around pod decisions. Bytes in,
+// bytes out, so the server, the tests and the fuzzers share one entry point.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusizer/pod_decision.h"
+#include "gpusizer/policy.h"
+
+namespace gpusizer {
+
+// What one review decided, for logs and metrics.
+struct ReviewOutcome {
+  enum class Decision { kAllowed, kMutated, kDenied, kError };
+  Decision decision = Decision::kError;
+  std::string uid;
+  std::string kind;
+  std::string operation;
+  std::string namespace_name;
+  std::string name;
+  bool dry_run = false;
+  std::vector<PodDecision> pods;  // one per pod decided
+  std::string error;              // for kError: why the review was rejected
+};
+std::string_view to_string(ReviewOutcome::Decision decision);
+
+struct HttpReply {
+  int status = 200;
+  std::string body;  // JSON: an AdmissionReview, or {"error": ...} for 4xx
+  ReviewOutcome outcome;
+};
+
+// Answers one AdmissionReview request body. Malformed reviews get 400 with
+// a JSON error naming what is wrong; every 200 answer echoes the uid,
+// apiVersion and kind and sets `allowed` explicitly.
+HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body);
+
+// Keeps each warning under 120 characters and all of them well under the API
+// server's 4096-character total, summarising what is cut.
+std::vector<std::string> cap_warnings(std::vector<std::string> warnings);
+
+}  // namespace gpusizer

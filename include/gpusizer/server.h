@@ -1,0 +1,39 @@
+// The HTTPS webhook server: the only code that knows cpp-httplib.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "gpusizer/result.h"
+
+namespace gpusizer {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:8443";  // HOST:PORT; port 0 picks a free port
+  std::string tls_cert;                   // PEM chain; empty: generate a self-signed CA and cert
+  std::string tls_key;
+  std::string cert_dir = "/tmp/gpu-sizer";  // where generated certificates are written
+  std::string policy_path;                  // empty: the embedded default policy
+  std::string metrics_listen;               // HOST:PORT of plain-HTTP /metrics; empty: off
+  int threads = 32;                         // concurrent connections served
+  std::size_t max_body_bytes = 8u << 20;    // larger bodies get 413
+  int read_timeout_seconds = 10;            // the API server's own default timeout
+  int keep_alive_timeout_seconds = 5;       // idle connections hold a thread each
+  int policy_poll_seconds = 2;
+};
+
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+
+// "127.0.0.1:8443", "[::1]:8443", ":8443" (all interfaces). Fails naming the text.
+Result<ListenAddress> parse_listen_address(const std::string& text);
+
+// Serves /mutate, /validate, /healthz and /readyz over HTTPS until SIGTERM or
+// SIGINT, then stops accepting, finishes in-flight requests and returns 0.
+// Prints "listening on https://HOST:PORT" to stdout once ready. Returns
+// non-zero when it cannot start (bad certificate, policy, or address).
+int serve(const ServerOptions& options);
+
+}  // namespace gpusizer

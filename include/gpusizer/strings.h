@@ -1,0 +1,29 @@
+// Small string helpers shared by the layers.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpusizer {
+
+inline std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
+// Cuts text to at most max_bytes, ending in "..." when cut, never inside a
+// UTF-8 sequence (a split character would make the JSON answer invalid).
+inline std::string truncate_utf8(std::string text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t end = max_bytes >= 3 ? max_bytes - 3 : 0;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  text.resize(end);
+  return text + "...";
+}
+
+}  // namespace gpusizer

@@ -1,0 +1,152 @@
+#include "gpusizer/review.h"
+
+#include <openssl/evp.h>
+
+#include "gpusizer/strings.h"
+
+namespace gpusizer {
+
+using nlohmann::json;
+
+std::string_view to_string(ReviewOutcome::Decision decision) {
+  switch (decision) {
+    case ReviewOutcome::Decision::kAllowed: return "allowed";
+    case ReviewOutcome::Decision::kMutated: return "mutated";
+    case ReviewOutcome::Decision::kDenied: return "denied";
+    case ReviewOutcome::Decision::kError: return "error";
+  }
+  return "error";
+}
+
+namespace {
+
+constexpr std::size_t kWarningLimit = 119;
+// The API server drops warnings past 4096 characters in total; stay clear.
+constexpr std::size_t kWarningBudget = 3500;
+
+std::string base64(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+  const int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                      reinterpret_cast<const unsigned char*>(bytes.data()),
+                                      static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(written));
+  return out;
+}
+
+// Strings in answers come from parsed (valid UTF-8) input, and truncation
+// never splits a character; replacing is a last guard so an answer is
+// always valid JSON.
+std::string serialize(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+HttpReply bad_request(ReviewOutcome outcome, const std::string& message) {
+  outcome.decision = ReviewOutcome::Decision::kError;
+  outcome.error = message;
+  return HttpReply{400, serialize(json{{"error", message}}), std::move(outcome)};
+}
+
+const std::string* string_at(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+}
+
+std::string string_or_empty(const json& object, const char* key) {
+  const std::string* value = string_at(object, key);
+  return value ? *value : std::string();
+}
+
+}  // namespace
+
+std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
+  std::vector<std::string> kept;
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < warnings.size(); ++i) {
+    std::string warning = truncate_utf8(std::move(warnings[i]), kWarningLimit);
+    if (total + warning.size() > kWarningBudget) {
+      kept.push_back("... and " + std::to_string(warnings.size() - i) + " more warnings (see annotation " +
+                     kSizedKey + ")");
+      break;
+    }
+    total += warning.size();
+    kept.push_back(std::move(warning));
+  }
+  return kept;
+}
+
+HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body) {
+  ReviewOutcome outcome;
+  json review;
+  try {
+    review = json::parse(body);
+  } catch (const json::parse_error& error) {
+    return bad_request(std::move(outcome), std::string("request body is not valid JSON: ") + error.what());
+  }
+  if (!review.is_object()) return bad_request(std::move(outcome), "request body must be a JSON object (an AdmissionReview)");
+  const std::string api_version = string_or_empty(review, "apiVersion");
+  if (api_version != "admission.k8s.io/v1") {
+    return bad_request(std::move(outcome), "apiVersion must be admission.k8s.io/v1, found \"" + api_version +
+                                               "\" (register the webhook with admissionReviewVersions: [v1])");
+  }
+  if (string_or_empty(review, "kind") != "AdmissionReview") {
+    return bad_request(std::move(outcome), "kind must be AdmissionReview, found \"" + string_or_empty(review, "kind") + "\"");
+  }
+  const auto request_it = review.find("request");
+  if (request_it == review.end() || !request_it->is_object()) {
+    return bad_request(std::move(outcome), "request is missing or not an object");
+  }
+  const json& request = *request_it;
+  outcome.uid = string_or_empty(request, "uid");
+  if (outcome.uid.empty()) return bad_request(std::move(outcome), "request.uid is missing or not a non-empty string");
+  const json empty = json::object();
+  const json& kind = request.contains("kind") && request["kind"].is_object() ? request["kind"] : empty;
+  outcome.kind = string_or_empty(kind, "kind");
+  outcome.operation = string_or_empty(request, "operation");
+  outcome.namespace_name = string_or_empty(request, "namespace");
+  outcome.name = string_or_empty(request, "name");
+  outcome.dry_run = request.contains("dryRun") && request["dryRun"] == true;
+
+  json response = {{"uid", outcome.uid}, {"allowed", true}};
+  std::vector<std::string> warnings;
+  std::vector<std::string> denials;
+  PatchBuilder patch(request.contains("object") ? request["object"] : empty);
+
+  // Pods are sized when created; their resources cannot change afterwards
+  // through this path, and subresources (status, binding, ...) carry no spec.
+  const bool decide = outcome.kind == "Pod" && string_or_empty(kind, "group").empty() &&
+                      outcome.operation == "CREATE" && string_or_empty(request, "subResource").empty() &&
+                      !policy.is_excluded(outcome.namespace_name);
+  if (decide) {
+    const auto object = request.find("object");
+    if (object == request.end() || !object->is_object()) {
+      return bad_request(std::move(outcome), "request.object must be the Pod being created, as a JSON object");
+    }
+    const json& metadata = object->contains("metadata") ? (*object)["metadata"] : empty;
+    if (outcome.name.empty()) outcome.name = string_or_empty(metadata, "name");
+    if (outcome.name.empty()) outcome.name = string_or_empty(metadata, "generateName") + "*";
+    PodTarget target{*object, {}, "pod " + outcome.namespace_name + "/" + outcome.name,
+                     policy.mode_for(outcome.namespace_name)};
+    PodDecision pod = decide_pod(policy, endpoint, target, patch);
+    warnings.insert(warnings.end(), pod.warnings.begin(), pod.warnings.end());
+    denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());
+    if (!pod.changes.empty()) response["auditAnnotations"]["sized"] = join(pod.changes, "; ");
+    outcome.pods.push_back(std::move(pod));
+  }
+
+  outcome.decision = ReviewOutcome::Decision::kAllowed;
+  if (!denials.empty()) {
+    outcome.decision = ReviewOutcome::Decision::kDenied;
+    const std::string message = join(denials, "; ");
+    response["allowed"] = false;
+    response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", message}};
+    response["auditAnnotations"]["denied"] = message;
+  } else if (endpoint == Endpoint::kMutate && !patch.empty()) {
+    outcome.decision = ReviewOutcome::Decision::kMutated;
+    response["patchType"] = "JSONPatch";
+    response["patch"] = base64(serialize(patch.operations()));
+  }
+  if (!warnings.empty()) response["warnings"] = cap_warnings(std::move(warnings));
+  const json answer = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", response}};
+  return HttpReply{200, serialize(answer), std::move(outcome)};
+}
+
+}  // namespace gpusizer

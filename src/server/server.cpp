@@ -1,0 +1,276 @@
+#include "gpusizer/server.h"
+
+#include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "gpusizer/metrics.h"
+#include "gpusizer/policy_store.h"
+#include "gpusizer/review.h"
+#include "gpusizer/self_signed.h"
+#include "gpusizer/strings.h"
+
+namespace gpusizer {
+
+Result<ListenAddress> parse_listen_address(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) return Error{"listen address \"" + text + "\" needs a port: HOST:PORT"};
+  std::string host = text.substr(0, colon);
+  const std::string port_text = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) host = "0.0.0.0";
+  const bool digits = !port_text.empty() && port_text.size() <= 5 &&
+                      port_text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoi(port_text) > 65535) {
+    return Error{"listen address \"" + text + "\": port must be a number from 0 to 65535"};
+  }
+  return ListenAddress{host, std::stoi(port_text)};
+}
+
+namespace {
+
+// TLS 1.2 ciphers with forward secrecy and AEAD only; TLS 1.3 suites are
+// OpenSSL's defaults, all modern.
+constexpr const char* kTls12Ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+
+std::string openssl_error() {
+  char buffer[256] = {0};
+  ERR_error_string_n(ERR_get_error(), buffer, sizeof buffer);
+  return buffer;
+}
+
+bool configure_tls(SSL_CTX& context, const std::string& cert, const std::string& key, std::string& error) {
+  SSL_CTX_set_min_proto_version(&context, TLS1_2_VERSION);
+  SSL_CTX_set_options(&context, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  if (SSL_CTX_set_cipher_list(&context, kTls12Ciphers) != 1) {
+    error = "cipher list: " + openssl_error();
+    return false;
+  }
+  if (SSL_CTX_use_certificate_chain_file(&context, cert.c_str()) != 1) {
+    error = "TLS certificate " + cert + ": " + openssl_error();
+    return false;
+  }
+  if (SSL_CTX_use_PrivateKey_file(&context, key.c_str(), SSL_FILETYPE_PEM) != 1) {
+    error = "TLS key " + key + ": " + openssl_error();
+    return false;
+  }
+  if (SSL_CTX_check_private_key(&context) != 1) {
+    error = "TLS key " + key + " does not match certificate " + cert;
+    return false;
+  }
+  return true;
+}
+
+void reply_json_error(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  res.set_content(nlohmann::json{{"error", message}}.dump(), "application/json");
+}
+
+// Blocks SIGTERM and SIGINT in this thread and every thread it starts, so
+// one watcher thread receives them with sigwait instead of a handler that
+// could run anywhere.
+sigset_t block_shutdown_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+}  // namespace
+
+int serve(const ServerOptions& options) {
+  const sigset_t shutdown_signals = block_shutdown_signals();
+
+  auto listen = parse_listen_address(options.listen);
+  if (!listen) {
+    spdlog::error("{}", listen.error());
+    return 2;
+  }
+  auto store = PolicyStore::open(options.policy_path);
+  if (!store) {
+    spdlog::error("{}", store.error());
+    return 2;
+  }
+  PolicyStore& policy = *store.value();
+  spdlog::info("policy {} loaded (sha256 {})", policy.current()->source, policy.current()->sha256);
+
+  std::string cert = options.tls_cert;
+  std::string key = options.tls_key;
+  if (cert.empty() != key.empty()) {
+    spdlog::error("--tls-cert and --tls-key go together: give both, or neither for a generated certificate");
+    return 2;
+  }
+  if (cert.empty()) {
+    auto generated = write_self_signed(options.cert_dir, {"localhost", "127.0.0.1", "::1"});
+    if (!generated) {
+      spdlog::error("generating a self-signed certificate: {}", generated.error());
+      return 2;
+    }
+    cert = generated.value().cert_file;
+    key = generated.value().key_file;
+    spdlog::warn("no --tls-cert given: generated a self-signed certificate; its CA is {} (curl --cacert {})",
+                 generated.value().ca_file, generated.value().ca_file);
+  }
+
+  std::string tls_error;
+  httplib::SSLServer server([&](SSL_CTX& context) { return configure_tls(context, cert, key, tls_error); });
+  if (!server.is_valid()) {
+    spdlog::error("{}", tls_error);
+    return 2;
+  }
+  const int threads = options.threads;
+  // The pool size compiled into Debian's libcpp-httplib is fixed; size it here.
+  server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  server.set_keep_alive_max_count(1u << 20);
+  server.set_keep_alive_timeout(options.keep_alive_timeout_seconds);
+  server.set_read_timeout(options.read_timeout_seconds);
+  server.set_write_timeout(options.read_timeout_seconds);
+  server.set_payload_max_length(options.max_body_bytes);
+  server.set_tcp_nodelay(true);
+
+  Metrics metrics;
+  std::atomic<bool> stopping{false};
+
+  auto review_route = [&](Endpoint endpoint) {
+    return [&, endpoint](const httplib::Request& req, httplib::Response& res) {
+      const auto started = std::chrono::steady_clock::now();
+      const std::string content_type = req.get_header_value("Content-Type");
+      if (content_type.find("application/json") == std::string::npos) {
+        reply_json_error(res, 415, "Content-Type must be application/json, found \"" + content_type + "\"");
+        metrics.count_review(endpoint, ReviewOutcome::Decision::kError, 0);
+        return;
+      }
+      HttpReply reply = handle_review(*policy.current(), endpoint, req.body);
+      res.status = reply.status;
+      res.set_content(std::move(reply.body), "application/json");
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      metrics.count_review(endpoint, reply.outcome.decision, seconds);
+      const ReviewOutcome& o = reply.outcome;
+      std::vector<std::string> changes;
+      for (const auto& pod : o.pods) changes.insert(changes.end(), pod.changes.begin(), pod.changes.end());
+      spdlog::info("review endpoint={} uid={} kind={} op={} object={}/{} decision={} dry_run={} changes=\"{}\"{} us={}",
+                   endpoint == Endpoint::kMutate ? "mutate" : "validate", o.uid, o.kind, o.operation,
+                   o.namespace_name, o.name, to_string(o.decision), o.dry_run, join(changes, "; "),
+                   o.error.empty() ? "" : " error=\"" + o.error + "\"", static_cast<long>(seconds * 1e6));
+    };
+  };
+  server.Post("/mutate", review_route(Endpoint::kMutate));
+  server.Post("/validate", review_route(Endpoint::kValidate));
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  server.Get("/readyz", [&](const httplib::Request&, httplib::Response& res) {
+    if (stopping) {
+      res.status = 503;
+      res.set_content("shutting down\n", "text/plain");
+    } else {
+      res.set_content("ready\n", "text/plain");
+    }
+  });
+  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const std::string what = res.status == 413   ? "request body exceeds the size limit"
+                             : res.status == 404 ? "no route " + req.method + " " + req.path +
+                                                       " (use POST /mutate, POST /validate, GET /healthz, GET /readyz)"
+                                                 : "request failed";
+    res.set_content(nlohmann::json{{"error", what}}.dump(), "application/json");
+  });
+
+  int port = listen.value().port;
+  if (port == 0) {
+    port = server.bind_to_any_port(listen.value().host);
+  } else if (!server.bind_to_port(listen.value().host, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    spdlog::error("cannot listen on {}: address in use or not available", options.listen);
+    return 2;
+  }
+
+  std::unique_ptr<httplib::Server> metrics_server;
+  std::thread metrics_thread;
+  if (!options.metrics_listen.empty()) {
+    auto address = parse_listen_address(options.metrics_listen);
+    if (!address) {
+      spdlog::error("--metrics-listen: {}", address.error());
+      return 2;
+    }
+    metrics_server = std::make_unique<httplib::Server>();
+    metrics_server->new_task_queue = [] { return new httplib::ThreadPool(2); };
+    metrics_server->Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics.render(), "text/plain; version=0.0.4");
+    });
+    int metrics_port = address.value().port;
+    if (metrics_port == 0) {
+      metrics_port = metrics_server->bind_to_any_port(address.value().host);
+    } else if (!metrics_server->bind_to_port(address.value().host, metrics_port)) {
+      metrics_port = -1;
+    }
+    if (metrics_port < 0) {
+      spdlog::error("cannot listen on {} for metrics", options.metrics_listen);
+      return 2;
+    }
+    std::printf("metrics on http://%s:%d/metrics\n", address.value().host.c_str(), metrics_port);
+    metrics_thread = std::thread([&] { metrics_server->listen_after_bind(); });
+  }
+
+  // Polling (not inotify) because ConfigMap volumes update by swapping a
+  // symlink, which inotify on the file itself does not see.
+  std::mutex wake_mutex;
+  std::condition_variable wake;
+  std::thread policy_thread([&] {
+    std::unique_lock lock(wake_mutex);
+    while (!wake.wait_for(lock, std::chrono::seconds(options.policy_poll_seconds), [&] { return stopping.load(); })) {
+      std::string error;
+      const auto result = policy.reload_if_changed(error);
+      metrics.count_reload(result);
+      if (result == PolicyStore::Reload::kReloaded) {
+        spdlog::info("policy {} reloaded (sha256 {})", policy.path(), policy.current()->sha256);
+      } else if (result == PolicyStore::Reload::kRejected) {
+        spdlog::error("policy reload rejected: {}", error);
+      }
+    }
+  });
+
+  std::thread signal_thread([&] {
+    int signal = 0;
+    sigwait(&shutdown_signals, &signal);
+    spdlog::info("received {}: finishing in-flight requests and stopping", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    {
+      std::lock_guard lock(wake_mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    server.stop();
+    if (metrics_server) metrics_server->stop();
+  });
+
+  std::printf("listening on https://%s:%d\n", listen.value().host.c_str(), port);
+  std::fflush(stdout);
+  spdlog::info("serving /mutate and /validate on https://{}:{} with {} threads", listen.value().host, port, threads);
+  server.listen_after_bind();
+
+  // listen returns on stop() from the signal thread, or on its own if the
+  // socket fails; make sure the helpers end either way.
+  if (!stopping) kill(getpid(), SIGTERM);
+  signal_thread.join();
+  policy_thread.join();
+  if (metrics_thread.joinable()) metrics_thread.join();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace gpusizer

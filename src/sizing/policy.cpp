@@ -1,0 +1,329 @@
+#include "gpusizer/policy.h"
+
+#include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
+
+#include "gpusizer/strings.h"
+
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+
+namespace gpusizer {
+
+std::string_view to_string(Mode mode) {
+  switch (mode) {
+    case Mode::kMutate: return "mutate";
+    case Mode::kEnforce: return "enforce";
+    case Mode::kAudit: return "audit";
+  }
+  return "mutate";
+}
+
+Mode Policy::mode_for(std::string_view ns) const {
+  auto it = namespace_modes.find(ns);
+  return it == namespace_modes.end() ? mode : it->second;
+}
+
+bool Policy::is_excluded(std::string_view ns) const {
+  return std::find(exclude_namespaces.begin(), exclude_namespaces.end(), ns) !=
+         exclude_namespaces.end();
+}
+
+bool Policy::is_gpu_resource(std::string_view resource) const {
+  return std::find(gpu_resources.begin(), gpu_resources.end(), resource) !=
+         gpu_resources.end();
+}
+
+const Profile* Policy::find_profile(std::string_view name) const {
+  auto it = profiles.find(name);
+  return it == profiles.end() ? nullptr : &it->second;
+}
+
+std::string sha256_hex(std::string_view text) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 0xf];
+  }
+  return hex;
+}
+
+namespace {
+
+// Thrown inside this file only; parse_policy turns it into an Error.
+struct FieldError {
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string& path, const YAML::Node& node,
+                       const std::string& problem) {
+  std::string where = path;
+  if (node.Mark().line >= 0) where += " (line " + std::to_string(node.Mark().line + 1) + ")";
+  throw FieldError{where + ": " + problem};
+}
+
+// Unknown keys are errors: a typo such as `denyFromGPUs` must not silently
+// fall back to the default.
+void check_keys(const YAML::Node& map, const std::string& path,
+                std::initializer_list<std::string_view> known) {
+  for (const auto& entry : map) {
+    const auto key = entry.first.as<std::string>();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::vector<std::string> names(known.begin(), known.end());
+      fail(path.empty() ? key : path + "." + key, entry.first,
+           "unknown field (known: " + join(names, ", ") + ")");
+    }
+  }
+}
+
+void require_map(const YAML::Node& node, const std::string& path) {
+  if (!node.IsMap()) fail(path, node, "must be a mapping");
+}
+
+std::string read_string(const YAML::Node& node, const std::string& path) {
+  if (!node.IsScalar() || node.Scalar().empty()) fail(path, node, "must be a non-empty string");
+  return node.Scalar();
+}
+
+int64_t read_int(const YAML::Node& node, const std::string& path, int64_t minimum) {
+  const std::string text = read_string(node, path);
+  const bool digits = std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits || text.size() > 9) fail(path, node, "must be a whole number, found \"" + text + "\"");
+  const int64_t value = std::stoll(text);
+  if (value < minimum) fail(path, node, "must be at least " + std::to_string(minimum) + ", found " + text);
+  return value;
+}
+
+Quantity read_quantity(const YAML::Node& node, const std::string& path) {
+  auto parsed = Quantity::parse(read_string(node, path));
+  if (!parsed) fail(path, node, parsed.error());
+  if (parsed.value().is_negative() || parsed.value().is_zero()) {
+    fail(path, node, "must be greater than zero, found " + node.Scalar());
+  }
+  return parsed.value();
+}
+
+Mode read_mode(const YAML::Node& node, const std::string& path) {
+  const std::string text = read_string(node, path);
+  if (text == "mutate") return Mode::kMutate;
+  if (text == "enforce") return Mode::kEnforce;
+  if (text == "audit") return Mode::kAudit;
+  fail(path, node, "must be mutate, enforce or audit, found \"" + text + "\"");
+}
+
+std::vector<std::string> read_string_list(const YAML::Node& node, const std::string& path) {
+  if (!node.IsSequence()) fail(path, node, "must be a list of strings");
+  std::vector<std::string> items;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    items.push_back(read_string(node[i], path + "[" + std::to_string(i) + "]"));
+  }
+  return items;
+}
+
+TableRow read_row(const YAML::Node& node, const std::string& path) {
+  require_map(node, path);
+  check_keys(node, path, {"gpus", "cpu", "memory"});
+  for (const char* key : {"gpus", "cpu", "memory"}) {
+    if (!node[key]) fail(path, node, std::string("missing field ") + key);
+  }
+  return TableRow{read_int(node["gpus"], path + ".gpus", 1),
+                  read_quantity(node["cpu"], path + ".cpu"),
+                  read_quantity(node["memory"], path + ".memory")};
+}
+
+// Rows must grow with GPUs, and interpolating past a row with perExtraGpu
+// must not overshoot the next row: more GPUs never need less.
+void check_table(const Profile& profile, const YAML::Node& table, const std::string& path) {
+  for (std::size_t i = 1; i < profile.table.size(); ++i) {
+    const TableRow& below = profile.table[i - 1];
+    const TableRow& row = profile.table[i];
+    const std::string row_path = path + ".table[" + std::to_string(i) + "]";
+    if (row.gpus <= below.gpus) fail(row_path + ".gpus", table[i], "rows must be in ascending GPU order");
+    const int64_t gap = row.gpus - below.gpus - 1;
+    if (below.cpu.plus(profile.extra_gpu_cpu.times(gap)) > row.cpu) {
+      fail(row_path + ".cpu", table[i],
+           "is below row " + std::to_string(i - 1) + " plus perExtraGpu.cpu for " +
+               std::to_string(row.gpus - 1) + " GPUs");
+    }
+    if (below.memory.plus(profile.extra_gpu_memory.times(gap)) > row.memory) {
+      fail(row_path + ".memory", table[i],
+           "is below row " + std::to_string(i - 1) + " plus perExtraGpu.memory for " +
+               std::to_string(row.gpus - 1) + " GPUs");
+    }
+  }
+}
+
+Profile read_profile(const std::string& name, const YAML::Node& node, const std::string& path) {
+  require_map(node, path);
+  check_keys(node, path, {"setPrefix", "storage", "table", "perExtraGpu", "maxGpus"});
+  Profile profile;
+  profile.name = name;
+  profile.set_prefix = node["setPrefix"] ? read_string(node["setPrefix"], path + ".setPrefix") : name;
+  if (node["storage"]) profile.storage = read_quantity(node["storage"], path + ".storage");
+  if (node["maxGpus"]) profile.max_gpus = read_int(node["maxGpus"], path + ".maxGpus", 1);
+  if (const YAML::Node table = node["table"]) {
+    if (!table.IsSequence() || table.size() == 0) fail(path + ".table", table, "must be a non-empty list of rows");
+    for (std::size_t i = 0; i < table.size(); ++i) {
+      profile.table.push_back(read_row(table[i], path + ".table[" + std::to_string(i) + "]"));
+    }
+    const YAML::Node extra = node["perExtraGpu"];
+    if (!extra) fail(path, node, "a profile with a table needs perExtraGpu {cpu, memory}");
+    require_map(extra, path + ".perExtraGpu");
+    check_keys(extra, path + ".perExtraGpu", {"cpu", "memory"});
+    if (!extra["cpu"] || !extra["memory"]) fail(path + ".perExtraGpu", extra, "needs both cpu and memory");
+    profile.extra_gpu_cpu = read_quantity(extra["cpu"], path + ".perExtraGpu.cpu");
+    profile.extra_gpu_memory = read_quantity(extra["memory"], path + ".perExtraGpu.memory");
+    check_table(profile, table, path);
+  } else if (node["perExtraGpu"]) {
+    fail(path + ".perExtraGpu", node["perExtraGpu"], "needs a table to extend");
+  }
+  return profile;
+}
+
+ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
+  require_map(node, path);
+  check_keys(node, path, {"on", "equals", "contains", "glob", "profile"});
+  if (!node["on"]) fail(path, node, "missing field on (label:KEY, annotation:KEY or name)");
+  if (!node["profile"]) fail(path, node, "missing field profile");
+  ProfileRule rule;
+  const std::string on = read_string(node["on"], path + ".on");
+  std::string subject_text;
+  if (on == "name") {
+    rule.subject = ProfileRule::Subject::kName;
+    subject_text = "name";
+  } else if (on.starts_with("label:") && on.size() > 6) {
+    rule.subject = ProfileRule::Subject::kLabel;
+    rule.key = on.substr(6);
+    subject_text = "label " + rule.key;
+  } else if (on.starts_with("annotation:") && on.size() > 11) {
+    rule.subject = ProfileRule::Subject::kAnnotation;
+    rule.key = on.substr(11);
+    subject_text = "annotation " + rule.key;
+  } else {
+    fail(path + ".on", node["on"], "must be label:KEY, annotation:KEY or name, found \"" + on + "\"");
+  }
+  int matchers = 0;
+  for (const auto& [key, match] : {std::pair{"equals", ProfileRule::Match::kEquals},
+                                   std::pair{"contains", ProfileRule::Match::kContains},
+                                   std::pair{"glob", ProfileRule::Match::kGlob}}) {
+    if (!node[key]) continue;
+    ++matchers;
+    rule.match = match;
+    rule.value = read_string(node[key], path + "." + key);
+    rule.text = subject_text + " " + key + " \"" + rule.value + "\"";
+  }
+  if (matchers != 1) fail(path, node, "needs exactly one of equals, contains, glob");
+  rule.profile = read_string(node["profile"], path + ".profile");
+  return rule;
+}
+
+// Fields absent from `root` keep their value from `base` (the embedded
+// default), so `mode: enforce` alone is a complete policy file. Without a
+// base (parsing the default itself) every field is required.
+Policy read_policy(const YAML::Node& root, const Policy* base) {
+  if (!root.IsMap()) fail("policy", root, "must be a YAML mapping of policy fields");
+  check_keys(root, "", {"mode", "namespaceModes", "excludeNamespaces", "gpuResources",
+                        "denyFromGpus", "profileRules", "defaultProfile", "profiles"});
+  if (!base) {
+    for (const char* key : {"mode", "excludeNamespaces", "gpuResources", "denyFromGpus",
+                            "profileRules", "defaultProfile", "profiles"}) {
+      if (!root[key]) fail(key, root, "missing");
+    }
+  }
+  Policy policy = base ? *base : Policy{};
+  if (root["mode"]) policy.mode = read_mode(root["mode"], "mode");
+  if (const YAML::Node modes = root["namespaceModes"]) {
+    if (!modes.IsMap()) fail("namespaceModes", modes, "must map namespace to mode");
+    policy.namespace_modes.clear();
+    for (const auto& entry : modes) {
+      const auto ns = entry.first.as<std::string>();
+      policy.namespace_modes[ns] = read_mode(entry.second, "namespaceModes." + ns);
+    }
+  }
+  if (root["excludeNamespaces"]) {
+    policy.exclude_namespaces = read_string_list(root["excludeNamespaces"], "excludeNamespaces");
+  }
+  if (root["gpuResources"]) {
+    policy.gpu_resources = read_string_list(root["gpuResources"], "gpuResources");
+    if (policy.gpu_resources.empty()) fail("gpuResources", root["gpuResources"], "must name at least one resource");
+  }
+  if (root["denyFromGpus"]) policy.deny_from_gpus = read_int(root["denyFromGpus"], "denyFromGpus", 1);
+  if (const YAML::Node profiles = root["profiles"]) {
+    require_map(profiles, "profiles");
+    policy.profiles.clear();
+    for (const auto& entry : profiles) {
+      const auto name = entry.first.as<std::string>();
+      policy.profiles[name] = read_profile(name, entry.second, "profiles." + name);
+    }
+    if (policy.profiles.empty()) fail("profiles", profiles, "must define at least one profile");
+  }
+  if (const YAML::Node rules = root["profileRules"]) {
+    if (!rules.IsSequence()) fail("profileRules", rules, "must be a list of rules");
+    policy.profile_rules.clear();
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+      policy.profile_rules.push_back(read_rule(rules[i], "profileRules[" + std::to_string(i) + "]"));
+    }
+  }
+  if (root["defaultProfile"]) policy.default_profile = read_string(root["defaultProfile"], "defaultProfile");
+
+  // Cross references are checked after merging, so a file may name a profile
+  // that only the default defines.
+  std::vector<std::string> names;
+  for (const auto& [name, profile] : policy.profiles) names.push_back(name);
+  const std::string known = " (profiles: " + join(names, ", ") + ")";
+  if (!policy.find_profile(policy.default_profile)) {
+    fail("defaultProfile", root["defaultProfile"] ? root["defaultProfile"] : root,
+         "names unknown profile \"" + policy.default_profile + "\"" + known);
+  }
+  for (std::size_t i = 0; i < policy.profile_rules.size(); ++i) {
+    const std::string& profile = policy.profile_rules[i].profile;
+    if (!policy.find_profile(profile)) {
+      const YAML::Node rules = root["profileRules"];
+      fail("profileRules[" + std::to_string(i) + "].profile", rules ? rules[i] : root,
+           "names unknown profile \"" + profile + "\"" + known);
+    }
+  }
+  return policy;
+}
+
+Result<Policy> parse_policy_over(std::string_view yaml_text, std::string_view source,
+                                 const Policy* base) {
+  const std::string prefix = "policy " + std::string(source) + ": ";
+  try {
+    const YAML::Node root = YAML::Load(std::string(yaml_text));
+    if (!root || root.IsNull()) return Error{prefix + "is empty"};
+    Policy policy = read_policy(root, base);
+    policy.source = std::string(source);
+    policy.sha256 = sha256_hex(yaml_text);
+    return policy;
+  } catch (const FieldError& error) {
+    return Error{prefix + error.message};
+  } catch (const YAML::Exception& error) {
+    // yaml-cpp's what() already carries "yaml-cpp: error at line L, column C".
+    return Error{prefix + error.what()};
+  }
+}
+
+}  // namespace
+
+Result<Policy> parse_policy(std::string_view yaml_text, std::string_view source) {
+  return parse_policy_over(yaml_text, source, &default_policy());
+}
+
+const Policy& default_policy() {
+  // The embedded text is checked by the unit tests; a build whose default
+  // does not parse must not start, so failing loudly here is right.
+  static const Policy policy = [] {
+    auto parsed = parse_policy_over(default_policy_yaml(), "embedded default", nullptr);
+    if (!parsed) throw std::logic_error(parsed.error());
+    return std::move(parsed).value();
+  }();
+  return policy;
+}
+
+}  // namespace gpusizer

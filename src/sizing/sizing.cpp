@@ -1,0 +1,97 @@
+#include "gpusizer/sizing.h"
+
+namespace gpusizer {
+
+std::optional<Requirement> required_resources(const Profile& profile, int64_t gpus) {
+  if (profile.table.empty()) return std::nullopt;
+  const TableRow* base = &profile.table.front();
+  for (const TableRow& row : profile.table) {
+    if (row.gpus <= gpus) base = &row;
+  }
+  const int64_t extra = gpus > base->gpus ? gpus - base->gpus : 0;
+  return Requirement{base->cpu.plus(profile.extra_gpu_cpu.times(extra)),
+                     base->memory.plus(profile.extra_gpu_memory.times(extra)),
+                     profile.storage};
+}
+
+std::string set_hint(const Profile& profile, int64_t gpus) {
+  std::string hint = profile.set_prefix + "_gpu=" + std::to_string(gpus);
+  if (auto need = required_resources(profile, gpus)) {
+    hint += " " + profile.set_prefix + "_cpu=" + need->cpu.to_string();
+    hint += " " + profile.set_prefix + "_memory=" + need->memory.to_string();
+  }
+  return hint;
+}
+
+bool glob_match(std::string_view pattern, std::string_view text) {
+  // Iterative wildcard match with one backtrack point: linear for the
+  // patterns policies use, and no recursion on hostile input.
+  std::size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = t;
+    } else if (p < pattern.size() && pattern[p] == text[t]) {
+      ++p;
+      ++t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+namespace {
+
+const std::string* lookup(const std::map<std::string, std::string, std::less<>>& map,
+                          std::string_view key) {
+  auto it = map.find(key);
+  return it == map.end() ? nullptr : &it->second;
+}
+
+bool rule_matches(const ProfileRule& rule, const SelectionInput& input) {
+  const std::string* subject = nullptr;
+  switch (rule.subject) {
+    case ProfileRule::Subject::kLabel: subject = lookup(input.labels, rule.key); break;
+    case ProfileRule::Subject::kAnnotation: subject = lookup(input.annotations, rule.key); break;
+    case ProfileRule::Subject::kName: subject = &input.name; break;
+  }
+  if (!subject) return false;
+  switch (rule.match) {
+    case ProfileRule::Match::kEquals: return *subject == rule.value;
+    case ProfileRule::Match::kContains: return subject->find(rule.value) != std::string::npos;
+    case ProfileRule::Match::kGlob: return glob_match(rule.value, *subject);
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<ProfileChoice> select_profile(const Policy& policy, const SelectionInput& input) {
+  for (const auto* where : {&input.labels, &input.annotations}) {
+    const std::string* named = lookup(*where, kProfileKey);
+    if (!named) continue;
+    const std::string origin = where == &input.labels ? "label " : "annotation ";
+    const Profile* profile = policy.find_profile(*named);
+    if (!profile) {
+      std::string known;
+      for (const auto& [name, p] : policy.profiles) known += (known.empty() ? "" : ", ") + name;
+      return Error{origin + kProfileKey + "=" + *named + " names no profile of the policy (known: " +
+                   known + ")"};
+    }
+    return ProfileChoice{profile, origin + kProfileKey + "=" + *named};
+  }
+  for (std::size_t i = 0; i < policy.profile_rules.size(); ++i) {
+    const ProfileRule& rule = policy.profile_rules[i];
+    if (rule_matches(rule, input)) {
+      return ProfileChoice{policy.find_profile(rule.profile), "policy rule: " + rule.text};
+    }
+  }
+  return ProfileChoice{policy.find_profile(policy.default_profile), "defaultProfile"};
+}
+
+}  // namespace gpusizer

@@ -1,0 +1,150 @@
+// Starts the real gpu-sizer binary on an ephemeral port and talks to it over
+// TLS, verifying its certificate as the API server does.
+#pragma once
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+namespace gpusizer::testing {
+
+// A fresh directory under /tmp, removed when the test ends.
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/gpu-sizer-test-XXXXXX";
+    path_ = ::mkdtemp(pattern);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class WebhookProcess {
+ public:
+  // Runs `gpu-sizer serve --listen 127.0.0.1:0 --cert-dir TMP ARGS...` and
+  // waits until it prints its address.
+  explicit WebhookProcess(const std::vector<std::string>& args = {}) {
+    std::vector<std::string> argv = {GPU_SIZER_BINARY, "serve", "--listen", "127.0.0.1:0", "--cert-dir", dir()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    int out[2];
+    if (::pipe(out) != 0) throw std::runtime_error("pipe");
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      const int err = ::open((dir() + "/stderr.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(err, STDERR_FILENO);
+      ::close(out[0]);
+      std::vector<char*> raw;
+      for (auto& a : argv) raw.push_back(a.data());
+      raw.push_back(nullptr);
+      ::execv(raw[0], raw.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    stdout_fd_ = out[0];
+    const std::string line = read_line_with("listening on https://", std::chrono::seconds(20));
+    port_ = std::stoi(line.substr(line.rfind(':') + 1));
+  }
+
+  ~WebhookProcess() {
+    if (pid_ > 0) stop();
+    if (stdout_fd_ >= 0) ::close(stdout_fd_);
+  }
+
+  WebhookProcess(const WebhookProcess&) = delete;
+  WebhookProcess& operator=(const WebhookProcess&) = delete;
+
+  int port() const { return port_; }
+  const std::string& dir() const { return dir_.path(); }
+  std::string ca_file() const { return dir() + "/ca.crt"; }
+  std::string stderr_text() const {
+    std::ifstream in(dir() + "/stderr.log");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  // Sends SIGTERM and returns the exit status (or -1 if killed by a signal).
+  int stop() {
+    client_.reset();  // an idle keep-alive connection would hold shutdown for the keep-alive timeout
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  std::unique_ptr<httplib::SSLClient> client() const {
+    auto client = std::make_unique<httplib::SSLClient>("127.0.0.1", port_);
+    client->set_ca_cert_path(ca_file().c_str());
+    client->enable_server_certificate_verification(true);
+    client->set_connection_timeout(5);
+    client->set_read_timeout(10);
+    client->set_keep_alive(true);
+    return client;
+  }
+
+  // POSTs a review body to /mutate or /validate; fails the caller's
+  // expectations by throwing when the transport fails.
+  httplib::Result post(const std::string& path, const std::string& body,
+                       const std::string& content_type = "application/json") {
+    if (!client_) client_ = client();
+    return client_->Post(path.c_str(), body, content_type.c_str());
+  }
+
+  // A 200 answer parsed; throws on anything else.
+  nlohmann::json review(const std::string& path, const nlohmann::json& review_request) {
+    auto result = post(path, review_request.dump());
+    if (!result) throw std::runtime_error("request failed: " + httplib::to_string(result.error()));
+    if (result->status != 200) {
+      throw std::runtime_error("status " + std::to_string(result->status) + ": " + result->body);
+    }
+    return nlohmann::json::parse(result->body);
+  }
+
+ private:
+  std::string read_line_with(const std::string& marker, std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string buffer;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{stdout_fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char c;
+      if (::read(stdout_fd_, &c, 1) != 1) break;
+      if (c != '\n') {
+        buffer += c;
+        continue;
+      }
+      if (buffer.find(marker) != std::string::npos) return buffer;
+      buffer.clear();
+    }
+    throw std::runtime_error("gpu-sizer did not print \"" + marker + "\"; stderr:\n" + stderr_text());
+  }
+
+  TempDir dir_;
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  int port_ = 0;
+  std::unique_ptr<httplib::SSLClient> client_;
+};
+
+}  // namespace gpusizer::testing

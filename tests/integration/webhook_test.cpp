@@ -1,0 +1,330 @@
+// The real binary over TLS: AdmissionReviews in, patches applied as the API
+// server applies them, and the resulting pods checked.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "integration/webhook_process.h"
+#include "support/review_support.h"
+
+namespace gpusizer::testing {
+namespace {
+
+json container_resources(const json& pod, std::size_t index = 0) {
+  return pod["spec"]["containers"][index]["resources"];
+}
+
+std::vector<std::string> warnings_of(const json& answer) {
+  return answer["response"].value("warnings", std::vector<std::string>{});
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  // Write then rename, as a ConfigMap update swaps files: readers never see
+  // a half-written policy.
+  std::ofstream(path + ".tmp") << text;
+  std::filesystem::rename(path + ".tmp", path);
+}
+
+class WebhookTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { webhook_ = new WebhookProcess(); }
+  static void TearDownTestSuite() {
+    delete webhook_;
+    webhook_ = nullptr;
+  }
+  static WebhookProcess* webhook_;
+};
+WebhookProcess* WebhookTest::webhook_ = nullptr;
+
+struct GpuCase {
+  int gpus;
+  std::string cpu;
+  std::string memory;
+};
+
+class TrainingPodSizes : public WebhookTest, public ::testing::WithParamInterface<GpuCase> {};
+
+TEST_P(TrainingPodSizes, MutateRaisesToTheTableAndTheResultIsStable) {
+  const GpuCase& c = GetParam();
+  const json pod = gpu_pod("train-x", {{"requests", {{"cpu", "8"}, {"memory", "64Gi"}, {"nvidia.com/gpu", c.gpus}}},
+                                       {"limits", {{"cpu", "8"}, {"memory", "64Gi"}, {"nvidia.com/gpu", c.gpus}}}});
+  const json answer = webhook_->review("/mutate", admission_review(pod));
+  ASSERT_TRUE(answer["response"]["allowed"].get<bool>());
+  const json patched = apply_response(pod, answer);
+  const json resources = container_resources(patched);
+  EXPECT_EQ(resources["requests"]["cpu"], c.cpu);
+  EXPECT_EQ(resources["requests"]["memory"], c.memory);
+  EXPECT_EQ(resources["limits"]["memory"], c.memory);
+  EXPECT_EQ(resources["requests"]["ephemeral-storage"], "300Gi");
+  EXPECT_EQ(resources["limits"]["nvidia.com/gpu"], c.gpus) << "GPU counts are never touched";
+  EXPECT_TRUE(patched["metadata"]["annotations"].contains("gpu-sizer.io/sized"));
+
+  // A second pass (reinvocation) changes nothing and the validator admits it.
+  const json again = webhook_->review("/mutate", admission_review(patched));
+  EXPECT_FALSE(again["response"].contains("patch"));
+  const json validated = webhook_->review("/validate", admission_review(patched));
+  EXPECT_TRUE(validated["response"]["allowed"].get<bool>());
+  EXPECT_FALSE(validated["response"].contains("patch"));
+}
+
+INSTANTIATE_TEST_SUITE_P(SeedTable, TrainingPodSizes,
+                         ::testing::Values(GpuCase{1, "16", "64Gi"}, GpuCase{2, "16", "96Gi"},
+                                           GpuCase{3, "24", "144Gi"}, GpuCase{4, "32", "192Gi"},
+                                           GpuCase{8, "64", "384Gi"}, GpuCase{16, "128", "768Gi"}),
+                         [](const auto& info) { return std::to_string(info.param.gpus) + "Gpus"; });
+
+TEST_F(WebhookTest, FourGpuPodAt64GiIsPatchedWithWarnings) {
+  const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
+  const json answer = webhook_->review("/mutate", admission_review(pod));
+  const json resources = container_resources(apply_response(pod, answer));
+  EXPECT_EQ(resources["requests"]["cpu"], "32");
+  EXPECT_EQ(resources["requests"]["memory"], "192Gi");
+  EXPECT_EQ(resources["limits"]["memory"], "192Gi");
+  EXPECT_EQ(resources["requests"]["ephemeral-storage"], "300Gi");
+  const auto warnings = warnings_of(answer);
+  ASSERT_EQ(warnings.size(), 3u);
+  EXPECT_NE(warnings[1].find("64Gi->192Gi"), std::string::npos) << warnings[1];
+  for (const auto& w : warnings) EXPECT_LT(w.size(), 120u) << w;
+}
+
+TEST_F(WebhookTest, OptedOutPodIsLeftAloneByMutateAndDeniedByValidateWithTheFix) {
+  const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"cpu", "8"}, {"nvidia.com/gpu", "4"}}}},
+                           {{"gpu-sizer.io/mutate", "false"}});
+  const json mutated = webhook_->review("/mutate", admission_review(pod));
+  EXPECT_FALSE(mutated["response"].contains("patch"));
+  EXPECT_TRUE(mutated["response"]["allowed"].get<bool>());
+
+  const json validated = webhook_->review("/validate", admission_review(pod));
+  const json& response = validated["response"];
+  EXPECT_FALSE(response["allowed"].get<bool>());
+  EXPECT_EQ(response["status"]["code"], 403);
+  const std::string message = response["status"]["message"];
+  for (const char* part : {"pod team-a/train-x", "container \"trainer\"", "4 GPUs", "192Gi", "64Gi",
+                           "--set train_gpu=4 train_cpu=32 train_memory=192Gi", "gpu-sizer.io/mutate"}) {
+    EXPECT_NE(message.find(part), std::string::npos) << "missing \"" << part << "\" in: " << message;
+  }
+}
+
+TEST_F(WebhookTest, LimitsOnlyGetRequestsAndRaisedLimits) {
+  const json pod = gpu_pod("train-x", {{"limits", {{"cpu", "8"}, {"memory", "64Gi"}, {"nvidia.com/gpu", "2"}}}});
+  const json resources = container_resources(apply_response(pod, webhook_->review("/mutate", admission_review(pod))));
+  EXPECT_EQ(resources["requests"]["memory"], "96Gi");
+  EXPECT_EQ(resources["limits"]["memory"], "96Gi");
+  EXPECT_EQ(resources["requests"]["cpu"], "16");
+  EXPECT_EQ(resources["limits"]["cpu"], "16");
+}
+
+TEST_F(WebhookTest, ValuesAboveTheTableAreKept) {
+  const json pod = gpu_pod("train-x", {{"requests", {{"cpu", "48"}, {"memory", "256Gi"}, {"ephemeral-storage", "1Ti"}}},
+                                       {"limits", {{"memory", "300Gi"}, {"nvidia.com/gpu", "4"}}}});
+  const json answer = webhook_->review("/mutate", admission_review(pod));
+  EXPECT_FALSE(answer["response"].contains("patch"));
+  EXPECT_FALSE(answer["response"].contains("warnings"));
+}
+
+TEST_F(WebhookTest, OnlyTheUndersizedValueIsRaised) {
+  const json pod = gpu_pod("train-x", {{"requests", {{"cpu", "48"}, {"memory", "100Gi"}}},
+                                       {"limits", {{"memory", "1000Gi"}, {"nvidia.com/gpu", "4"}}}});
+  const json resources = container_resources(apply_response(pod, webhook_->review("/mutate", admission_review(pod))));
+  EXPECT_EQ(resources["requests"]["cpu"], "48");
+  EXPECT_EQ(resources["requests"]["memory"], "192Gi");
+  EXPECT_EQ(resources["limits"]["memory"], "1000Gi");
+}
+
+TEST_F(WebhookTest, NumericAndStringQuantitiesAreRead) {
+  // Custom resources and hand-written tests carry bare numbers.
+  const json pod = gpu_pod("train-x", {{"requests", {{"cpu", 8}, {"memory", 68719476736}}},
+                                       {"limits", {{"memory", "68719476736"}, {"nvidia.com/gpu", 2}}}});
+  const json resources = container_resources(apply_response(pod, webhook_->review("/mutate", admission_review(pod))));
+  EXPECT_EQ(resources["requests"]["cpu"], "16");
+  EXPECT_EQ(resources["requests"]["memory"], "96Gi");
+  EXPECT_EQ(resources["limits"]["memory"], "96Gi");
+}
+
+TEST_F(WebhookTest, MissingResourceMapsAreAddedBeforeTheirKeys) {
+  json pod = gpu_pod("train-x", {{"limits", {{"nvidia.com/gpu", "4"}}}});
+  pod["metadata"].erase("annotations");
+  // A sidecar with no resources at all stays untouched.
+  pod["spec"]["containers"].push_back({{"name", "log-shipper"}, {"image", "fluent-bit"}});
+  const json patched = apply_response(pod, webhook_->review("/mutate", admission_review(pod)));
+  EXPECT_EQ(container_resources(patched)["requests"]["memory"], "192Gi");
+  EXPECT_FALSE(patched["spec"]["containers"][1].contains("resources"));
+
+  json bare = gpu_pod("train-y", {{"limits", {{"nvidia.com/gpu", "1"}}}});
+  const json bare_patched = apply_response(bare, webhook_->review("/mutate", admission_review(bare)));
+  EXPECT_EQ(container_resources(bare_patched)["requests"]["memory"], "64Gi");
+  EXPECT_EQ(container_resources(bare_patched)["requests"]["cpu"], "16");
+}
+
+TEST_F(WebhookTest, RenderStageWithTwoGpusIsDenied) {
+  const json pod = gpu_pod("render-x", {{"limits", {{"nvidia.com/gpu", "2"}}}}, json::object(),
+                           {{"osmo.group_name", "render-stage"}});
+  const json answer = webhook_->review("/validate", admission_review(pod));
+  EXPECT_FALSE(answer["response"]["allowed"].get<bool>());
+  const std::string message = answer["response"]["status"]["message"];
+  EXPECT_NE(message.find("render_gpu=1"), std::string::npos) << message;
+  EXPECT_NE(message.find("2 GPUs"), std::string::npos) << message;
+}
+
+TEST_F(WebhookTest, ExcludedNamespaceIsNotTouched) {
+  const json pod = gpu_pod("train-x", {{"limits", {{"memory", "1Gi"}, {"nvidia.com/gpu", "8"}}}});
+  for (const char* endpoint : {"/mutate", "/validate"}) {
+    const json answer = webhook_->review(endpoint, admission_review(pod, "kube-system"));
+    EXPECT_TRUE(answer["response"]["allowed"].get<bool>());
+    EXPECT_FALSE(answer["response"].contains("patch"));
+    EXPECT_FALSE(answer["response"].contains("warnings"));
+  }
+}
+
+TEST_F(WebhookTest, DryRunGetsTheSameDecision) {
+  const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
+  json real = webhook_->review("/mutate", admission_review(pod, "team-a", "CREATE", false));
+  json dry = webhook_->review("/mutate", admission_review(pod, "team-a", "CREATE", true));
+  EXPECT_EQ(real["response"], dry["response"]);
+}
+
+TEST_F(WebhookTest, UpdatesAreAllowedUnchanged) {
+  const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
+  const json answer = webhook_->review("/validate", admission_review(pod, "team-a", "UPDATE"));
+  EXPECT_TRUE(answer["response"]["allowed"].get<bool>());
+  EXPECT_FALSE(answer["response"].contains("warnings"));
+}
+
+TEST_F(WebhookTest, MalformedRequestsGetClearHttpErrors) {
+  auto bad_json = webhook_->post("/mutate", "{\"apiVersion\": ");
+  ASSERT_TRUE(bad_json);
+  EXPECT_EQ(bad_json->status, 400);
+  EXPECT_NE(json::parse(bad_json->body)["error"].get<std::string>().find("not valid JSON"), std::string::npos);
+
+  json no_uid = admission_review(gpu_pod("x", nullptr));
+  no_uid["request"].erase("uid");
+  auto missing_uid = webhook_->post("/validate", no_uid.dump());
+  ASSERT_TRUE(missing_uid);
+  EXPECT_EQ(missing_uid->status, 400);
+  EXPECT_NE(missing_uid->body.find("request.uid"), std::string::npos);
+
+  auto wrong_type = webhook_->post("/mutate", "{}", "text/plain");
+  ASSERT_TRUE(wrong_type);
+  EXPECT_EQ(wrong_type->status, 415);
+
+  auto too_big = webhook_->post("/mutate", std::string(9u << 20, ' '));
+  ASSERT_TRUE(too_big);
+  EXPECT_EQ(too_big->status, 413);
+
+  auto client = webhook_->client();
+  auto unknown = client->Get("/nope");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_NE(unknown->body.find("/mutate"), std::string::npos);
+}
+
+TEST_F(WebhookTest, HealthAndReadiness) {
+  auto client = webhook_->client();
+  auto health = client->Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto ready = client->Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
+}
+
+TEST_F(WebhookTest, KeepAliveServesManyRequestsOnOneConnection) {
+  auto client = webhook_->client();
+  const std::string body = admission_review(gpu_pod("x", {{"limits", {{"nvidia.com/gpu", "2"}}}})).dump();
+  for (int i = 0; i < 50; ++i) {
+    auto result = client->Post("/mutate", body, "application/json");
+    ASSERT_TRUE(result) << "request " << i;
+    ASSERT_EQ(result->status, 200);
+  }
+}
+
+TEST(WebhookModes, EnforceModeDeniesAndNeverPatches) {
+  TempDir dir;
+  const std::string policy = dir.path() + "/policy.yaml";
+  write_file(policy, "mode: enforce\n");
+  WebhookProcess webhook({"--policy", policy});
+  const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
+  const json mutated = webhook.review("/mutate", admission_review(pod));
+  EXPECT_FALSE(mutated["response"].contains("patch"));
+  const json validated = webhook.review("/validate", admission_review(pod));
+  EXPECT_FALSE(validated["response"]["allowed"].get<bool>());
+  EXPECT_NE(validated["response"]["status"]["message"].get<std::string>().find("train_memory=192Gi"),
+            std::string::npos);
+
+  // One GPU below the table is warned, not denied (denyFromGpus: 2).
+  const json one = gpu_pod("train-1", {{"limits", {{"memory", "32Gi"}, {"nvidia.com/gpu", "1"}}}});
+  const json one_answer = webhook.review("/validate", admission_review(one));
+  EXPECT_TRUE(one_answer["response"]["allowed"].get<bool>());
+  EXPECT_FALSE(warnings_of(one_answer).empty());
+}
+
+TEST(WebhookModes, AuditModeOnlyWarns) {
+  TempDir dir;
+  const std::string policy = dir.path() + "/policy.yaml";
+  write_file(policy, "mode: audit\n");
+  WebhookProcess webhook({"--policy", policy});
+  const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
+  EXPECT_FALSE(webhook.review("/mutate", admission_review(pod))["response"].contains("patch"));
+  const json validated = webhook.review("/validate", admission_review(pod));
+  EXPECT_TRUE(validated["response"]["allowed"].get<bool>());
+  const auto warnings = warnings_of(validated);
+  ASSERT_EQ(warnings.size(), 3u);
+  EXPECT_EQ(warnings[0], "audit: would raise: container \"trainer\": cpu unset is below 32 for 4 GPUs (train profile)");
+  EXPECT_EQ(warnings[1],
+            "audit: would deny: container \"trainer\": memory 64Gi is below 192Gi for 4 GPUs (train profile)");
+}
+
+TEST(WebhookModes, PerNamespaceModeOverridesTheDefault) {
+  TempDir dir;
+  const std::string policy = dir.path() + "/policy.yaml";
+  write_file(policy, "namespaceModes: {research: audit}\n");
+  WebhookProcess webhook({"--policy", policy});
+  const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
+  EXPECT_TRUE(webhook.review("/mutate", admission_review(pod, "team-a"))["response"].contains("patch"));
+  EXPECT_FALSE(webhook.review("/mutate", admission_review(pod, "research"))["response"].contains("patch"));
+}
+
+TEST(WebhookPolicyFile, ReloadsOnChangeAndKeepsTheOldPolicyWhenTheNewOneIsInvalid) {
+  TempDir dir;
+  const std::string policy = dir.path() + "/policy.yaml";
+  write_file(policy, "mode: mutate\n");
+  WebhookProcess webhook({"--policy", policy, "--policy-poll", "1"});
+  const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
+  auto patched = [&] { return webhook.review("/mutate", admission_review(pod))["response"].contains("patch"); };
+  auto wait_for = [&](bool expected) {
+    for (int i = 0; i < 100 && patched() != expected; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return patched() == expected;
+  };
+  ASSERT_TRUE(patched());
+
+  write_file(policy, "mode: audit\n");
+  ASSERT_TRUE(wait_for(false)) << "the new policy (audit) was not picked up";
+
+  write_file(policy, "mode: mutate\ndenyFromGPUs: 2\n");  // typo: unknown field
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_FALSE(patched()) << "an invalid policy must not replace the active one";
+  EXPECT_NE(webhook.stderr_text().find("denyFromGPUs"), std::string::npos) << "the log names the bad field";
+
+  write_file(policy, "mode: mutate\n");
+  EXPECT_TRUE(wait_for(true));
+}
+
+TEST(WebhookStartup, RefusesAnInvalidPolicyFile) {
+  TempDir dir;
+  const std::string policy = dir.path() + "/policy.yaml";
+  write_file(policy, "profiles:\n  train:\n    table: [{gpus: 1, cpu: \"16\", memory: 64GB}]\n");
+  EXPECT_THROW(WebhookProcess({"--policy", policy}), std::runtime_error);
+}
+
+TEST(WebhookShutdown, SigtermStopsCleanly) {
+  WebhookProcess webhook;
+  const json pod = gpu_pod("train-x", {{"limits", {{"nvidia.com/gpu", "1"}}}});
+  ASSERT_TRUE(webhook.review("/mutate", admission_review(pod))["response"]["allowed"].get<bool>());
+  EXPECT_EQ(webhook.stop(), 0);
+  EXPECT_NE(webhook.stderr_text().find("stopped"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpusizer::testing
