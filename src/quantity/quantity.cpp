@@ -20,7 +20,6 @@
 namespace gpusizer {
 namespace {
 
-__extension__ typedef __int128 int128;
 __extension__ typedef unsigned __int128 uint128;
 
 constexpr int64_t kNanosPerUnit = 1'000'000'000;
