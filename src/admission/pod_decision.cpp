@@ -68,6 +68,20 @@ std::map<std::string, std::string, std::less<>> string_map(const json& object) {
   return out;
 }
 
+// Input is whatever the client sent: a field of the wrong type reads as
+// absent instead of throwing.
+const json& member(const json& object, const char* key) {
+  static const json kNull;
+  if (!object.is_object()) return kNull;
+  auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+std::string string_member(const json& object, const char* key) {
+  const json& value = member(object, key);
+  return value.is_string() ? value.get<std::string>() : std::string();
+}
+
 std::string quoted(const std::string& text) { return "\"" + text + "\""; }
 
 class PodReader {
@@ -76,34 +90,30 @@ class PodReader {
 
   PodView read() {
     const json& pod = target_.pod;
-    const json empty = json::object();
-    const json& metadata = pod.contains("metadata") ? pod["metadata"] : empty;
-    view_.selection.labels = string_map(metadata.value("labels", empty));
-    view_.selection.annotations = string_map(metadata.value("annotations", empty));
-    std::string name = metadata.contains("name") && metadata["name"].is_string() ? metadata["name"].get<std::string>() : "";
-    if (name.empty() && metadata.contains("generateName") && metadata["generateName"].is_string()) {
-      name = metadata["generateName"].get<std::string>();
-    }
-    view_.selection.name = name;
+    const json& metadata = member(pod, "metadata");
+    view_.selection.labels = string_map(member(metadata, "labels"));
+    view_.selection.annotations = string_map(member(metadata, "annotations"));
+    view_.selection.name = string_member(metadata, "name");
+    if (view_.selection.name.empty()) view_.selection.name = string_member(metadata, "generateName");
     auto opt_out = view_.selection.annotations.find(kMutateOptOutKey);
     view_.opted_out = opt_out != view_.selection.annotations.end() && opt_out->second == "false";
 
-    if (!pod.contains("spec") || !pod["spec"].is_object()) {
+    const json& spec = member(pod, "spec");
+    if (!spec.is_object()) {
       problem("spec", "is missing or not an object");
       return std::move(view_);
     }
-    const json& spec = pod["spec"];
-    if (!spec.contains("containers") || !spec["containers"].is_array()) {
+    const json& containers = member(spec, "containers");
+    if (!containers.is_array()) {
       problem("spec.containers", "is missing or not a list");
       return std::move(view_);
     }
-    read_list(spec, "containers", /*init=*/false);
-    if (spec.contains("initContainers") && !spec["initContainers"].is_null()) {
-      if (spec["initContainers"].is_array()) {
-        read_list(spec, "initContainers", /*init=*/true);
-      } else {
-        problem("spec.initContainers", "is not a list");
-      }
+    read_list(containers, "containers", /*init=*/false);
+    const json& init_containers = member(spec, "initContainers");
+    if (init_containers.is_array()) {
+      read_list(init_containers, "initContainers", /*init=*/true);
+    } else if (!init_containers.is_null()) {
+      problem("spec.initContainers", "is not a list");
     }
     return std::move(view_);
   }
@@ -114,8 +124,7 @@ class PodReader {
     view_.gpu_problem = view_.gpu_problem || gpu_field;
   }
 
-  void read_list(const json& spec, const std::string& key, bool init) {
-    const json& list = spec[key];
+  void read_list(const json& list, const std::string& key, bool init) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string field = "spec." + key + "[" + std::to_string(i) + "]";
       const json& item = list[i];
@@ -124,20 +133,21 @@ class PodReader {
         continue;
       }
       ContainerView container;
-      container.name = item.contains("name") && item["name"].is_string() ? item["name"].get<std::string>() : field;
+      container.name = string_member(item, "name");
+      if (container.name.empty()) container.name = field;
       container.path = target_.path;
       container.path.insert(container.path.end(), {"spec", key, std::to_string(i)});
       read_resources(item, field, container);
       // Sidecars (init containers that keep running) hold resources alongside
       // the app containers, so they count with them.
-      const bool sidecar = init && item.contains("restartPolicy") && item["restartPolicy"] == "Always";
+      const bool sidecar = init && member(item, "restartPolicy") == "Always";
       (init && !sidecar ? view_.init : view_.app).push_back(std::move(container));
     }
   }
 
   void read_resources(const json& item, const std::string& field, ContainerView& container) {
-    if (!item.contains("resources") || item["resources"].is_null()) return;
-    const json& resources = item["resources"];
+    const json& resources = member(item, "resources");
+    if (resources.is_null()) return;
     if (!resources.is_object()) {
       problem(field + ".resources", "is not an object");
       return;
@@ -150,8 +160,8 @@ class PodReader {
   }
 
   void read_quantities(const json& resources, const std::string& key, const std::string& field, QuantityMap& out) {
-    if (!resources.contains(key) || resources[key].is_null()) return;
-    const json& map = resources[key];
+    const json& map = member(resources, key.c_str());
+    if (map.is_null()) return;
     const std::string map_field = field + ".resources." + key;
     if (!map.is_object()) {
       problem(map_field, "is not an object");
@@ -201,9 +211,16 @@ class PodReader {
   PodView view_;
 };
 
+// Containers that run together and hold GPUs: they share what `gpus` GPUs need.
+struct Group {
+  std::vector<const ContainerView*> holders;
+  int64_t gpus = 0;
+};
+
 // One resource of one container below what its share of the GPUs needs.
 struct Shortfall {
   const ContainerView* container;
+  int64_t group_gpus;  // GPUs of the phase the container runs in
   const std::string* resource;
   Quantity need;
   std::optional<Quantity> request;  // effective: the request or its default, the limit
@@ -236,26 +253,24 @@ class PodDecider {
 
   PodDecision decide() {
     view_ = PodReader(policy_, target_).read();
-    int64_t app_gpus = 0;
+    // Init containers run one at a time before the app containers, so the
+    // two phases are sized apart: the app containers share what their GPU
+    // sum needs, and an init container that asks for more GPUs than all of
+    // them gets what its own count needs.
+    Group app;
     const ContainerView* largest_init = nullptr;
-    for (const auto& c : view_.app) app_gpus += c.gpus;
+    for (const auto& c : view_.app) {
+      if (c.gpus == 0) continue;
+      app.holders.push_back(&c);
+      app.gpus += c.gpus;
+    }
     for (const auto& c : view_.init) {
       if (c.gpus > 0 && (!largest_init || c.gpus > largest_init->gpus)) largest_init = &c;
     }
-    const int64_t init_gpus = largest_init ? largest_init->gpus : 0;
-    decision_.gpus = std::max(app_gpus, init_gpus);
+    if (app.gpus > 0) groups_.push_back(app);
+    if (largest_init && largest_init->gpus > app.gpus) groups_.push_back(Group{{largest_init}, largest_init->gpus});
+    decision_.gpus = std::max(app.gpus, largest_init ? largest_init->gpus : 0);
     if (decision_.gpus == 0 && !view_.gpu_problem) return std::move(decision_);
-
-    // The containers that hold the pod's GPUs get its CPU and memory. An
-    // init container holds them only when it asks for more than all app
-    // containers together (it runs alone, before them).
-    if (app_gpus >= init_gpus) {
-      for (const auto& c : view_.app) {
-        if (c.gpus > 0) holders_.push_back(&c);
-      }
-    } else {
-      holders_.push_back(largest_init);
-    }
 
     auto choice = select_profile(policy_, view_.selection);
     if (!choice) {
@@ -277,51 +292,55 @@ class PodDecider {
   }
 
  private:
-  std::string gpus_text() const {
-    return std::to_string(decision_.gpus) + (decision_.gpus == 1 ? " GPU" : " GPUs");
-  }
   std::string profile_text() const { return profile_->name + " profile"; }
 
   void check_gpu_limit() {
     if (!profile_->max_gpus || decision_.gpus <= *profile_->max_gpus) return;
     violations_.push_back(
         target_.description + ": the " + profile_text() + " is a single-pod stage allowing at most " +
-        std::to_string(*profile_->max_gpus) + " GPU(s), found " + gpus_text() + " (" +
+        std::to_string(*profile_->max_gpus) + " GPU(s), found " + gpus_text(decision_.gpus) + " (" +
         decision_.profile_reason + "); set the GPU count to " + std::to_string(*profile_->max_gpus) +
         " (OSMO: --set " + set_hint(*profile_, *profile_->max_gpus) + ")");
     short_violations_.push_back("the " + profile_text() + " allows at most " +
-                                std::to_string(*profile_->max_gpus) + " GPU(s), found " + gpus_text());
+                                std::to_string(*profile_->max_gpus) + " GPU(s), found " + gpus_text(decision_.gpus));
   }
 
   void find_shortfalls() {
-    const auto need = required_resources(*profile_, decision_.gpus);
-    if (!need) return;
-    for (const ContainerView* holder : holders_) {
-      // Split the pod's needs by each holder's GPUs; rounding up keeps the
-      // sum at or above the pod's need.
-      auto share = [&](const Quantity& total, const Quantity& granule) {
-        return holder->gpus == decision_.gpus ? total : total.share_ceil(holder->gpus, decision_.gpus, granule);
-      };
-      add_shortfall(*holder, kCpu, share(need->cpu, Quantity::from_milli(1)));
-      add_shortfall(*holder, kMemory, share(need->memory, Quantity::from_bytes(1 << 20)));
-      if (need->storage) add_shortfall(*holder, kStorage, share(*need->storage, Quantity::from_bytes(1 << 20)));
+    for (const Group& group : groups_) {
+      const auto need = required_resources(*profile_, group.gpus);
+      if (!need) return;
+      for (const ContainerView* holder : group.holders) {
+        // Split the group's needs by each holder's GPUs; rounding up keeps
+        // the sum at or above the group's need.
+        auto share = [&](const Quantity& total, const Quantity& granule) {
+          return holder->gpus == group.gpus ? total : total.share_ceil(holder->gpus, group.gpus, granule);
+        };
+        add_shortfall(*holder, group.gpus, kCpu, share(need->cpu, Quantity::from_milli(1)));
+        add_shortfall(*holder, group.gpus, kMemory, share(need->memory, Quantity::from_bytes(1 << 20)));
+        if (need->storage) {
+          add_shortfall(*holder, group.gpus, kStorage, share(*need->storage, Quantity::from_bytes(1 << 20)));
+        }
+      }
     }
   }
 
-  void add_shortfall(const ContainerView& container, const std::string& resource, const Quantity& need) {
+  void add_shortfall(const ContainerView& container, int64_t group_gpus, const std::string& resource,
+                     const Quantity& need) {
     const auto request = container.effective_request(resource);
     const auto limit = container.limit(resource);
     if (request && *request >= need && (!limit || *limit >= need)) return;
-    shortfalls_.push_back({&container, &resource, need, request, limit});
+    shortfalls_.push_back({&container, group_gpus, &resource, need, request, limit});
   }
 
   bool denies_memory(const Shortfall& s) const {
-    return *s.resource == kMemory && decision_.gpus >= policy_.deny_from_gpus;
+    return *s.resource == kMemory && s.group_gpus >= policy_.deny_from_gpus;
   }
 
-  std::string holder_gpus(const ContainerView& container) const {
-    return container.gpus == decision_.gpus ? gpus_text()
-                                            : std::to_string(container.gpus) + " of " + gpus_text();
+  static std::string gpus_text(int64_t gpus) { return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs"); }
+
+  static std::string holder_gpus(const Shortfall& s) {
+    return s.container->gpus == s.group_gpus ? gpus_text(s.group_gpus)
+                                             : std::to_string(s.container->gpus) + " of " + gpus_text(s.group_gpus);
   }
 
   void raise_shortfalls() {
@@ -349,7 +368,7 @@ class PodDecider {
       }
       const std::string change = join(parts, ", ");
       decision_.warnings.push_back(fit_warning(
-          "", s.container->name, change + " (" + holder_gpus(*s.container) + ", " + profile_text() + ")"));
+          "", s.container->name, change + " (" + holder_gpus(s) + ", " + profile_text() + ")"));
       if (s.container != current) {
         per_container.push_back(s.container->name + ": " + change);
         current = s.container;
@@ -359,7 +378,7 @@ class PodDecider {
     }
     if (per_container.empty()) return;
     decision_.changes = per_container;
-    const std::string sized = profile_text() + ", " + gpus_text() + ": " + join(per_container, "; ");
+    const std::string sized = profile_text() + ", " + gpus_text(decision_.gpus) + ": " + join(per_container, "; ");
     patch_.set(with(target_.path, {"metadata", "annotations", kSizedKey}), sized);
   }
 
@@ -376,26 +395,27 @@ class PodDecider {
     for (const Shortfall& other : shortfalls_) {
       if (other.container == s.container && *other.resource == kCpu) fix += " and cpu to " + other.need.to_string();
     }
-    fix += " (OSMO: --set " + set_hint(*profile_, decision_.gpus) + ")";
+    fix += " (OSMO: --set " + set_hint(*profile_, s.group_gpus) + ")";
     if (view_.opted_out) {
       fix += ", or remove annotation " + std::string(kMutateOptOutKey) + "=false so gpu-sizer sets them";
     }
-    return target_.description + " container " + quoted(c.name) + ": " + holder_gpus(c) + " need memory >= " +
+    return target_.description + " container " + quoted(c.name) + ": " + holder_gpus(s) + " need memory >= " +
            s.need.to_string() + " (" + profile_text() + "), found " + found + "; " + fix;
   }
 
   std::string short_finding(const Shortfall& s) const {
     return *s.resource + " " + show(s.request) + " is below " + s.need.to_string() + " for " +
-           holder_gpus(*s.container) + " (" + profile_text() + ")";
+           holder_gpus(s) + " (" + profile_text() + ")";
   }
 
   // The validating endpoint: deny what must not run, warn about the rest;
   // in audit mode only say what would happen.
   void report() {
     const bool audit = target_.mode == Mode::kAudit;
+    const std::string would_deny = "audit: would deny: ";
     auto deny = [&](const std::string& full, const std::string& brief) {
       if (audit) {
-        decision_.warnings.push_back(fit("audit: would deny: " + brief));
+        decision_.warnings.push_back(fit(would_deny + brief));
       } else {
         decision_.denials.push_back(full);
       }
@@ -403,11 +423,11 @@ class PodDecider {
     for (const auto& problem : view_.problems) deny(problem, problem);
     for (std::size_t i = 0; i < violations_.size(); ++i) deny(violations_[i], short_violations_[i]);
     for (const Shortfall& s : shortfalls_) {
-      if (denies_memory(s)) {
-        deny(denial(s), fit_warning("", s.container->name, short_finding(s)));
+      if (denies_memory(s) && !audit) {
+        decision_.denials.push_back(denial(s));
       } else {
-        decision_.warnings.push_back(
-            fit_warning(audit ? "audit: would raise: " : "", s.container->name, short_finding(s)));
+        const std::string prefix = !audit ? "" : denies_memory(s) ? would_deny : "audit: would raise: ";
+        decision_.warnings.push_back(fit_warning(prefix, s.container->name, short_finding(s)));
       }
     }
   }
@@ -419,7 +439,7 @@ class PodDecider {
   PodView view_;
   PodDecision decision_;
   const Profile* profile_ = nullptr;
-  std::vector<const ContainerView*> holders_;
+  std::vector<Group> groups_;
   std::vector<Shortfall> shortfalls_;
   std::vector<std::string> violations_;
   std::vector<std::string> short_violations_;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <initializer_list>
+#include <set>
 
 namespace gpusizer {
 
@@ -69,8 +70,21 @@ struct FieldError {
 
 // Unknown keys are errors: a typo such as `denyFromGPUs` must not silently
 // fall back to the default.
+// yaml-cpp keeps repeated keys and lookups return the first, so a later
+// `mode: enforce` under an earlier `mode: audit` would be silently ignored.
+void check_unique_keys(const YAML::Node& map, const std::string& path) {
+  std::set<std::string> seen;
+  for (const auto& entry : map) {
+    const auto key = entry.first.as<std::string>();
+    if (!seen.insert(key).second) {
+      fail(path.empty() ? key : path + "." + key, entry.first, "appears more than once");
+    }
+  }
+}
+
 void check_keys(const YAML::Node& map, const std::string& path,
                 std::initializer_list<std::string_view> known) {
+  check_unique_keys(map, path);
   for (const auto& entry : map) {
     const auto key = entry.first.as<std::string>();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
@@ -181,6 +195,10 @@ Profile read_profile(const std::string& name, const YAML::Node& node, const std:
     check_table(profile, table, path);
   } else if (node["perExtraGpu"]) {
     fail(path + ".perExtraGpu", node["perExtraGpu"], "needs a table to extend");
+  } else if (node["storage"]) {
+    // Sizing comes from the table: a profile without one sizes nothing, and
+    // a storage value there would be silently ignored.
+    fail(path + ".storage", node["storage"], "needs a table: a profile without a table sizes nothing");
   }
   return profile;
 }
@@ -239,6 +257,7 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
   if (root["mode"]) policy.mode = read_mode(root["mode"], "mode");
   if (const YAML::Node modes = root["namespaceModes"]) {
     if (!modes.IsMap()) fail("namespaceModes", modes, "must map namespace to mode");
+    check_unique_keys(modes, "namespaceModes");
     policy.namespace_modes.clear();
     for (const auto& entry : modes) {
       const auto ns = entry.first.as<std::string>();
@@ -255,6 +274,7 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
   if (root["denyFromGpus"]) policy.deny_from_gpus = read_int(root["denyFromGpus"], "denyFromGpus", 1);
   if (const YAML::Node profiles = root["profiles"]) {
     require_map(profiles, "profiles");
+    check_unique_keys(profiles, "profiles");
     policy.profiles.clear();
     for (const auto& entry : profiles) {
       const auto name = entry.first.as<std::string>();

@@ -43,6 +43,7 @@ struct GpuCase {
   std::string cpu;
   std::string memory;
 };
+void PrintTo(const GpuCase& c, std::ostream* out) { *out << c.gpus << " GPUs -> " << c.cpu << " CPU / " << c.memory; }
 
 class TrainingPodSizes : public WebhookTest, public ::testing::WithParamInterface<GpuCase> {};
 

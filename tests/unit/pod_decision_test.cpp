@@ -1,0 +1,877 @@
+// decide_pod is the product: for each pod it must produce a patch the API
+// server can apply and that yields exactly the table values, or a denial that
+// says what to set. Every mutate test applies the patch with nlohmann's RFC
+// 6902 implementation and checks the resulting pod.
+
+#include "gpusizer/pod_decision.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpusizer/json_patch.h"
+#include "gpusizer/policy.h"
+
+namespace gpusizer {
+namespace {
+
+using nlohmann::json;
+
+const char* const kDescription = "pod default/train-x";
+
+struct Outcome {
+  PodDecision decision;
+  json ops;
+  json patched;  // the pod with ops applied
+};
+
+json apply(const json& doc, const json& ops) {
+  try {
+    return doc.patch(ops);
+  } catch (const json::exception& e) {
+    ADD_FAILURE() << "patch does not apply: " << e.what() << "\nops: " << ops.dump(1) << "\ndoc: " << doc.dump(1);
+    return doc;
+  }
+}
+
+Outcome run(const json& pod, Endpoint endpoint = Endpoint::kMutate, Mode mode = Mode::kMutate,
+        const Policy& policy = default_policy()) {
+  PatchBuilder patch(pod);
+  const PodTarget target{pod, {}, kDescription, mode};
+  PodDecision decision = decide_pod(policy, endpoint, target, patch);
+  const json ops = patch.operations();
+  return Outcome{std::move(decision), ops, apply(pod, ops)};
+}
+
+Outcome validate(const json& pod, Mode mode = Mode::kMutate, const Policy& policy = default_policy()) {
+  return run(pod, Endpoint::kValidate, mode, policy);
+}
+
+Policy policy_from(const std::string& yaml) {
+  auto parsed = parse_policy(yaml, "test");
+  EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error());
+  return parsed.ok() ? parsed.value() : default_policy();
+}
+
+// A container asking for `gpus` GPUs with equal requests and limits.
+json gpu_container(const std::string& name, json gpus, json cpu, json memory,
+                   const std::string& gpu_resource = "nvidia.com/gpu") {
+  json r = {{gpu_resource, gpus}, {"cpu", cpu}, {"memory", memory}};
+  return {{"name", name}, {"image", "pytorch"}, {"resources", {{"requests", r}, {"limits", r}}}};
+}
+
+json sidecar(const std::string& name = "osmo-ctrl") {
+  return {{"name", name},
+          {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}},
+                         {"limits", {{"cpu", "500m"}, {"memory", "512Mi"}}}}}};
+}
+
+json pod_of(json containers, json labels = nullptr, json annotations = nullptr) {
+  json metadata = {{"name", "train-x"}, {"namespace", "default"}};
+  if (!labels.is_null()) metadata["labels"] = std::move(labels);
+  if (!annotations.is_null()) metadata["annotations"] = std::move(annotations);
+  return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", metadata}, {"spec", {{"containers", containers}}}};
+}
+
+json one_gpu_pod(json gpus, json cpu = "1", json memory = "1Gi") {
+  return pod_of(json::array({gpu_container("trainer", gpus, cpu, memory)}));
+}
+
+// A copy, so reading a key the patch failed to add fails the test instead of
+// tripping nlohmann's assertion on const operator[].
+json resources_of(const json& pod, std::size_t i = 0, const std::string& list = "containers") {
+  return pod.value(json::json_pointer("/spec/" + list + "/" + std::to_string(i) + "/resources"), json());
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// True when one line holds every part (wording around the numbers may vary).
+bool has_line(const std::vector<std::string>& lines, const std::vector<std::string>& parts) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) {
+    return std::all_of(parts.begin(), parts.end(), [&](const std::string& part) { return contains(line, part); });
+  });
+}
+
+std::string all(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& line : lines) out += "  [" + line + "]\n";
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Mutate: the train table applied.
+
+struct Size {
+  int64_t gpus;
+  const char* cpu;
+  const char* memory;
+};
+
+std::ostream& operator<<(std::ostream& os, const Size& s) { return os << s.gpus << " GPUs"; }
+
+class TrainMutateTest : public ::testing::TestWithParam<Size> {};
+
+TEST_P(TrainMutateTest, RaisesRequestsAndLimitsToTheTable) {
+  const Size& s = GetParam();
+  const json pod = one_gpu_pod(std::to_string(s.gpus));
+  Outcome r = run(pod);
+  EXPECT_EQ(r.decision.gpus, s.gpus);
+  EXPECT_EQ(r.decision.profile, "train");
+  EXPECT_TRUE(r.decision.denials.empty());
+  const std::string g = std::to_string(s.gpus);
+  EXPECT_EQ(resources_of(r.patched), json({{"requests",
+                                            {{"nvidia.com/gpu", g},
+                                             {"cpu", s.cpu},
+                                             {"memory", s.memory},
+                                             {"ephemeral-storage", "300Gi"}}},
+                                           {"limits", {{"nvidia.com/gpu", g}, {"cpu", s.cpu}, {"memory", s.memory}}}}))
+      << resources_of(r.patched).dump();
+  ASSERT_TRUE(r.patched["metadata"].contains("annotations"));
+  const std::string sized = r.patched["metadata"]["annotations"].value(kSizedKey, "");
+  EXPECT_EQ(sized.rfind("train profile, " + g + (s.gpus == 1 ? " GPU: " : " GPUs: ") + "trainer: ", 0), 0u) << sized;
+  EXPECT_TRUE(contains(sized, std::string("memory request 1Gi->") + s.memory)) << sized;
+  ASSERT_EQ(r.decision.changes.size(), 1u);
+  EXPECT_EQ(r.decision.changes[0].rfind("trainer: ", 0), 0u) << r.decision.changes[0];
+  for (const auto& w : r.decision.warnings) EXPECT_LT(w.size(), 120u) << w;
+  EXPECT_FALSE(r.decision.warnings.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Seed, TrainMutateTest,
+                         ::testing::Values(Size{1, "16", "64Gi"}, Size{2, "16", "96Gi"}, Size{3, "24", "144Gi"},
+                                           Size{4, "32", "192Gi"}, Size{8, "64", "384Gi"},
+                                           Size{16, "128", "768Gi"}),
+                         [](const auto& info) { return std::to_string(info.param.gpus) + "gpu"; });
+
+TEST(DecidePodMutate, InferProfileByOsmoGroup) {
+  const json pod = pod_of(json::array({gpu_container("infer", "4", "2", "8Gi")}),
+                          {{"osmo.group_name", "anomaly-infer"}, {"osmo.task_name", "infer-all-defects"}});
+  Outcome r = run(pod);
+  EXPECT_EQ(r.decision.profile, "infer");
+  EXPECT_TRUE(contains(r.decision.profile_reason, "anomaly-infer")) << r.decision.profile_reason;
+  EXPECT_EQ(resources_of(r.patched)["requests"],
+            json({{"nvidia.com/gpu", "4"}, {"cpu", "16"}, {"memory", "192Gi"}, {"ephemeral-storage", "200Gi"}}));
+  EXPECT_EQ(resources_of(r.patched)["limits"], json({{"nvidia.com/gpu", "4"}, {"cpu", "16"}, {"memory", "192Gi"}}));
+}
+
+TEST(DecidePodMutate, LimitsOnlyContainerGetsRequestsAndRaisedLimits) {
+  const json pod = pod_of(json::array(
+      {{{"name", "trainer"}, {"resources", {{"limits", {{"nvidia.com/gpu", "4"}, {"cpu", "8"}, {"memory", "64Gi"}}}}}}}));
+  Outcome r = run(pod);
+  EXPECT_EQ(resources_of(r.patched),
+            json::parse(R"({"requests":{"cpu":"32","memory":"192Gi","ephemeral-storage":"300Gi"},
+                            "limits":{"nvidia.com/gpu":"4","cpu":"32","memory":"192Gi"}})"))
+      << resources_of(r.patched).dump();
+}
+
+TEST(DecidePodMutate, LimitsOnlyAboveTheTableOnlyAddsWhatIsMissing) {
+  // cpu and memory limits already exceed the table: their requests default
+  // to the limits, so only ephemeral-storage is added.
+  const json pod = pod_of(json::array(
+      {{{"name", "trainer"}, {"resources", {{"limits", {{"nvidia.com/gpu", "2"}, {"cpu", "40"}, {"memory", "1Ti"}}}}}}}));
+  Outcome r = run(pod);
+  EXPECT_EQ(resources_of(r.patched),
+            json::parse(R"({"requests":{"ephemeral-storage":"300Gi"},
+                            "limits":{"nvidia.com/gpu":"2","cpu":"40","memory":"1Ti"}})"))
+      << resources_of(r.patched).dump();
+}
+
+TEST(DecidePodMutate, LargerValuesAreNeverLowered) {
+  json c = gpu_container("trainer", "4", "64", "512Gi");
+  c["resources"]["requests"]["ephemeral-storage"] = "1Ti";
+  Outcome r = run(pod_of(json::array({c})));
+  EXPECT_TRUE(r.ops.empty()) << r.ops.dump();
+  EXPECT_TRUE(r.decision.warnings.empty()) << all(r.decision.warnings);
+  EXPECT_EQ(r.patched, pod_of(json::array({c})));
+}
+
+TEST(DecidePodMutate, OnlyTheUndersizedValueIsRaised) {
+  // Request below the table with a generous limit: the request rises, the
+  // limit stays; cpu above the table is untouched.
+  json c = {{"name", "trainer"},
+            {"resources",
+             {{"requests", {{"nvidia.com/gpu", "4"}, {"cpu", "48"}, {"memory", "16Gi"}, {"ephemeral-storage", "1Ti"}}},
+              {"limits", {{"nvidia.com/gpu", "4"}, {"cpu", "48"}, {"memory", "1Ti"}}}}}};
+  Outcome r = run(pod_of(json::array({c})));
+  EXPECT_EQ(resources_of(r.patched)["requests"],
+            json({{"nvidia.com/gpu", "4"}, {"cpu", "48"}, {"memory", "192Gi"}, {"ephemeral-storage", "1Ti"}}));
+  EXPECT_EQ(resources_of(r.patched)["limits"], json({{"nvidia.com/gpu", "4"}, {"cpu", "48"}, {"memory", "1Ti"}}));
+  ASSERT_EQ(r.ops.size(), 2u) << r.ops.dump();  // the memory request and the annotation
+}
+
+TEST(DecidePodMutate, LimitBelowAnAdequateRequestIsRaised) {
+  json c = {{"name", "trainer"},
+            {"resources",
+             {{"requests", {{"nvidia.com/gpu", "2"}, {"cpu", "16"}, {"memory", "96Gi"}, {"ephemeral-storage", "300Gi"}}},
+              {"limits", {{"nvidia.com/gpu", "2"}, {"cpu", "16"}, {"memory", "64Gi"}}}}}};
+  Outcome r = run(pod_of(json::array({c})));
+  EXPECT_EQ(resources_of(r.patched)["limits"]["memory"], "96Gi");
+  EXPECT_EQ(resources_of(r.patched)["requests"]["memory"], "96Gi");
+}
+
+TEST(DecidePodMutate, NumericQuantities) {
+  const json pod = one_gpu_pod(2, 4, "8Gi");
+  Outcome r = run(pod);
+  EXPECT_EQ(r.decision.gpus, 2);
+  json res = resources_of(r.patched);
+  EXPECT_EQ(res["requests"]["cpu"], "16");
+  EXPECT_EQ(res["requests"]["memory"], "96Gi");
+  EXPECT_EQ(res["requests"]["nvidia.com/gpu"], 2);  // left as written
+  EXPECT_EQ(res["limits"]["cpu"], "16");
+  EXPECT_EQ(res["limits"]["memory"], "96Gi");
+  EXPECT_EQ(res["limits"]["nvidia.com/gpu"], 2);
+}
+
+TEST(DecidePodMutate, NumericQuantityAboveTheTableIsKept) {
+  Outcome r = run(one_gpu_pod(1, 32, "64Gi"));
+  EXPECT_EQ(resources_of(r.patched)["requests"]["cpu"], 32);
+  EXPECT_EQ(resources_of(r.patched)["limits"]["cpu"], 32);
+  EXPECT_EQ(resources_of(r.patched)["requests"]["ephemeral-storage"], "300Gi");
+}
+
+TEST(DecidePodMutate, FractionalNumericCpuIsRead) {
+  Outcome r = run(one_gpu_pod(1, 0.5, "64Gi"));
+  EXPECT_TRUE(contains(all(r.decision.warnings), "cpu request 500m->16")) << all(r.decision.warnings);
+  EXPECT_EQ(resources_of(r.patched)["requests"]["cpu"], "16");
+}
+
+TEST(DecidePodMutate, NullRequestsMapIsReplaced) {
+  const json pod = pod_of(json::array(
+      {{{"name", "trainer"},
+        {"resources", {{"requests", nullptr}, {"limits", {{"nvidia.com/gpu", "1"}, {"cpu", "16"}, {"memory", "8Gi"}}}}}}}));
+  Outcome r = run(pod);
+  EXPECT_EQ(resources_of(r.patched),
+            json::parse(R"({"requests":{"memory":"64Gi","ephemeral-storage":"300Gi"},
+                            "limits":{"nvidia.com/gpu":"1","cpu":"16","memory":"64Gi"}})"))
+      << resources_of(r.patched).dump();
+}
+
+TEST(DecidePodMutate, PodWithoutMetadataGetsTheAnnotation) {
+  json pod = one_gpu_pod("1");
+  pod.erase("metadata");
+  Outcome r = run(pod);
+  EXPECT_TRUE(r.patched["metadata"]["annotations"].contains(kSizedKey)) << r.patched.dump();
+}
+
+TEST(DecidePodMutate, TwoGpuContainersSplitThePodNeed) {
+  const json pod = pod_of(json::array(
+      {gpu_container("rank-a", "2", "1", "1Gi"), sidecar(), gpu_container("rank-b", "2", "1", "1Gi")}));
+  Outcome r = run(pod);
+  EXPECT_EQ(r.decision.gpus, 4);
+  for (std::size_t i : {0u, 2u}) {
+    EXPECT_EQ(resources_of(r.patched, i)["requests"],
+              json({{"nvidia.com/gpu", "2"}, {"cpu", "16"}, {"memory", "96Gi"}, {"ephemeral-storage", "150Gi"}}))
+        << i;
+    EXPECT_EQ(resources_of(r.patched, i)["limits"], json({{"nvidia.com/gpu", "2"}, {"cpu", "16"}, {"memory", "96Gi"}}))
+        << i;
+  }
+  EXPECT_EQ(resources_of(r.patched, 1), sidecar()["resources"]);
+  EXPECT_EQ(r.decision.changes.size(), 2u) << all(r.decision.changes);
+  const std::string sized = r.patched["metadata"]["annotations"][kSizedKey];
+  EXPECT_TRUE(contains(sized, "rank-a: ") && contains(sized, "rank-b: ")) << sized;
+  EXPECT_TRUE(contains(all(r.decision.warnings), "2 of 4 GPUs")) << all(r.decision.warnings);
+}
+
+TEST(DecidePodMutate, UnevenSplitRoundsUpAndCoversThePod) {
+  const json pod =
+      pod_of(json::array({gpu_container("one", "1", "1", "1Gi"), gpu_container("three", "3", "1", "1Gi")}));
+  Outcome r = run(pod);
+  EXPECT_EQ(r.decision.gpus, 4);
+  EXPECT_EQ(resources_of(r.patched, 0)["requests"]["cpu"], "8");
+  EXPECT_EQ(resources_of(r.patched, 0)["requests"]["memory"], "48Gi");
+  EXPECT_EQ(resources_of(r.patched, 0)["requests"]["ephemeral-storage"], "75Gi");
+  EXPECT_EQ(resources_of(r.patched, 1)["requests"]["cpu"], "24");
+  EXPECT_EQ(resources_of(r.patched, 1)["requests"]["memory"], "144Gi");
+  EXPECT_EQ(resources_of(r.patched, 1)["requests"]["ephemeral-storage"], "225Gi");
+}
+
+TEST(DecidePodMutate, InitContainerLargerThanAppContainersHoldsThePod) {
+  // The app container already has what one GPU needs, so it stays as is.
+  json app = gpu_container("trainer", "1", "16", "64Gi");
+  app["resources"]["requests"]["ephemeral-storage"] = "300Gi";
+  json pod = pod_of(json::array({app, sidecar()}));
+  pod["spec"]["initContainers"] = json::array({gpu_container("warmup", "4", "1", "1Gi")});
+  Outcome r = run(pod);
+  EXPECT_EQ(r.decision.gpus, 4);
+  EXPECT_EQ(resources_of(r.patched, 0, "initContainers")["requests"]["cpu"], "32");
+  EXPECT_EQ(resources_of(r.patched, 0, "initContainers")["requests"]["memory"], "192Gi");
+  EXPECT_EQ(resources_of(r.patched, 0, "initContainers")["limits"]["memory"], "192Gi");
+  EXPECT_EQ(resources_of(r.patched, 0), resources_of(pod, 0));
+}
+
+TEST(DecidePodMutate, AppContainersAreSizedEvenWhenAnInitContainerHasMoreGpus) {
+  // BUG (found by this test; src fixed since): when the largest init
+  // container had more GPUs than the app containers together, only the init
+  // container was sized, and a 2-GPU app container left at 64Gi was neither
+  // raised nor denied, although memory limits are per container and its two
+  // ranks need 96Gi once the init container has finished.
+  json pod = pod_of(json::array({gpu_container("trainer", "2", "16", "64Gi")}));
+  pod["spec"]["initContainers"] = json::array({gpu_container("warmup", "4", "32", "192Gi")});
+  Outcome r = run(pod);
+  const auto memory = quantity_from_json(resources_of(r.patched)["requests"]["memory"]);
+  ASSERT_TRUE(memory.ok());
+  EXPECT_GE(memory.value(), quantity_from_json("96Gi").value()) << resources_of(r.patched).dump();
+  Outcome v = validate(pod);
+  EXPECT_FALSE(v.decision.denials.empty()) << "2-GPU app container at 64Gi was not denied";
+}
+
+TEST(DecidePodMutate, InitContainerNotLargerThanAppContainersIsUntouched) {
+  for (const char* init_gpus : {"1", "2"}) {
+    json pod = pod_of(json::array({gpu_container("trainer", "2", "1", "1Gi")}));
+    pod["spec"]["initContainers"] = json::array({gpu_container("osmo-init", init_gpus, "1", "1Gi")});
+    Outcome r = run(pod);
+    EXPECT_EQ(r.decision.gpus, 2) << init_gpus;
+    EXPECT_EQ(resources_of(r.patched, 0)["requests"]["memory"], "96Gi") << init_gpus;
+    EXPECT_EQ(resources_of(r.patched, 0, "initContainers"), resources_of(pod, 0, "initContainers")) << init_gpus;
+  }
+}
+
+TEST(DecidePodMutate, RestartableInitSidecarsCountWithAppContainers) {
+  json pod = pod_of(json::array({gpu_container("trainer", "2", "1", "1Gi")}));
+  json side = gpu_container("gpu-sidecar", "2", "1", "1Gi");
+  side["restartPolicy"] = "Always";
+  pod["spec"]["initContainers"] = json::array({gpu_container("plain-init", "3", "1", "1Gi"), side});
+  Outcome r = run(pod);
+  EXPECT_EQ(r.decision.gpus, 4);  // 2 app + 2 sidecar beat the 3-GPU init
+  EXPECT_EQ(resources_of(r.patched, 0)["requests"]["memory"], "96Gi");
+  EXPECT_EQ(resources_of(r.patched, 1, "initContainers")["requests"]["memory"], "96Gi");
+  EXPECT_EQ(resources_of(r.patched, 1, "initContainers")["requests"]["cpu"], "16");
+  EXPECT_EQ(resources_of(r.patched, 0, "initContainers"), resources_of(pod, 0, "initContainers"));
+}
+
+TEST(DecidePodMutate, AmdGpusAreCounted) {
+  const json pod = pod_of(json::array({gpu_container("trainer", "4", "1", "1Gi", "amd.com/gpu")}));
+  Outcome r = run(pod);
+  EXPECT_EQ(r.decision.gpus, 4);
+  EXPECT_EQ(resources_of(r.patched)["requests"]["memory"], "192Gi");
+  EXPECT_EQ(resources_of(r.patched)["limits"]["amd.com/gpu"], "4");
+}
+
+TEST(DecidePodMutate, GpuResourcesInOneContainerAreSummed) {
+  json c = gpu_container("trainer", "2", "1", "1Gi");
+  c["resources"]["requests"]["amd.com/gpu"] = "2";
+  c["resources"]["limits"]["amd.com/gpu"] = "2";
+  Outcome r = run(pod_of(json::array({c})));
+  EXPECT_EQ(r.decision.gpus, 4);
+  EXPECT_EQ(resources_of(r.patched)["requests"]["memory"], "192Gi");
+}
+
+TEST(DecidePodMutate, OnlyConfiguredGpuResourcesCount) {
+  const Policy mig = policy_from("gpuResources: [nvidia.com/mig-3g.20gb]\n");
+  Outcome plain = run(one_gpu_pod("4"), Endpoint::kMutate, Mode::kMutate, mig);
+  EXPECT_EQ(plain.decision.gpus, 0);
+  EXPECT_TRUE(plain.ops.empty());
+  Outcome sliced = run(pod_of(json::array({gpu_container("t", "2", "1", "1Gi", "nvidia.com/mig-3g.20gb")})),
+                         Endpoint::kMutate, Mode::kMutate, mig);
+  EXPECT_EQ(sliced.decision.gpus, 2);
+  EXPECT_EQ(resources_of(sliced.patched)["requests"]["memory"], "96Gi");
+}
+
+TEST(DecidePodMutate, SidecarWithoutGpusIsUntouched) {
+  const json pod = pod_of(json::array({sidecar("osmo-ctrl"), gpu_container("trainer", "4", "1", "1Gi")}));
+  Outcome r = run(pod);
+  EXPECT_EQ(r.patched["spec"]["containers"][0], pod["spec"]["containers"][0]);
+  for (const auto& op : r.ops) EXPECT_FALSE(contains(op["path"].get<std::string>(), "/containers/0/")) << op.dump();
+}
+
+TEST(DecidePodMutate, SizedAnnotationAddedBesideExistingAnnotations) {
+  const json pod = pod_of(json::array({gpu_container("trainer", "4", "1", "1Gi")}), nullptr, {{"team", "cv"}});
+  Outcome r = run(pod);
+  json annotations = r.patched["metadata"]["annotations"];
+  EXPECT_EQ(annotations["team"], "cv");
+  ASSERT_TRUE(annotations.contains(kSizedKey));
+  EXPECT_EQ(annotations.size(), 2u);
+}
+
+TEST(DecidePodMutate, SizedAnnotationReplacesANullAnnotationsMap) {
+  json pod = one_gpu_pod("2");
+  pod["metadata"]["annotations"] = nullptr;
+  Outcome r = run(pod);
+  ASSERT_TRUE(r.patched["metadata"]["annotations"].is_object()) << r.patched.dump();
+  EXPECT_TRUE(r.patched["metadata"]["annotations"].contains(kSizedKey));
+}
+
+TEST(DecidePodMutate, StorageOfAProfileWithoutATableIsNotIgnored) {
+  // BUG (found by this test; src fixed since by rejecting it): a profile
+  // without a table could set `storage`; the parser accepted it but
+  // required_resources returns nullopt without a table, so the storage was
+  // silently never requested. Either the parser rejects it or the pod gets it.
+  auto parsed = parse_policy("profiles:\n  train: {maxGpus: 8}\n  infer: {maxGpus: 1}\n"
+                             "  render: {maxGpus: 1, storage: 100Gi}\n  augment: {maxGpus: 1}\n",
+                             "test");
+  if (!parsed.ok()) {
+    EXPECT_TRUE(contains(parsed.error(), "profiles.render.storage")) << parsed.error();
+    return;
+  }
+  const json pod = pod_of(json::array({gpu_container("r", "1", "4", "16Gi")}), {{"osmo.group_name", "render"}});
+  Outcome r = run(pod, Endpoint::kMutate, Mode::kMutate, parsed.value());
+  EXPECT_EQ(r.decision.profile, "render");
+  EXPECT_EQ(resources_of(r.patched)["requests"].value("ephemeral-storage", ""), "100Gi") << r.ops.dump();
+}
+
+TEST(DecidePodMutate, SizedAnnotationAddedWithoutAnAnnotationsMap) {
+  const json pod = one_gpu_pod("4");
+  ASSERT_FALSE(pod["metadata"].contains("annotations"));
+  Outcome r = run(pod);
+  json annotations = r.patched["metadata"]["annotations"];
+  ASSERT_TRUE(annotations.contains(kSizedKey)) << r.patched.dump();
+  const std::string sized = annotations[kSizedKey];
+  EXPECT_EQ(sized.rfind("train profile, 4 GPUs: trainer: ", 0), 0u) << sized;
+  EXPECT_EQ(r.patched["metadata"]["name"], "train-x");
+}
+
+struct Idempotence {
+  std::string what;
+  json pod;
+};
+std::ostream& operator<<(std::ostream& os, const Idempotence& c) { return os << c.what; }
+
+class IdempotenceTest : public ::testing::TestWithParam<Idempotence> {};
+
+TEST_P(IdempotenceTest, DecidingThePatchedPodAgainChangesNothing) {
+  Outcome first = run(GetParam().pod);
+  ASSERT_FALSE(first.ops.empty());
+  Outcome second = run(first.patched);
+  EXPECT_TRUE(second.ops.empty()) << second.ops.dump();
+  EXPECT_TRUE(second.decision.warnings.empty()) << all(second.decision.warnings);
+  EXPECT_TRUE(second.decision.changes.empty()) << all(second.decision.changes);
+  Outcome checked = validate(first.patched);
+  EXPECT_TRUE(checked.decision.denials.empty()) << all(checked.decision.denials);
+  EXPECT_TRUE(checked.decision.warnings.empty()) << all(checked.decision.warnings);
+}
+
+json limits_only_pod() {
+  return pod_of(json::array(
+      {{{"name", "trainer"}, {"resources", {{"limits", {{"nvidia.com/gpu", 8}, {"cpu", 8}, {"memory", "64Gi"}}}}}}}));
+}
+
+json split_pod_with_init() {
+  json pod = pod_of(json::array({gpu_container("a", "1", "1", "1Gi"), gpu_container("b", "2", "1", "1Gi"), sidecar()}));
+  json side = gpu_container("s", "1", "1", "1Gi");
+  side["restartPolicy"] = "Always";
+  pod["spec"]["initContainers"] = json::array({sidecar("osmo-init"), side});
+  return pod;
+}
+
+INSTANTIATE_TEST_SUITE_P(Pods, IdempotenceTest,
+                         ::testing::Values(Idempotence{"one_gpu", one_gpu_pod("1")},
+                                           Idempotence{"sixteen_gpus", one_gpu_pod("16")},
+                                           Idempotence{"limits_only_numeric", limits_only_pod()},
+                                           Idempotence{"split_with_sidecars", split_pod_with_init()}),
+                         [](const auto& info) { return info.param.what; });
+
+TEST(DecidePodMutate, OptOutAnnotationMeansNoPatch) {
+  const json pod = pod_of(json::array({gpu_container("trainer", "4", "1", "1Gi")}), nullptr,
+                          {{kMutateOptOutKey, "false"}});
+  Outcome r = run(pod);
+  EXPECT_TRUE(r.ops.empty()) << r.ops.dump();
+  EXPECT_EQ(r.decision.gpus, 4);
+  // Any other value is not an opt-out.
+  Outcome r2 = run(pod_of(json::array({gpu_container("trainer", "4", "1", "1Gi")}), nullptr,
+                            {{kMutateOptOutKey, "true"}}));
+  EXPECT_FALSE(r2.ops.empty());
+}
+
+TEST(DecidePodMutate, EnforceAndAuditModesNeverPatch) {
+  for (Mode mode : {Mode::kEnforce, Mode::kAudit}) {
+    Outcome r = run(one_gpu_pod("4"), Endpoint::kMutate, mode);
+    EXPECT_TRUE(r.ops.empty()) << to_string(mode) << ": " << r.ops.dump();
+    EXPECT_TRUE(r.decision.denials.empty()) << to_string(mode);
+  }
+}
+
+TEST(DecidePodMutate, MutateEndpointNeverDenies) {
+  Outcome r = run(one_gpu_pod("0.5"));
+  EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
+  EXPECT_TRUE(r.ops.empty()) << r.ops.dump();
+}
+
+TEST(DecidePodMutate, TemplatePathPrefixesEveryOperation) {
+  // A pod template inside a Job: operations address the whole object.
+  const json job = {{"apiVersion", "batch/v1"},
+                    {"kind", "Job"},
+                    {"metadata", {{"name", "j"}}},
+                    {"spec", {{"template", {{"spec", {{"containers", json::array({gpu_container("t", "2", "1", "1Gi")})}}}}}}}};
+  PatchBuilder patch(job);
+  const PodTarget target{job["spec"]["template"], {"spec", "template"}, "job default/j", Mode::kMutate};
+  const PodDecision d = decide_pod(default_policy(), Endpoint::kMutate, target, patch);
+  EXPECT_EQ(d.gpus, 2);
+  for (const auto& op : patch.operations()) EXPECT_EQ(op["path"].get<std::string>().rfind("/spec/template/", 0), 0u) << op;
+  json patched = apply(job, patch.operations());
+  json tpl = patched["spec"]["template"];
+  EXPECT_EQ(tpl["spec"]["containers"][0]["resources"]["requests"]["memory"], "96Gi");
+  EXPECT_TRUE(tpl["metadata"]["annotations"].contains(kSizedKey)) << tpl.dump();
+  EXPECT_FALSE(patched["metadata"].contains("annotations"));
+}
+
+// ---------------------------------------------------------------------------
+// Validate.
+
+TEST(DecidePodValidate, UndersizedMemoryWithFourGpusIsDeniedWithTheFix) {
+  const json pod = one_gpu_pod("4", "8", "64Gi");
+  Outcome r = validate(pod);
+  EXPECT_TRUE(r.ops.empty()) << r.ops.dump();
+  ASSERT_EQ(r.decision.denials.size(), 1u) << all(r.decision.denials);
+  const std::string& d = r.decision.denials[0];
+  for (const char* part : {"pod default/train-x", "container \"trainer\"", "4 GPUs", "memory >= 192Gi",
+                           "64Gi", "--set train_gpu=4 train_cpu=32 train_memory=192Gi", "train profile"}) {
+    EXPECT_TRUE(contains(d, part)) << "missing \"" << part << "\" in: " << d;
+  }
+  EXPECT_EQ(d.rfind(kDescription, 0), 0u) << d;
+}
+
+TEST(DecidePodValidate, EnforceModeDeniesTheSame) {
+  Outcome r = validate(one_gpu_pod("2", "16", "64Gi"), Mode::kEnforce);
+  ASSERT_EQ(r.decision.denials.size(), 1u) << all(r.decision.denials);
+  EXPECT_TRUE(contains(r.decision.denials[0], "--set train_gpu=2 train_cpu=16 train_memory=96Gi"))
+      << r.decision.denials[0];
+  EXPECT_TRUE(contains(r.decision.denials[0], "2 GPUs")) << r.decision.denials[0];
+}
+
+TEST(DecidePodValidate, OneGpuUndersizedIsOnlyWarned) {
+  Outcome r = validate(one_gpu_pod("1", "4", "16Gi"));
+  EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
+  const auto& w = r.decision.warnings;
+  EXPECT_TRUE(has_line(w, {"container \"trainer\"", "memory 16Gi", "64Gi", "1 GPU"})) << all(w);
+  EXPECT_TRUE(has_line(w, {"cpu 4 ", " 16 ", "1 GPU"})) << all(w);
+  EXPECT_TRUE(has_line(w, {"ephemeral-storage unset", "300Gi"})) << all(w);
+  for (const auto& w : r.decision.warnings) EXPECT_LT(w.size(), 120u) << w;
+}
+
+TEST(DecidePodValidate, DenyFromGpusIsThePolicyThreshold) {
+  const Policy strict = policy_from("denyFromGpus: 1\n");
+  EXPECT_EQ(validate(one_gpu_pod("1", "16", "16Gi"), Mode::kMutate, strict).decision.denials.size(), 1u);
+  const Policy lax = policy_from("denyFromGpus: 8\n");
+  Outcome r = validate(one_gpu_pod("4", "32", "64Gi"), Mode::kMutate, lax);
+  EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"memory 64Gi", "192Gi", "4 GPUs"})) << all(r.decision.warnings);
+}
+
+TEST(DecidePodValidate, OnlyMemoryIsDeniedCpuAndStorageAreWarned) {
+  json c = gpu_container("trainer", "4", "8", "192Gi");
+  Outcome r = validate(pod_of(json::array({c})));
+  EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"cpu 8 ", " 32 "})) << all(r.decision.warnings);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"ephemeral-storage unset", "300Gi"})) << all(r.decision.warnings);
+  EXPECT_FALSE(has_line(r.decision.warnings, {"memory"})) << all(r.decision.warnings);
+}
+
+TEST(DecidePodValidate, OptedOutPodIsDeniedNamingTheAnnotation) {
+  const json pod = pod_of(json::array({gpu_container("trainer", "4", "8", "64Gi")}), nullptr,
+                          {{kMutateOptOutKey, "false"}});
+  Outcome r = validate(pod);
+  ASSERT_EQ(r.decision.denials.size(), 1u);
+  EXPECT_TRUE(contains(r.decision.denials[0], "gpu-sizer.io/mutate=false")) << r.decision.denials[0];
+}
+
+TEST(DecidePodValidate, SplitPodDenialNamesTheShare) {
+  const json pod =
+      pod_of(json::array({gpu_container("rank-a", "2", "16", "96Gi"), gpu_container("rank-b", "2", "16", "64Gi")}));
+  Outcome r = validate(pod);
+  ASSERT_EQ(r.decision.denials.size(), 1u) << all(r.decision.denials);
+  const std::string& d = r.decision.denials[0];
+  EXPECT_TRUE(contains(d, "container \"rank-b\"")) << d;
+  EXPECT_TRUE(contains(d, "2 of 4 GPUs")) << d;
+  EXPECT_TRUE(contains(d, "memory >= 96Gi")) << d;
+  EXPECT_TRUE(contains(d, "train_gpu=4 train_cpu=32 train_memory=192Gi")) << d;
+}
+
+struct Render {
+  std::string what;
+  json labels;
+  json annotations;
+  std::string name;
+};
+std::ostream& operator<<(std::ostream& os, const Render& c) { return os << c.what; }
+
+class RenderTest : public ::testing::TestWithParam<Render> {};
+
+TEST_P(RenderTest, TwoGpusAreDeniedOneIsFine) {
+  const Render& c = GetParam();
+  auto make = [&](const char* gpus) {
+    json pod = pod_of(json::array({gpu_container("render", gpus, "4", "16Gi")}), c.labels, c.annotations);
+    pod["metadata"]["name"] = c.name;
+    return pod;
+  };
+  Outcome two = validate(make("2"));
+  EXPECT_EQ(two.decision.profile, "render");
+  ASSERT_EQ(two.decision.denials.size(), 1u) << all(two.decision.denials);
+  const std::string& d = two.decision.denials[0];
+  EXPECT_TRUE(contains(d, "render_gpu=1")) << d;
+  EXPECT_TRUE(contains(d, "render profile")) << d;
+  EXPECT_TRUE(contains(d, "2 GPUs")) << d;
+  EXPECT_EQ(d.rfind(kDescription, 0), 0u) << d;
+
+  Outcome one = validate(make("1"));
+  EXPECT_EQ(one.decision.profile, "render");
+  EXPECT_TRUE(one.decision.denials.empty()) << all(one.decision.denials);
+  EXPECT_TRUE(one.decision.warnings.empty()) << all(one.decision.warnings);
+  EXPECT_TRUE(run(make("1")).ops.empty());  // no table: nothing to raise
+  EXPECT_TRUE(run(make("2")).ops.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Selections, RenderTest,
+    ::testing::Values(Render{"osmo_group", {{"osmo.group_name", "render-stage"}}, nullptr, "wf-1-render-stage-0"},
+                      Render{"profile_label", {{"gpu-sizer.io/profile", "render"}}, nullptr, "x"},
+                      Render{"profile_annotation", nullptr, {{"gpu-sizer.io/profile", "render"}}, "x"},
+                      Render{"name", nullptr, nullptr, "scene-render-7"}),
+    [](const auto& info) { return info.param.what; });
+
+TEST(DecidePodValidate, GenerateNameSelectsTheProfileWhenNameIsEmpty) {
+  json pod = pod_of(json::array({gpu_container("a", "2", "4", "16Gi")}));
+  pod["metadata"].erase("name");
+  pod["metadata"]["generateName"] = "augment-";
+  Outcome r = validate(pod);
+  EXPECT_EQ(r.decision.profile, "augment");
+  ASSERT_EQ(r.decision.denials.size(), 1u);
+  EXPECT_TRUE(contains(r.decision.denials[0], "augment_gpu=1")) << r.decision.denials[0];
+}
+
+TEST(DecidePodValidate, UnknownProfileLabelIsDeniedAndNotPatched) {
+  const json pod = pod_of(json::array({gpu_container("t", "4", "1", "1Gi")}), {{"gpu-sizer.io/profile", "trainn"}});
+  Outcome v = validate(pod);
+  ASSERT_EQ(v.decision.denials.size(), 1u) << all(v.decision.denials);
+  EXPECT_TRUE(contains(v.decision.denials[0], "trainn")) << v.decision.denials[0];
+  EXPECT_TRUE(contains(v.decision.denials[0], "augment, infer, render, train")) << v.decision.denials[0];
+  EXPECT_TRUE(run(pod).ops.empty());
+}
+
+struct Malformed {
+  std::string what;
+  json pod;
+  std::vector<std::string> contains;
+};
+std::ostream& operator<<(std::ostream& os, const Malformed& c) { return os << c.what; }
+
+class MalformedTest : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(MalformedTest, DeniedNamingTheFieldAndNeverPatched) {
+  const Malformed& c = GetParam();
+  Outcome v = validate(c.pod);
+  ASSERT_FALSE(v.decision.denials.empty()) << c.pod.dump();
+  const std::string denials = all(v.decision.denials);
+  for (const auto& part : c.contains) EXPECT_TRUE(contains(denials, part)) << "missing \"" << part << "\" in:\n" << denials;
+  EXPECT_TRUE(contains(denials, kDescription)) << denials;
+  Outcome m = run(c.pod);
+  EXPECT_TRUE(m.ops.empty()) << m.ops.dump();
+  EXPECT_TRUE(validate(c.pod, Mode::kEnforce).decision.denials.size() == v.decision.denials.size());
+}
+
+json with_resource(const char* map, const char* resource, json value, json pod = one_gpu_pod("2", "16", "96Gi")) {
+  pod["spec"]["containers"][0]["resources"][map][resource] = std::move(value);
+  return pod;
+}
+
+json mismatched_gpus() {
+  json pod = one_gpu_pod("2", "16", "96Gi");
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "4";
+  return pod;
+}
+
+json bad_second_container() {
+  json pod = pod_of(json::array({sidecar(), gpu_container("t", "2", "16", "96Gi")}));
+  pod["spec"]["containers"][1]["resources"]["limits"]["memory"] = "96gi";
+  return pod;
+}
+
+json fractional_only() {
+  // No whole GPU anywhere: the pod may still hold GPUs, so it is decided.
+  return pod_of(json::array({gpu_container("t", "0.5", "1", "1Gi")}));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Pods, MalformedTest,
+    ::testing::Values(
+        Malformed{"fractional_gpu", fractional_only(),
+                  {"spec.containers[0].resources", "nvidia.com/gpu", "whole number", "500m"}},
+        Malformed{"fractional_numeric_gpu", pod_of(json::array({gpu_container("t", 1.5, "1", "1Gi")})),
+                  {"spec.containers[0].resources", "nvidia.com/gpu", "whole number"}},
+        Malformed{"gpu_request_differs_from_limit", mismatched_gpus(),
+                  {"spec.containers[0].resources", "nvidia.com/gpu", "differ"}},
+        Malformed{"invalid_memory_quantity", with_resource("limits", "memory", "1KB"),
+                  {"spec.containers[0].resources.limits.memory", "1KB"}},
+        Malformed{"negative_memory", with_resource("requests", "memory", "-1Gi"),
+                  {"spec.containers[0].resources.requests.memory", "negative"}},
+        Malformed{"negative_numeric_cpu", with_resource("requests", "cpu", -2),
+                  {"spec.containers[0].resources.requests.cpu", "negative"}},
+        Malformed{"boolean_quantity", with_resource("limits", "ephemeral-storage", true),
+                  {"spec.containers[0].resources.limits.ephemeral-storage"}},
+        Malformed{"invalid_gpu_quantity", with_resource("limits", "nvidia.com/gpu", "two", pod_of(json::array({
+                                                            {{"name", "t"}, {"resources", {{"limits", json::object()}}}}}))),
+                  {"spec.containers[0].resources.limits.nvidia.com/gpu", "two"}},
+        Malformed{"second_container_bad_quantity", bad_second_container(),
+                  {"spec.containers[1].resources.limits.memory", "96gi"}}),
+    [](const auto& info) { return info.param.what; });
+
+TEST(DecidePodValidate, AuditModeNeverDeniesAndPrefixesWarnings) {
+  // Every audit warning, "would deny" and "would raise" alike, starts with
+  // "audit:" so people and log filters can tell them from real findings.
+  const std::vector<json> pods = {
+      one_gpu_pod("4", "8", "64Gi"),  // memory would be denied, cpu raised
+      one_gpu_pod("1", "1", "1Gi"),   // everything would be raised
+      fractional_only(),              // a malformed GPU field
+      pod_of(json::array({gpu_container("render", "2", "4", "16Gi")}), {{"osmo.group_name", "render"}}),
+  };
+  for (const json& pod : pods) {
+    Outcome r = validate(pod, Mode::kAudit);
+    EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
+    EXPECT_TRUE(r.ops.empty());
+    EXPECT_FALSE(r.decision.warnings.empty()) << pod.dump();
+    for (const auto& w : r.decision.warnings) {
+      EXPECT_EQ(w.rfind("audit:", 0), 0u) << w;
+      EXPECT_LT(w.size(), 120u) << w;
+    }
+  }
+}
+
+TEST(DecidePodValidate, AuditModeSaysWhatWouldBeDenied) {
+  Outcome r = validate(one_gpu_pod("4", "32", "64Gi"), Mode::kAudit);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"audit: would deny: ", "memory 64Gi", "192Gi"}))
+      << all(r.decision.warnings);
+}
+
+const std::string kLongName(63, 'n');
+
+json long_name_pod() {
+  json pod = pod_of(json::array({gpu_container(kLongName, "2", "1", "1Gi"), gpu_container("second", "2", "1", "1Gi")}),
+                    {{"osmo.group_name", "finetune-job"}});
+  pod["spec"]["containers"][1]["name"] = std::string(62, 'm') + "z";
+  return pod;
+}
+
+TEST(DecidePodWarnings, EveryWarningIsUnder120CharactersWithLongNames) {
+  const json pod = long_name_pod();
+  std::size_t seen = 0;
+  for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+    for (Mode mode : {Mode::kMutate, Mode::kEnforce, Mode::kAudit}) {
+      Outcome r = run(pod, endpoint, mode);
+      for (const auto& w : r.decision.warnings) {
+        ++seen;
+        EXPECT_LT(w.size(), 120u) << to_string(mode) << ": " << w;
+      }
+    }
+  }
+  EXPECT_GT(seen, 5u);
+}
+
+TEST(DecidePodWarnings, LongContainerNamesAreShortenedNotTheNumbers) {
+  // BUG (found by this test; src fixed since): in audit mode the "would
+  // deny" text was fitted to 119 characters (shortening the name) before
+  // "audit: would deny: " was prefixed and the whole line cut again, so it
+  // ended "...for ..." and the GPU count and profile were lost.
+  const json pod = pod_of(json::array({gpu_container(kLongName, "4", "8", "64Gi")}));
+  for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+    for (Mode mode : {Mode::kMutate, Mode::kAudit}) {
+      Outcome r = run(pod, endpoint, mode);
+      for (const auto& w : r.decision.warnings) {
+        EXPECT_LT(w.size(), 120u) << w;
+        EXPECT_TRUE(contains(w, "192Gi") || contains(w, "32") || contains(w, "300Gi")) << w;
+        EXPECT_EQ(w.back(), ')') << "numbers cut off: " << w;
+      }
+    }
+  }
+}
+
+TEST(DecidePodWarnings, MultibyteNamesAreNotCutInsideACharacter) {
+  std::string name;
+  for (int i = 0; i < 40; ++i) name += "\xC3\xA9";  // é, 80 bytes
+  const json pod = pod_of(json::array({gpu_container(name, "1", "1", "1Gi")}));
+  for (Mode mode : {Mode::kMutate, Mode::kAudit}) {
+    for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+      Outcome r = run(pod, endpoint, mode);
+      for (const auto& w : r.decision.warnings) {
+        EXPECT_LT(w.size(), 120u) << w;
+        EXPECT_NO_THROW((void)json(w).dump()) << "invalid UTF-8: " << w;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Pods without GPUs are not ours.
+
+TEST(DecidePodNoGpus, NothingAtAll) {
+  json bad = pod_of(json::array({sidecar("web")}));
+  bad["spec"]["containers"][0]["resources"]["limits"]["memory"] = "1KB";
+  const std::vector<json> pods = {
+      pod_of(json::array({sidecar("web")})),
+      pod_of(json::array({{{"name", "bare"}}})),
+      pod_of(json::array({gpu_container("zero", "0", "1", "1Gi")})),
+      bad,
+      pod_of(json::array({sidecar("web")}), {{"osmo.group_name", "finetune-job"}}),
+  };
+  for (const json& pod : pods) {
+    for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+      for (Mode mode : {Mode::kMutate, Mode::kEnforce, Mode::kAudit}) {
+        Outcome r = run(pod, endpoint, mode);
+        EXPECT_EQ(r.decision.gpus, 0);
+        EXPECT_TRUE(r.decision.profile.empty()) << r.decision.profile;
+        EXPECT_TRUE(r.ops.empty()) << pod.dump();
+        EXPECT_TRUE(r.decision.warnings.empty()) << all(r.decision.warnings);
+        EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
+        EXPECT_TRUE(r.decision.changes.empty());
+      }
+    }
+  }
+}
+
+TEST(DecidePodRobustness, OddShapesDoNotThrow) {
+  // Structurally odd objects must give an answer, never an exception that
+  // would turn into a 500 (and, with failurePolicy: Fail, a blocked create).
+  // BUG (found by this test; src fixed since): PodReader::read called
+  // metadata.value("labels", ...) on whatever metadata was; for null or a
+  // non-object nlohmann threw type_error.306.
+  const std::vector<json> pods = {
+      json::parse(R"({"metadata":null,"spec":{"containers":[]}})"),
+      json::parse(R"({"metadata":"x","spec":{"containers":[]}})"),
+      json::parse(R"({"metadata":{"labels":null,"annotations":7},"spec":{"containers":[]}})"),
+      json::parse(R"({"spec":null})"),
+      json::parse(R"({"spec":{"containers":{}}})"),
+      json::parse(R"({"spec":{"containers":[1,null,"x"]}})"),
+      json::parse(R"({"spec":{"containers":[{"resources":[]}],"initContainers":{}}})"),
+      json::parse(R"({"spec":{"containers":[{"resources":{"limits":[],"requests":"x"}}]}})"),
+  };
+  for (const json& pod : pods) {
+    for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+      EXPECT_NO_THROW((void)run(pod, endpoint)) << pod.dump();
+    }
+  }
+}
+
+TEST(DecidePodRobustness, NullMetadataWithGpusStillDecided) {
+  // BUG (found by this test; src fixed since): metadata null must read as
+  // "no labels, no annotations"; decide_pod threw json type_error.306
+  // ("cannot use value() with null").
+  json pod = one_gpu_pod("4", "8", "64Gi");
+  pod["metadata"] = nullptr;
+  Outcome r;
+  ASSERT_NO_THROW(r = validate(pod));
+  EXPECT_EQ(r.decision.gpus, 4);
+  EXPECT_EQ(r.decision.denials.size(), 1u) << all(r.decision.denials);
+}
+
+TEST(QuantityFromJson, StringsNumbersAndOthers) {
+  ASSERT_TRUE(quantity_from_json("64Gi").ok());
+  EXPECT_EQ(quantity_from_json("64Gi").value().to_string(), "64Gi");
+  ASSERT_TRUE(quantity_from_json(4).ok());
+  EXPECT_EQ(quantity_from_json(4).value().to_string(), "4");
+  ASSERT_TRUE(quantity_from_json(0.5).ok());
+  EXPECT_EQ(quantity_from_json(0.5).value().to_string(), "500m");
+  ASSERT_TRUE(quantity_from_json(-3).ok());
+  EXPECT_TRUE(quantity_from_json(-3).value().is_negative());
+  EXPECT_FALSE(quantity_from_json("1KB").ok());
+  for (const json& v : {json(true), json(nullptr), json::array({1}), json::object()}) {
+    const auto q = quantity_from_json(v);
+    ASSERT_FALSE(q.ok()) << v.dump();
+    EXPECT_TRUE(contains(q.error(), v.type_name())) << q.error();
+  }
+}
+
+}  // namespace
+}  // namespace gpusizer
