@@ -15,7 +15,7 @@ PACKAGES := g++ cmake make pkg-config curl openssl \
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build run test clean
+.PHONY: deps configure build run test clean
 
 # apt-get update once, and only when something is missing.
 deps:
@@ -25,11 +25,15 @@ deps:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-build: deps
+configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+
+build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-run: build
+# Only the binary: the tests are not needed to run it.
+run: configure
+	cmake --build $(BUILD) -j$(JOBS) --target gpu-sizer
 	@echo "Try it from another shell once it is listening:"
 	@echo "  curl --cacert $(CERT_DIR)/ca.crt -H 'Content-Type: application/json' --data @tests/data/review-4gpu-64gi.json https://$(LISTEN)/mutate"
 	$(BUILD)/gpu-sizer serve --listen $(LISTEN) --cert-dir $(CERT_DIR)
