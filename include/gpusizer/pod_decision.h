@@ -11,6 +11,7 @@
 
 #include "gpusizer/json_patch.h"
 #include "gpusizer/policy.h"
+#include "gpusizer/workloads.h"
 
 namespace gpusizer {
 
@@ -24,19 +25,23 @@ inline constexpr const char* kMutateOptOutKey = "gpu-sizer.io/mutate";
 inline constexpr const char* kSizedKey = "gpu-sizer.io/sized";
 
 struct PodTarget {
-  const nlohmann::json& pod;       // an object with metadata and spec
-  std::vector<std::string> path;   // tokens of `pod` in the reviewed object; empty for a Pod
-  std::string description;         // "pod default/train-x", the start of every message
-  Mode mode;                       // the policy's mode for the object's namespace
+  PodTemplateRef ref;       // the pod or pod template and where it is in the reviewed object
+  std::string description;  // "pod default/train-x", the start of every message
+  Mode mode;                // the policy's mode for the object's namespace
+  // The reviewed object's metadata, for labels and annotations a template
+  // lacks; null for a Pod (its own metadata is the object's).
+  const nlohmann::json* parent_metadata = nullptr;
 };
 
 struct PodDecision {
+  std::string description;     // the target's description
   int64_t gpus = 0;            // app containers summed (init containers: the largest)
   std::string profile;         // empty when the pod has no GPUs
   std::string profile_reason;  // why that profile
   std::vector<std::string> changes;   // one per container: what the patch raised
   std::vector<std::string> warnings;  // each under 120 characters
   std::vector<std::string> denials;   // non-empty: deny; each names what to set
+  bool undecided = false;             // left for the Pod: unresolved expressions or podSpecPatch
 };
 
 // Decides one pod. Patch operations (mutate endpoint, mutate mode only) are

@@ -46,10 +46,10 @@ struct Profile {
 
 // A profile selection rule: when the subject matches, the profile applies.
 struct ProfileRule {
-  enum class Subject { kLabel, kAnnotation, kName };
+  enum class Subject { kLabel, kAnnotation, kName, kTemplate, kReplicaType };
   enum class Match { kEquals, kContains, kGlob };
   Subject subject = Subject::kLabel;
-  std::string key;  // label or annotation key; empty for kName
+  std::string key;  // label or annotation key; empty for the other subjects
   Match match = Match::kEquals;
   std::string value;
   std::string profile;

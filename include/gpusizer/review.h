@@ -11,6 +11,22 @@
 
 namespace gpusizer {
 
+// Which object is decided: its API group and kind (any version), namespace
+// and name (or generateName followed by "*").
+struct ObjectIdentity {
+  std::string group;
+  std::string kind;
+  std::string namespace_name;
+  std::string name;
+};
+
+// Decides every pod of one object: the Pod itself, or each pod template of
+// a workload kind (workloads.h), each on its own GPU count. Patch operations
+// go to `patch`, whose document is `object`. Kinds that hold no pods give
+// no decisions.
+std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id,
+                                       const nlohmann::json& object, PatchBuilder& patch);
+
 // What one review decided, for logs and metrics.
 struct ReviewOutcome {
   enum class Decision { kAllowed, kMutated, kDenied, kError };

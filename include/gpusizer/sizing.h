@@ -36,7 +36,9 @@ std::string set_hint(const Profile& profile, int64_t gpus);
 struct SelectionInput {
   std::map<std::string, std::string, std::less<>> labels;
   std::map<std::string, std::string, std::less<>> annotations;
-  std::string name;  // metadata.name, or generateName when the name is empty
+  std::string name;           // metadata.name, or generateName when the name is empty
+  std::string template_name;  // Argo template name
+  std::string replica_type;   // PyTorchJob replica type, JobSet job, Ray group, Volcano task
 };
 
 // The label gpu-sizer.io/profile, then the annotation of the same key, then

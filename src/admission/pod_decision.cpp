@@ -4,8 +4,10 @@
 #include <map>
 #include <optional>
 
+#include "gpusizer/json_access.h"
 #include "gpusizer/sizing.h"
 #include "gpusizer/strings.h"
+#include "gpusizer/workloads.h"
 
 namespace gpusizer {
 
@@ -55,9 +57,19 @@ struct PodView {
   std::vector<ContainerView> init;  // ordinary init containers: run before, one at a time
   std::vector<std::string> problems;
   bool gpu_problem = false;  // a problem in a GPU field: the pod may hold GPUs
+  std::vector<std::string> unresolved;  // resources holding {{...}} or $(VAR) expressions
+  bool unresolved_gpu = false;          // ... among them a GPU count
+  bool spec_patched = false;            // an Argo podSpecPatch may change any of it
+  bool spec_patch_names_gpu = false;    // ... and its text names a GPU resource
   SelectionInput selection;
   bool opted_out = false;
 };
+
+bool is_unresolved(const json& value) {
+  if (!value.is_string()) return false;
+  const auto& text = value.get_ref<const std::string&>();
+  return text.find("{{") != std::string::npos || text.find("$(") != std::string::npos;
+}
 
 std::map<std::string, std::string, std::less<>> string_map(const json& object) {
   std::map<std::string, std::string, std::less<>> out;
@@ -68,20 +80,6 @@ std::map<std::string, std::string, std::less<>> string_map(const json& object) {
   return out;
 }
 
-// Input is whatever the client sent: a field of the wrong type reads as
-// absent instead of throwing.
-const json& member(const json& object, const char* key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string string_member(const json& object, const char* key) {
-  const json& value = member(object, key);
-  return value.is_string() ? value.get<std::string>() : std::string();
-}
-
 std::string quoted(const std::string& text) { return "\"" + text + "\""; }
 
 class PodReader {
@@ -89,60 +87,116 @@ class PodReader {
   PodReader(const Policy& policy, const PodTarget& target) : policy_(policy), target_(target) {}
 
   PodView read() {
-    const json& pod = target_.pod;
-    const json& metadata = member(pod, "metadata");
-    view_.selection.labels = string_map(member(metadata, "labels"));
-    view_.selection.annotations = string_map(member(metadata, "annotations"));
-    view_.selection.name = string_member(metadata, "name");
-    if (view_.selection.name.empty()) view_.selection.name = string_member(metadata, "generateName");
-    auto opt_out = view_.selection.annotations.find(kMutateOptOutKey);
-    view_.opted_out = opt_out != view_.selection.annotations.end() && opt_out->second == "false";
-
-    const json& spec = member(pod, "spec");
-    if (!spec.is_object()) {
-      problem("spec", "is missing or not an object");
-      return std::move(view_);
-    }
-    const json& containers = member(spec, "containers");
-    if (!containers.is_array()) {
-      problem("spec.containers", "is missing or not a list");
-      return std::move(view_);
-    }
-    read_list(containers, "containers", /*init=*/false);
-    const json& init_containers = member(spec, "initContainers");
-    if (init_containers.is_array()) {
-      read_list(init_containers, "initContainers", /*init=*/true);
-    } else if (!init_containers.is_null()) {
-      problem("spec.initContainers", "is not a list");
+    read_selection();
+    if (target_.ref.shape == PodShape::kArgoTemplate) {
+      read_argo_template();
+    } else {
+      read_pod_spec();
     }
     return std::move(view_);
   }
 
  private:
+  // The template's own labels and annotations first, then the object's.
+  void read_selection() {
+    const json& metadata = member(pod(), "metadata");
+    const json& parent = target_.parent_metadata ? *target_.parent_metadata : member(pod(), "metadata");
+    for (const json* source : {&metadata, &parent}) {
+      view_.selection.labels.merge(string_map(member(*source, "labels")));
+      view_.selection.annotations.merge(string_map(member(*source, "annotations")));
+      for (const char* key : {"name", "generateName"}) {
+        if (view_.selection.name.empty()) view_.selection.name = string_member(*source, key);
+      }
+    }
+    view_.selection.template_name = target_.ref.template_name;
+    view_.selection.replica_type = target_.ref.replica_type;
+    auto opt_out = view_.selection.annotations.find(kMutateOptOutKey);
+    view_.opted_out = opt_out != view_.selection.annotations.end() && opt_out->second == "false";
+  }
+
+  void read_pod_spec() {
+    const json& spec = member(pod(), "spec");
+    if (!spec.is_object()) {
+      problem(field({"spec"}), "is missing or not an object");
+      return;
+    }
+    const json& containers = member(spec, "containers");
+    if (!containers.is_array()) {
+      problem(field({"spec", "containers"}), "is missing or not a list");
+      return;
+    }
+    read_list(containers, {"spec", "containers"}, Role::kApp);
+    read_list(member(spec, "initContainers"), {"spec", "initContainers"}, Role::kInit);
+  }
+
+  // Argo runs the template's container, script or containerSet as the main
+  // containers, sidecars beside them and initContainers before them.
+  // templateDefaults are merged under the template's container or script.
+  void read_argo_template() {
+    const std::string patch = string_member(pod(), "podSpecPatch");
+    view_.spec_patched = target_.ref.workflow_pod_spec_patch || pod().contains("podSpecPatch");
+    for (const auto& resource : policy_.gpu_resources) {
+      view_.spec_patch_names_gpu = view_.spec_patch_names_gpu || patch.find(resource) != std::string::npos;
+    }
+    for (const char* key : {"container", "script"}) {
+      const json& item = member(pod(), key);
+      if (item.is_null()) continue;
+      const json* defaults = target_.ref.template_defaults ? &member(*target_.ref.template_defaults, key) : nullptr;
+      read_container(item, absolute({key}), Role::kApp, defaults, std::string("templateDefaults.") + key);
+    }
+    read_list(member(member(pod(), "containerSet"), "containers"), {"containerSet", "containers"}, Role::kApp);
+    read_list(member(pod(), "sidecars"), {"sidecars"}, Role::kApp);
+    read_list(member(pod(), "initContainers"), {"initContainers"}, Role::kInit);
+  }
+
+  enum class Role { kApp, kInit };
+
+  const json& pod() const { return *target_.ref.pod; }
+
+  std::vector<std::string> absolute(std::initializer_list<std::string> tokens) const {
+    std::vector<std::string> path = target_.ref.path;
+    path.insert(path.end(), tokens);
+    return path;
+  }
+  std::string field(std::initializer_list<std::string> tokens) const { return field_path(absolute(tokens)); }
+
   void problem(const std::string& field, const std::string& what, bool gpu_field = false) {
     view_.problems.push_back(target_.description + ": " + field + " " + what);
     view_.gpu_problem = view_.gpu_problem || gpu_field;
   }
 
-  void read_list(const json& list, const std::string& key, bool init) {
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const std::string field = "spec." + key + "[" + std::to_string(i) + "]";
-      const json& item = list[i];
-      if (!item.is_object()) {
-        problem(field, "is not an object");
-        continue;
-      }
-      ContainerView container;
-      container.name = string_member(item, "name");
-      if (container.name.empty()) container.name = field;
-      container.path = target_.path;
-      container.path.insert(container.path.end(), {"spec", key, std::to_string(i)});
-      read_resources(item, field, container);
-      // Sidecars (init containers that keep running) hold resources alongside
-      // the app containers, so they count with them.
-      const bool sidecar = init && member(item, "restartPolicy") == "Always";
-      (init && !sidecar ? view_.init : view_.app).push_back(std::move(container));
+  void read_list(const json& list, std::initializer_list<std::string> tokens, Role role) {
+    if (list.is_null()) return;
+    if (!list.is_array()) {
+      problem(field(tokens), "is not a list");
+      return;
     }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      std::vector<std::string> path = absolute(tokens);
+      path.push_back(std::to_string(i));
+      read_container(list[i], std::move(path), role, nullptr, "");
+    }
+  }
+
+  void read_container(const json& item, std::vector<std::string> path, Role role, const json* defaults,
+                      const std::string& defaults_field) {
+    const std::string where = field_path(path);
+    if (!item.is_object()) {
+      problem(where, "is not an object");
+      return;
+    }
+    ContainerView container;
+    container.name = string_member(item, "name");
+    if (container.name.empty()) container.name = where;
+    container.path = std::move(path);
+    // The template's values win over its defaults, key by key.
+    read_resources(item, where, container);
+    if (defaults && defaults->is_object()) read_resources(*defaults, defaults_field, container);
+    for (const auto& resource : policy_.gpu_resources) container.gpus += gpu_count(container, resource, where);
+    // Sidecars (init containers that keep running) hold resources alongside
+    // the app containers, so they count with them.
+    const bool sidecar = role == Role::kInit && member(item, "restartPolicy") == "Always";
+    (role == Role::kInit && !sidecar ? view_.init : view_.app).push_back(std::move(container));
   }
 
   void read_resources(const json& item, const std::string& field, ContainerView& container) {
@@ -154,9 +208,6 @@ class PodReader {
     }
     read_quantities(resources, "requests", field, container.requests);
     read_quantities(resources, "limits", field, container.limits);
-    for (const auto& resource : policy_.gpu_resources) {
-      container.gpus += gpu_count(container, resource, field);
-    }
   }
 
   void read_quantities(const json& resources, const std::string& key, const std::string& field, QuantityMap& out) {
@@ -171,12 +222,17 @@ class PodReader {
       const bool gpu = policy_.is_gpu_resource(resource);
       if (!gpu && resource != kCpu && resource != kMemory && resource != kStorage) continue;
       auto quantity = quantity_from_json(value);
-      if (!quantity) {
+      if (!quantity && is_unresolved(value)) {
+        // A template parameter, filled in when the workflow runs: not an
+        // error, but nothing to decide on until the Pod exists.
+        view_.unresolved.push_back(resource + " is \"" + value.get<std::string>() + "\"");
+        view_.unresolved_gpu = view_.unresolved_gpu || gpu;
+      } else if (!quantity) {
         problem(map_field + "." + resource, quantity.error(), gpu);
       } else if (quantity.value().is_negative()) {
         problem(map_field + "." + resource, "must not be negative, found " + quantity.value().to_string(), gpu);
       } else {
-        out.emplace(resource, quantity.value());
+        out.emplace(resource, quantity.value());  // keeps an earlier (template) value over a default
       }
     }
   }
@@ -252,6 +308,7 @@ class PodDecider {
       : policy_(policy), endpoint_(endpoint), target_(target), patch_(patch) {}
 
   PodDecision decide() {
+    decision_.description = target_.description;
     view_ = PodReader(policy_, target_).read();
     // Init containers run one at a time before the app containers, so the
     // two phases are sized apart: the app containers share what their GPU
@@ -270,6 +327,7 @@ class PodDecider {
     if (app.gpus > 0) groups_.push_back(app);
     if (largest_init && largest_init->gpus > app.gpus) groups_.push_back(Group{{largest_init}, largest_init->gpus});
     decision_.gpus = std::max(app.gpus, largest_init ? largest_init->gpus : 0);
+    if (leave_for_the_pod()) return std::move(decision_);
     if (decision_.gpus == 0 && !view_.gpu_problem) return std::move(decision_);
 
     auto choice = select_profile(policy_, view_.selection);
@@ -293,6 +351,28 @@ class PodDecider {
 
  private:
   std::string profile_text() const { return profile_->name + " profile"; }
+
+  // Some templates can only be decided once their Pod exists: a GPU count or
+  // resource that is an expression filled in at run time, or an Argo
+  // podSpecPatch that may change resources. They are left unchanged, said so
+  // (once, by the validating endpoint, which always runs), and the Pod is
+  // decided when it is created.
+  bool leave_for_the_pod() {
+    const bool gpus_known_or_named = decision_.gpus > 0 || view_.unresolved_gpu || view_.spec_patch_names_gpu;
+    std::string why;
+    if (view_.unresolved_gpu || (decision_.gpus > 0 && !view_.unresolved.empty())) {
+      why = view_.unresolved.front() + " until it runs";
+    } else if (view_.spec_patched && gpus_known_or_named) {
+      why = "podSpecPatch may change its resources";
+    } else {
+      return false;
+    }
+    decision_.undecided = true;
+    if (endpoint_ == Endpoint::kValidate) {
+      decision_.warnings.push_back(fit(target_.description + ": " + why + "; its Pod is checked when created"));
+    }
+    return true;
+  }
 
   void check_gpu_limit() {
     if (!profile_->max_gpus || decision_.gpus <= *profile_->max_gpus) return;
@@ -379,7 +459,7 @@ class PodDecider {
     if (per_container.empty()) return;
     decision_.changes = per_container;
     const std::string sized = profile_text() + ", " + gpus_text(decision_.gpus) + ": " + join(per_container, "; ");
-    patch_.set(with(target_.path, {"metadata", "annotations", kSizedKey}), sized);
+    patch_.set(with(target_.ref.path, {"metadata", "annotations", kSizedKey}), sized);
   }
 
   static std::vector<std::string> with(std::vector<std::string> base, std::initializer_list<std::string> more) {

@@ -2,7 +2,9 @@
 
 #include <openssl/evp.h>
 
+#include "gpusizer/json_access.h"
 #include "gpusizer/strings.h"
+#include "gpusizer/workloads.h"
 
 namespace gpusizer {
 
@@ -44,17 +46,6 @@ HttpReply bad_request(ReviewOutcome outcome, const std::string& message) {
   return HttpReply{400, serialize(json{{"error", message}}), std::move(outcome)};
 }
 
-const std::string* string_at(const json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
-}
-
-std::string string_or_empty(const json& object, const char* key) {
-  const std::string* value = string_at(object, key);
-  return value ? *value : std::string();
-}
-
 }  // namespace
 
 std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
@@ -73,6 +64,24 @@ std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
   return kept;
 }
 
+std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id,
+                                       const json& object, PatchBuilder& patch) {
+  const bool is_pod = id.group.empty() && id.kind == "Pod";
+  const std::string object_text = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
+  std::vector<PodDecision> decisions;
+  for (const PodTemplateRef& ref : find_pod_templates(id.group, id.kind, object)) {
+    std::string description = "pod " + object_text;
+    if (!is_pod) {
+      description = id.kind + " " + object_text + " " +
+                    (ref.template_name.empty() ? field_path(ref.path) : "template \"" + ref.template_name + "\"");
+    }
+    const PodTarget target{ref, std::move(description), policy.mode_for(id.namespace_name),
+                           is_pod ? nullptr : &member(object, "metadata")};
+    decisions.push_back(decide_pod(policy, endpoint, target, patch));
+  }
+  return decisions;
+}
+
 HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body) {
   ReviewOutcome outcome;
   json review;
@@ -82,54 +91,60 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     return bad_request(std::move(outcome), std::string("request body is not valid JSON: ") + error.what());
   }
   if (!review.is_object()) return bad_request(std::move(outcome), "request body must be a JSON object (an AdmissionReview)");
-  const std::string api_version = string_or_empty(review, "apiVersion");
+  const std::string api_version = string_member(review, "apiVersion");
   if (api_version != "admission.k8s.io/v1") {
     return bad_request(std::move(outcome), "apiVersion must be admission.k8s.io/v1, found \"" + api_version +
                                                "\" (register the webhook with admissionReviewVersions: [v1])");
   }
-  if (string_or_empty(review, "kind") != "AdmissionReview") {
-    return bad_request(std::move(outcome), "kind must be AdmissionReview, found \"" + string_or_empty(review, "kind") + "\"");
+  if (string_member(review, "kind") != "AdmissionReview") {
+    return bad_request(std::move(outcome), "kind must be AdmissionReview, found \"" + string_member(review, "kind") + "\"");
   }
   const auto request_it = review.find("request");
   if (request_it == review.end() || !request_it->is_object()) {
     return bad_request(std::move(outcome), "request is missing or not an object");
   }
   const json& request = *request_it;
-  outcome.uid = string_or_empty(request, "uid");
+  outcome.uid = string_member(request, "uid");
   if (outcome.uid.empty()) return bad_request(std::move(outcome), "request.uid is missing or not a non-empty string");
-  const json empty = json::object();
-  const json& kind = request.contains("kind") && request["kind"].is_object() ? request["kind"] : empty;
-  outcome.kind = string_or_empty(kind, "kind");
-  outcome.operation = string_or_empty(request, "operation");
-  outcome.namespace_name = string_or_empty(request, "namespace");
-  outcome.name = string_or_empty(request, "name");
-  outcome.dry_run = request.contains("dryRun") && request["dryRun"] == true;
+  const json& kind = member(request, "kind");
+  outcome.kind = string_member(kind, "kind");
+  outcome.operation = string_member(request, "operation");
+  outcome.namespace_name = string_member(request, "namespace");
+  outcome.name = string_member(request, "name");
+  outcome.dry_run = member(request, "dryRun") == true;
 
   json response = {{"uid", outcome.uid}, {"allowed", true}};
   std::vector<std::string> warnings;
   std::vector<std::string> denials;
-  PatchBuilder patch(request.contains("object") ? request["object"] : empty);
+  const json& object = member(request, "object");
+  PatchBuilder patch(object);
 
-  // Pods are sized when created; their resources cannot change afterwards
-  // through this path, and subresources (status, binding, ...) carry no spec.
-  const bool decide = outcome.kind == "Pod" && string_or_empty(kind, "group").empty() &&
-                      outcome.operation == "CREATE" && string_or_empty(request, "subResource").empty() &&
-                      !policy.is_excluded(outcome.namespace_name);
+  // Pods are sized when created (their resources cannot change through
+  // this path afterwards); workload templates when created or updated.
+  // Subresources (status, scale, binding) carry no pod spec.
+  const std::string group = string_member(kind, "group");
+  const bool is_pod = group.empty() && outcome.kind == "Pod";
+  const bool decided_operation = outcome.operation == "CREATE" || (!is_pod && outcome.operation == "UPDATE");
+  const bool decide = holds_pods(group, outcome.kind) && decided_operation &&
+                      string_member(request, "subResource").empty() && !policy.is_excluded(outcome.namespace_name);
   if (decide) {
-    const auto object = request.find("object");
-    if (object == request.end() || !object->is_object()) {
-      return bad_request(std::move(outcome), "request.object must be the Pod being created, as a JSON object");
+    if (!object.is_object()) {
+      return bad_request(std::move(outcome), "request.object must be the " + outcome.kind + " being " +
+                                                 (outcome.operation == "CREATE" ? "created" : "updated") +
+                                                 ", as a JSON object");
     }
-    const json& metadata = object->contains("metadata") ? (*object)["metadata"] : empty;
-    if (outcome.name.empty()) outcome.name = string_or_empty(metadata, "name");
-    if (outcome.name.empty()) outcome.name = string_or_empty(metadata, "generateName") + "*";
-    PodTarget target{*object, {}, "pod " + outcome.namespace_name + "/" + outcome.name,
-                     policy.mode_for(outcome.namespace_name)};
-    PodDecision pod = decide_pod(policy, endpoint, target, patch);
-    warnings.insert(warnings.end(), pod.warnings.begin(), pod.warnings.end());
-    denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());
-    if (!pod.changes.empty()) response["auditAnnotations"]["sized"] = join(pod.changes, "; ");
-    outcome.pods.push_back(std::move(pod));
+    const json& metadata = member(object, "metadata");
+    if (outcome.name.empty()) outcome.name = string_member(metadata, "name");
+    if (outcome.name.empty()) outcome.name = string_member(metadata, "generateName") + "*";
+    const ObjectIdentity id{group, outcome.kind, outcome.namespace_name, outcome.name};
+    std::vector<std::string> changes;
+    for (PodDecision& pod : decide_object(policy, endpoint, id, object, patch)) {
+      warnings.insert(warnings.end(), pod.warnings.begin(), pod.warnings.end());
+      denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());
+      for (const auto& change : pod.changes) changes.push_back(is_pod ? change : pod.description + ": " + change);
+      outcome.pods.push_back(std::move(pod));
+    }
+    if (!changes.empty()) response["auditAnnotations"]["sized"] = join(changes, "; ");
   }
 
   outcome.decision = ReviewOutcome::Decision::kAllowed;

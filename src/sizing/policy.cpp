@@ -206,14 +206,16 @@ Profile read_profile(const std::string& name, const YAML::Node& node, const std:
 ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
   require_map(node, path);
   check_keys(node, path, {"on", "equals", "contains", "glob", "profile"});
-  if (!node["on"]) fail(path, node, "missing field on (label:KEY, annotation:KEY or name)");
+  if (!node["on"]) fail(path, node, "missing field on (label:KEY, annotation:KEY, name, template or replicaType)");
   if (!node["profile"]) fail(path, node, "missing field profile");
   ProfileRule rule;
   const std::string on = read_string(node["on"], path + ".on");
   std::string subject_text;
-  if (on == "name") {
-    rule.subject = ProfileRule::Subject::kName;
-    subject_text = "name";
+  if (on == "name" || on == "template" || on == "replicaType") {
+    rule.subject = on == "name"       ? ProfileRule::Subject::kName
+                   : on == "template" ? ProfileRule::Subject::kTemplate
+                                      : ProfileRule::Subject::kReplicaType;
+    subject_text = on;
   } else if (on.starts_with("label:") && on.size() > 6) {
     rule.subject = ProfileRule::Subject::kLabel;
     rule.key = on.substr(6);
@@ -223,7 +225,8 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
     rule.key = on.substr(11);
     subject_text = "annotation " + rule.key;
   } else {
-    fail(path + ".on", node["on"], "must be label:KEY, annotation:KEY or name, found \"" + on + "\"");
+    fail(path + ".on", node["on"],
+         "must be label:KEY, annotation:KEY, name, template or replicaType, found \"" + on + "\"");
   }
   int matchers = 0;
   for (const auto& [key, match] : {std::pair{"equals", ProfileRule::Match::kEquals},

@@ -59,6 +59,8 @@ bool rule_matches(const ProfileRule& rule, const SelectionInput& input) {
     case ProfileRule::Subject::kLabel: subject = lookup(input.labels, rule.key); break;
     case ProfileRule::Subject::kAnnotation: subject = lookup(input.annotations, rule.key); break;
     case ProfileRule::Subject::kName: subject = &input.name; break;
+    case ProfileRule::Subject::kTemplate: subject = &input.template_name; break;
+    case ProfileRule::Subject::kReplicaType: subject = &input.replica_type; break;
   }
   if (!subject) return false;
   switch (rule.match) {

@@ -43,7 +43,7 @@ json apply(const json& doc, const json& ops) {
 Outcome run(const json& pod, Endpoint endpoint = Endpoint::kMutate, Mode mode = Mode::kMutate,
         const Policy& policy = default_policy()) {
   PatchBuilder patch(pod);
-  const PodTarget target{pod, {}, kDescription, mode};
+  const PodTarget target{{&pod}, kDescription, mode};
   PodDecision decision = decide_pod(policy, endpoint, target, patch);
   const json ops = patch.operations();
   return Outcome{std::move(decision), ops, apply(pod, ops)};
@@ -498,7 +498,8 @@ TEST(DecidePodMutate, TemplatePathPrefixesEveryOperation) {
                     {"metadata", {{"name", "j"}}},
                     {"spec", {{"template", {{"spec", {{"containers", json::array({gpu_container("t", "2", "1", "1Gi")})}}}}}}}};
   PatchBuilder patch(job);
-  const PodTarget target{job["spec"]["template"], {"spec", "template"}, "job default/j", Mode::kMutate};
+  const PodTarget target{{&job["spec"]["template"], PodShape::kPod, {"spec", "template"}}, "job default/j",
+                         Mode::kMutate, &job["metadata"]};
   const PodDecision d = decide_pod(default_policy(), Endpoint::kMutate, target, patch);
   EXPECT_EQ(d.gpus, 2);
   for (const auto& op : patch.operations()) EXPECT_EQ(op["path"].get<std::string>().rfind("/spec/template/", 0), 0u) << op;

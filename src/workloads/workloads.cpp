@@ -1,0 +1,181 @@
+#include "gpusizer/workloads.h"
+
+#include <algorithm>
+
+namespace gpusizer {
+
+using nlohmann::json;
+
+namespace {
+
+struct TemplateLocation {
+  // Dot-separated keys from the object root. "key[]" walks every element of
+  // an array, "*" every value of a map; both name the pod for policy rules
+  // (the element's name or groupName, or the map key).
+  std::string_view pattern;
+  PodShape shape = PodShape::kPod;
+};
+
+struct KindEntry {
+  std::string_view group;
+  std::string_view kind;
+  std::vector<TemplateLocation> locations;
+};
+
+// REFERENCE.md section 3. Adding a kind is adding a row.
+const std::vector<KindEntry>& kind_table() {
+  static const std::vector<KindEntry> table = {
+      {"", "Pod", {{""}}},
+      {"batch", "Job", {{"spec.template"}}},
+      {"batch", "CronJob", {{"spec.jobTemplate.spec.template"}}},
+      {"apps", "Deployment", {{"spec.template"}}},
+      {"apps", "StatefulSet", {{"spec.template"}}},
+      {"apps", "ReplicaSet", {{"spec.template"}}},
+      {"apps", "DaemonSet", {{"spec.template"}}},
+      {"argoproj.io", "Workflow", {{"spec.templates[]", PodShape::kArgoTemplate}}},
+      {"argoproj.io", "WorkflowTemplate", {{"spec.templates[]", PodShape::kArgoTemplate}}},
+      {"argoproj.io", "ClusterWorkflowTemplate", {{"spec.templates[]", PodShape::kArgoTemplate}}},
+      {"argoproj.io", "CronWorkflow", {{"spec.workflowSpec.templates[]", PodShape::kArgoTemplate}}},
+      {"kubeflow.org", "PyTorchJob", {{"spec.pytorchReplicaSpecs.*.template"}}},
+      {"jobset.x-k8s.io", "JobSet", {{"spec.replicatedJobs[].template.spec.template"}}},
+      {"ray.io", "RayCluster", {{"spec.headGroupSpec.template"}, {"spec.workerGroupSpecs[].template"}}},
+      {"ray.io", "RayJob",
+       {{"spec.rayClusterSpec.headGroupSpec.template"},
+        {"spec.rayClusterSpec.workerGroupSpecs[].template"},
+        {"spec.submitterPodTemplate"}}},
+      {"batch.volcano.sh", "Job", {{"spec.tasks[].template"}}},
+  };
+  return table;
+}
+
+const KindEntry* find_kind(std::string_view group, std::string_view kind) {
+  const auto& table = kind_table();
+  auto it = std::find_if(table.begin(), table.end(),
+                         [&](const KindEntry& e) { return e.group == group && e.kind == kind; });
+  return it == table.end() ? nullptr : &*it;
+}
+
+std::vector<std::string_view> split(std::string_view pattern) {
+  std::vector<std::string_view> parts;
+  while (!pattern.empty()) {
+    const auto dot = pattern.find('.');
+    parts.push_back(pattern.substr(0, dot));
+    pattern = dot == std::string_view::npos ? std::string_view() : pattern.substr(dot + 1);
+  }
+  return parts;
+}
+
+std::string name_of(const json& element) {
+  if (!element.is_object()) return "";
+  for (const char* key : {"name", "groupName"}) {
+    auto it = element.find(key);
+    if (it != element.end() && it->is_string()) return it->get<std::string>();
+  }
+  return "";
+}
+
+// Argo templates that run a pod; steps, dag, resource, suspend and the rest
+// run none.
+bool runs_pod(const json& argo_template) {
+  return argo_template.is_object() && (argo_template.contains("container") || argo_template.contains("script") ||
+                                       argo_template.contains("containerSet"));
+}
+
+class Walker {
+ public:
+  Walker(PodShape shape, std::vector<PodTemplateRef>& out) : shape_(shape), out_(out) {}
+
+  void walk(const json& node, const std::vector<std::string_view>& parts, std::size_t index,
+            std::vector<std::string>& path, const std::string& name) {
+    if (index == parts.size()) {
+      emit(node, path, name);
+      return;
+    }
+    if (!node.is_object()) return;
+    const std::string_view part = parts[index];
+    if (part == "*") {
+      for (const auto& [key, value] : node.items()) {
+        path.push_back(key);
+        walk(value, parts, index + 1, path, key);
+        path.pop_back();
+      }
+      return;
+    }
+    const bool each = part.ends_with("[]");
+    auto child = node.find(std::string(each ? part.substr(0, part.size() - 2) : part));
+    if (child == node.end()) return;
+    path.push_back(child.key());
+    if (!each) {
+      walk(*child, parts, index + 1, path, name);
+    } else if (child->is_array()) {
+      if (shape_ == PodShape::kArgoTemplate) enter_argo_spec(node);
+      for (std::size_t i = 0; i < child->size(); ++i) {
+        path.push_back(std::to_string(i));
+        walk((*child)[i], parts, index + 1, path, name_of((*child)[i]));
+        path.pop_back();
+      }
+    }
+    path.pop_back();
+  }
+
+ private:
+  // The workflow spec around Argo's templates carries defaults and a
+  // podSpecPatch that apply to every template.
+  void enter_argo_spec(const json& spec) {
+    auto defaults = spec.find("templateDefaults");
+    template_defaults_ = defaults != spec.end() && defaults->is_object() ? &*defaults : nullptr;
+    pod_spec_patch_ = spec.contains("podSpecPatch");
+  }
+
+  void emit(const json& node, const std::vector<std::string>& path, const std::string& name) {
+    PodTemplateRef ref;
+    ref.pod = &node;
+    ref.shape = shape_;
+    ref.path = path;
+    if (shape_ == PodShape::kArgoTemplate) {
+      if (!runs_pod(node)) return;
+      ref.template_name = name;
+      ref.template_defaults = template_defaults_;
+      ref.workflow_pod_spec_patch = pod_spec_patch_;
+    } else {
+      ref.replica_type = name;
+    }
+    out_.push_back(std::move(ref));
+  }
+
+  PodShape shape_;
+  std::vector<PodTemplateRef>& out_;
+  const json* template_defaults_ = nullptr;
+  bool pod_spec_patch_ = false;
+};
+
+}  // namespace
+
+bool holds_pods(std::string_view group, std::string_view kind) { return find_kind(group, kind) != nullptr; }
+
+std::vector<PodTemplateRef> find_pod_templates(std::string_view group, std::string_view kind, const json& object) {
+  std::vector<PodTemplateRef> found;
+  const KindEntry* entry = find_kind(group, kind);
+  if (!entry || !object.is_object()) return found;
+  for (const TemplateLocation& location : entry->locations) {
+    std::vector<std::string> path;
+    Walker(location.shape, found).walk(object, split(location.pattern), 0, path, "");
+  }
+  return found;
+}
+
+std::string field_path(const std::vector<std::string>& tokens) {
+  std::string field;
+  for (const auto& token : tokens) {
+    const bool index =
+        !token.empty() && std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (index) {
+      field += "[" + token + "]";
+    } else {
+      field += (field.empty() ? "" : ".") + token;
+    }
+  }
+  return field;
+}
+
+}  // namespace gpusizer
