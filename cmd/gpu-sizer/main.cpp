@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusizer/check.h"
 #include "gpusizer/policy.h"
 #include "gpusizer/policy_store.h"
 #include "gpusizer/server.h"
@@ -36,6 +37,16 @@ Usage:
   gpu-sizer table [--profile NAME] [--gpus N] [--policy FILE]
       Print the effective sizing table, or what N GPUs need and the OSMO
       --set line for it.
+
+  gpu-sizer check [--policy FILE] [--output text|json] [--fix [--in-place]]
+                  [--set KEY=VALUE ...] FILE|DIR|- ...
+      Run the webhook's decisions offline on manifests (multi-document YAML
+      or JSON; directories are searched for *.yaml, *.yml, *.json) and on
+      OSMO workflow files (with --set values as osmo workflow submit takes
+      them). Prints what would be changed or denied and why. --fix writes
+      the corrected manifests to stdout (the report then goes to stderr),
+      or over the files with --in-place. Exit 0: all admitted unchanged;
+      1: something would be changed or denied; 2: unreadable input.
 
   gpu-sizer policy [--check FILE]
       Print the embedded default policy (a starting point for your own), or
@@ -189,6 +200,54 @@ int run_policy(Flags& flags) {
   return 0;
 }
 
+// check takes positional files and a multi-value --set, unlike the other
+// commands, so it parses its own arguments.
+int run_check(int argc, char** argv) {
+  gpusizer::CheckOptions options;
+  std::string policy_path;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= argc) return std::nullopt;
+      return std::string(argv[++i]);
+    };
+    if (arg == "--policy" || arg == "--output") {
+      const auto given = value();
+      if (!given) return usage_error("flag " + arg + " needs a value");
+      if (arg == "--policy") {
+        policy_path = *given;
+      } else if (*given == "text" || *given == "json") {
+        options.json_output = *given == "json";
+      } else {
+        return usage_error("--output must be text or json, found \"" + *given + "\"");
+      }
+    } else if (arg == "--fix") {
+      options.fix = true;
+    } else if (arg == "--in-place") {
+      options.in_place = true;
+    } else if (arg == "--set") {
+      // Like osmo workflow submit: --set a=1 b=2 ... until the next flag.
+      bool any = false;
+      while (i + 1 < argc && std::string(argv[i + 1]).find('=') != std::string::npos &&
+             !std::string(argv[i + 1]).starts_with("--")) {
+        const std::string pair = argv[++i];
+        options.set_values[pair.substr(0, pair.find('='))] = pair.substr(pair.find('=') + 1);
+        any = true;
+      }
+      if (!any) return usage_error("--set needs KEY=VALUE pairs");
+    } else if (arg.starts_with("--")) {
+      return usage_error("unknown flag " + arg);
+    } else {
+      options.paths.push_back(arg);
+    }
+  }
+  if (options.paths.empty()) return usage_error("check needs files, directories or - for standard input");
+  if (options.in_place && !options.fix) return usage_error("--in-place goes with --fix");
+  const auto policy = load_policy_or_report(policy_path);
+  if (!policy) return gpusizer::kCheckUnreadable;
+  return gpusizer::run_check(*policy, options, std::cout, std::cerr);
+}
+
 int run_serve(Flags& flags) {
   gpusizer::ServerOptions options;
   options.listen = flags.take_or("listen", options.listen);
@@ -229,6 +288,7 @@ int main(int argc, char** argv) {
     std::printf("gpu-sizer %s\n", GPU_SIZER_VERSION);
     return 0;
   }
+  if (command == "check") return run_check(argc, argv);
   Flags flags(argc, argv, 2);
   if (command == "serve") return run_serve(flags);
   if (command == "table") return run_table(flags);

@@ -31,6 +31,10 @@ struct PodTarget {
   // The reviewed object's metadata, for labels and annotations a template
   // lacks; null for a Pod (its own metadata is the object's).
   const nlohmann::json* parent_metadata = nullptr;
+  // Which template of the object, before "container ..." in warnings:
+  // empty for a Pod, `template "finetune" ` for Argo, `Worker ` for a
+  // replica type, else the template's field path.
+  std::string label;
 };
 
 struct PodDecision {

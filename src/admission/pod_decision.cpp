@@ -142,7 +142,7 @@ class PodReader {
       const json& item = member(pod(), key);
       if (item.is_null()) continue;
       const json* defaults = target_.ref.template_defaults ? &member(*target_.ref.template_defaults, key) : nullptr;
-      read_container(item, absolute({key}), Role::kApp, defaults, std::string("templateDefaults.") + key);
+      read_container(item, absolute({key}), Role::kApp, defaults, std::string("templateDefaults.") + key, "main");
     }
     read_list(member(member(pod(), "containerSet"), "containers"), {"containerSet", "containers"}, Role::kApp);
     read_list(member(pod(), "sidecars"), {"sidecars"}, Role::kApp);
@@ -174,12 +174,14 @@ class PodReader {
     for (std::size_t i = 0; i < list.size(); ++i) {
       std::vector<std::string> path = absolute(tokens);
       path.push_back(std::to_string(i));
-      read_container(list[i], std::move(path), role, nullptr, "");
+      read_container(list[i], std::move(path), role, nullptr, "", "");
     }
   }
 
+  // unnamed: the name a container without one gets at run time (Argo calls
+  // its main container "main"); empty means its field path.
   void read_container(const json& item, std::vector<std::string> path, Role role, const json* defaults,
-                      const std::string& defaults_field) {
+                      const std::string& defaults_field, const std::string& unnamed) {
     const std::string where = field_path(path);
     if (!item.is_object()) {
       problem(where, "is not an object");
@@ -187,7 +189,7 @@ class PodReader {
     }
     ContainerView container;
     container.name = string_member(item, "name");
-    if (container.name.empty()) container.name = where;
+    if (container.name.empty()) container.name = unnamed.empty() ? where : unnamed;
     container.path = std::move(path);
     // The template's values win over its defaults, key by key.
     read_resources(item, where, container);
@@ -448,7 +450,7 @@ class PodDecider {
       }
       const std::string change = join(parts, ", ");
       decision_.warnings.push_back(fit_warning(
-          "", s.container->name, change + " (" + holder_gpus(s) + ", " + profile_text() + ")"));
+          target_.label, s.container->name, change + " (" + holder_gpus(s) + ", " + profile_text() + ")"));
       if (s.container != current) {
         per_container.push_back(s.container->name + ": " + change);
         current = s.container;
@@ -507,7 +509,7 @@ class PodDecider {
         decision_.denials.push_back(denial(s));
       } else {
         const std::string prefix = !audit ? "" : denies_memory(s) ? would_deny : "audit: would raise: ";
-        decision_.warnings.push_back(fit_warning(prefix, s.container->name, short_finding(s)));
+        decision_.warnings.push_back(fit_warning(prefix + target_.label, s.container->name, short_finding(s)));
       }
     }
   }

@@ -70,13 +70,17 @@ std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, 
   const std::string object_text = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
   std::vector<PodDecision> decisions;
   for (const PodTemplateRef& ref : find_pod_templates(id.group, id.kind, object)) {
-    std::string description = "pod " + object_text;
-    if (!is_pod) {
-      description = id.kind + " " + object_text + " " +
-                    (ref.template_name.empty() ? field_path(ref.path) : "template \"" + ref.template_name + "\"");
+    std::string label;
+    if (!ref.template_name.empty()) {
+      label = "template \"" + ref.template_name + "\" ";
+    } else if (!ref.replica_type.empty()) {
+      label = ref.replica_type + " ";
+    } else if (!is_pod) {
+      label = field_path(ref.path) + " ";
     }
-    const PodTarget target{ref, std::move(description), policy.mode_for(id.namespace_name),
-                           is_pod ? nullptr : &member(object, "metadata")};
+    const std::string description = is_pod ? "pod " + object_text : id.kind + " " + object_text + " " + label;
+    const PodTarget target{ref, description.substr(0, description.find_last_not_of(' ') + 1),
+                           policy.mode_for(id.namespace_name), is_pod ? nullptr : &member(object, "metadata"), label};
     decisions.push_back(decide_pod(policy, endpoint, target, patch));
   }
   return decisions;

@@ -90,7 +90,7 @@ TEST(DefaultPolicy, ParsesAndEqualsTheSeed) {
   EXPECT_FALSE(infer->max_gpus);
   EXPECT_EQ(p.find_profile("nope"), nullptr);
 
-  ASSERT_EQ(p.profile_rules.size(), 6u);
+  ASSERT_EQ(p.profile_rules.size(), 9u);
   using S = ProfileRule::Subject;
   using M = ProfileRule::Match;
   struct Want {
@@ -107,6 +107,9 @@ TEST(DefaultPolicy, ParsesAndEqualsTheSeed) {
       {S::kLabel, "osmo.group_name", M::kContains, "augment", "augment"},
       {S::kName, "", M::kContains, "render", "render"},
       {S::kName, "", M::kContains, "augment", "augment"},
+      {S::kTemplate, "", M::kContains, "render", "render"},
+      {S::kTemplate, "", M::kContains, "augment", "augment"},
+      {S::kTemplate, "", M::kContains, "infer", "infer"},
   };
   for (std::size_t i = 0; i < want.size(); ++i) {
     const ProfileRule& r = p.profile_rules[i];

@@ -1,0 +1,253 @@
+#include "gpusizer/check.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "gpusizer/json_access.h"
+#include "gpusizer/manifests.h"
+#include "gpusizer/policy_store.h"
+#include "gpusizer/review.h"
+#include "gpusizer/strings.h"
+
+namespace gpusizer {
+
+using nlohmann::json;
+
+namespace {
+
+struct ObjectReport {
+  std::size_t document = 0;  // counted from 1
+  int line = 1;
+  std::string kind;
+  std::string name;                      // namespace/name
+  std::vector<std::string> changes;      // what /mutate would change, one per resource
+  std::vector<std::string> denials;      // what /validate would deny after that
+  std::vector<std::string> warnings;     // what /validate would warn about
+  bool changed() const { return !changes.empty(); }
+  bool denied() const { return !denials.empty(); }
+};
+
+struct FileReport {
+  std::string path;
+  std::string error;  // unreadable or unparsable: the whole file
+  std::vector<ObjectReport> objects;
+  std::size_t skipped = 0;  // documents of kinds that hold no pods
+};
+
+std::string api_group(const std::string& api_version) {
+  const auto slash = api_version.find('/');
+  return slash == std::string::npos ? "" : api_version.substr(0, slash);
+}
+
+bool is_manifest_file(const std::filesystem::path& path) {
+  const auto extension = path.extension();
+  return extension == ".yaml" || extension == ".yml" || extension == ".json";
+}
+
+// Files named on the command line, and the manifest files under directories
+// in name order, so reports are stable.
+std::vector<std::string> expand(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const auto& path : paths) {
+    std::error_code error;
+    if (path != "-" && std::filesystem::is_directory(path, error)) {
+      std::vector<std::string> found;
+      for (const auto& entry : std::filesystem::recursive_directory_iterator(path, error)) {
+        if (entry.is_regular_file() && is_manifest_file(entry.path())) found.push_back(entry.path().string());
+      }
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(path);
+    }
+  }
+  return files;
+}
+
+Result<std::string> read_input(const std::string& path) {
+  if (path != "-") return read_file(path);
+  return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+}
+
+json applied(const json& object, const PatchBuilder& patch) {
+  return patch.empty() ? object : object.patch(patch.operations());
+}
+
+// What the cluster would do with one object: the mutating pass, then the
+// validating pass over its result, as the API server calls them.
+ObjectReport check_object(const Policy& policy, const ManifestDocument& document, const ObjectIdentity& id) {
+  ObjectReport report;
+  report.document = document.index + 1;
+  report.line = document.line;
+  report.kind = id.kind;
+  report.name = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
+  if (policy.is_excluded(id.namespace_name)) return report;
+  PatchBuilder mutation(document.object);
+  for (const auto& pod : decide_object(policy, Endpoint::kMutate, id, document.object, mutation)) {
+    report.changes.insert(report.changes.end(), pod.warnings.begin(), pod.warnings.end());
+  }
+  const json mutated = applied(document.object, mutation);
+  PatchBuilder unused(mutated);
+  for (const auto& pod : decide_object(policy, Endpoint::kValidate, id, mutated, unused)) {
+    report.denials.insert(report.denials.end(), pod.denials.begin(), pod.denials.end());
+    report.warnings.insert(report.warnings.end(), pod.warnings.begin(), pod.warnings.end());
+  }
+  return report;
+}
+
+ObjectIdentity identity_of(const json& object) {
+  const json& metadata = member(object, "metadata");
+  ObjectIdentity id{api_group(string_member(object, "apiVersion")), string_member(object, "kind"),
+                    string_member(metadata, "namespace"), string_member(metadata, "name")};
+  if (id.name.empty()) id.name = string_member(metadata, "generateName") + "*";
+  // Namespaced kinds land in the default namespace when none is written;
+  // ClusterWorkflowTemplate is the one cluster-scoped kind here.
+  if (id.namespace_name.empty() && id.kind != "ClusterWorkflowTemplate") id.namespace_name = "default";
+  return id;
+}
+
+// --fix: the webhook's own patch, as mutate mode would apply it.
+Result<bool> fix_document(const Policy& mutate_policy, ManifestDocument& document, const ObjectIdentity& id) {
+  PatchBuilder patch(document.object);
+  decide_object(mutate_policy, Endpoint::kMutate, id, document.object, patch);
+  if (patch.empty()) return false;
+  auto written = apply_patch_to_yaml(document.node, patch.operations());
+  if (!written) return Error{written.error()};
+  document.object = document.object.patch(patch.operations());
+  return true;
+}
+
+FileReport check_file(const Policy& policy, const Policy& mutate_policy, const std::string& path,
+                      const CheckOptions& options, std::ostream& fixed_out) {
+  FileReport report;
+  report.path = path;
+  auto text = read_input(path);
+  if (!text) {
+    report.error = text.error();
+    return report;
+  }
+  auto file = read_manifests(text.value(), path);
+  if (!file) {
+    report.error = file.error();
+    return report;
+  }
+  bool fixed_any = false;
+  for (auto& document : file.value().documents) {
+    if (document.object.is_null()) continue;
+    if (!document.object.is_object()) {
+      report.error = path + ": document " + std::to_string(document.index + 1) + ", line " +
+                     std::to_string(document.line) + ": not a Kubernetes object (expected a mapping with apiVersion and kind)";
+      return report;
+    }
+    const ObjectIdentity id = identity_of(document.object);
+    if (!holds_pods(id.group, id.kind)) {
+      ++report.skipped;
+      continue;
+    }
+    report.objects.push_back(check_object(policy, document, id));
+    if (options.fix) {
+      auto fixed = fix_document(mutate_policy, document, id);
+      if (!fixed) {
+        report.error = path + ": document " + std::to_string(document.index + 1) + ": " + fixed.error();
+        return report;
+      }
+      fixed_any = fixed_any || fixed.value();
+    }
+  }
+  if (!options.fix) return report;
+  const std::string written = write_manifests(file.value());
+  if (!options.in_place || path == "-") {
+    fixed_out << written;
+  } else if (fixed_any) {
+    std::ofstream out(path, std::ios::trunc);
+    out << written;
+    if (!out) report.error = "cannot write " + path;
+  }
+  return report;
+}
+
+void print_text(const std::vector<FileReport>& files, std::ostream& out) {
+  std::size_t checked = 0, changed = 0, denied = 0, unchanged = 0, skipped = 0;
+  for (const auto& file : files) {
+    if (!file.error.empty()) {
+      out << "error    " << file.error << "\n";
+      continue;
+    }
+    skipped += file.skipped;
+    for (const auto& object : file.objects) {
+      ++checked;
+      changed += object.changed();
+      denied += object.denied();
+      unchanged += !object.changed() && !object.denied();
+      const std::string where = file.path + ":" + std::to_string(object.line) + " (document " +
+                                std::to_string(object.document) + ") " + object.kind + " " + object.name;
+      const char* verdict = object.denied() ? "DENIED   " : object.changed() ? "CHANGED  " : "ok       ";
+      out << verdict << where << "\n";
+      for (const auto& change : object.changes) out << "  change   " << change << "\n";
+      for (const auto& denial : object.denials) out << "  deny     " << denial << "\n";
+      for (const auto& warning : object.warnings) out << "  warning  " << warning << "\n";
+    }
+  }
+  out << checked << " objects with pods checked: " << changed << " would be changed, " << denied
+      << " denied, " << unchanged << " admitted unchanged";
+  if (skipped) out << " (" << skipped << " other objects hold no pods)";
+  out << "\n";
+}
+
+void print_json(const std::vector<FileReport>& files, std::ostream& out) {
+  json report = {{"files", json::array()}};
+  for (const auto& file : files) {
+    json entry = {{"file", file.path}, {"objects", json::array()}};
+    if (!file.error.empty()) entry["error"] = file.error;
+    for (const auto& object : file.objects) {
+      entry["objects"].push_back({{"document", object.document},
+                                  {"line", object.line},
+                                  {"kind", object.kind},
+                                  {"name", object.name},
+                                  {"result", object.denied() ? "denied" : object.changed() ? "changed" : "unchanged"},
+                                  {"changes", object.changes},
+                                  {"denials", object.denials},
+                                  {"warnings", object.warnings}});
+    }
+    report["files"].push_back(std::move(entry));
+  }
+  out << report.dump(2) << "\n";
+}
+
+}  // namespace
+
+int run_check(const Policy& policy, const CheckOptions& options, std::ostream& out, std::ostream& err) {
+  Policy mutate_policy = policy;
+  mutate_policy.mode = Mode::kMutate;
+  mutate_policy.namespace_modes.clear();
+
+  std::ostringstream fixed;
+  std::vector<FileReport> files;
+  for (const auto& path : expand(options.paths)) {
+    files.push_back(check_file(policy, mutate_policy, path, options, fixed));
+  }
+  // With --fix to stdout, stdout carries the manifests and the report moves
+  // to stderr, so `gpu-sizer check --fix f.yaml > fixed.yaml` works.
+  std::ostream& report_out = options.fix && !options.in_place ? err : out;
+  if (options.json_output) {
+    print_json(files, report_out);
+  } else {
+    print_text(files, report_out);
+  }
+  out << fixed.str();
+
+  int code = kCheckClean;
+  for (const auto& file : files) {
+    if (!file.error.empty()) return kCheckUnreadable;
+    for (const auto& object : file.objects) {
+      if (object.changed() || object.denied()) code = kCheckFindings;
+    }
+  }
+  return code;
+}
+
+}  // namespace gpusizer
