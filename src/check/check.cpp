@@ -124,13 +124,13 @@ Result<bool> fix_document(const Policy& mutate_policy, ManifestDocument& documen
 FileReport check_file(const Policy& policy, const Policy& mutate_policy, const std::string& path,
                       const CheckOptions& options, std::ostream& fixed_out) {
   FileReport report;
-  report.path = path;
+  report.path = path == "-" ? "stdin" : path;
   auto text = read_input(path);
   if (!text) {
     report.error = text.error();
     return report;
   }
-  auto file = read_manifests(text.value(), path);
+  auto file = read_manifests(text.value(), report.path);
   if (!file) {
     report.error = file.error();
     return report;
@@ -139,7 +139,7 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
   for (auto& document : file.value().documents) {
     if (document.object.is_null()) continue;
     if (!document.object.is_object()) {
-      report.error = path + ": document " + std::to_string(document.index + 1) + ", line " +
+      report.error = report.path + ": document " + std::to_string(document.index + 1) + ", line " +
                      std::to_string(document.line) + ": not a Kubernetes object (expected a mapping with apiVersion and kind)";
       return report;
     }
@@ -152,7 +152,7 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
     if (options.fix) {
       auto fixed = fix_document(mutate_policy, document, id);
       if (!fixed) {
-        report.error = path + ": document " + std::to_string(document.index + 1) + ": " + fixed.error();
+        report.error = report.path + ": document " + std::to_string(document.index + 1) + ": " + fixed.error();
         return report;
       }
       fixed_any = fixed_any || fixed.value();

@@ -4,7 +4,9 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "integration/webhook_process.h"
@@ -17,8 +19,10 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-CommandResult run(const std::string& args) {
-  const std::string command = std::string(GPU_SIZER_BINARY) + " " + args + " 2>&1";
+// Runs gpu-sizer with args through the shell; stderr joins stdout unless
+// the args redirect it themselves.
+CommandResult run(const std::string& args, bool merge_stderr = true) {
+  const std::string command = std::string(GPU_SIZER_BINARY) + " " + args + (merge_stderr ? " 2>&1" : "");
   FILE* pipe = ::popen(command.c_str(), "r");
   std::string output;
   std::array<char, 4096> buffer;
@@ -102,6 +106,87 @@ TEST(Cli, ServeWithUnreadableCertificateSaysWhich) {
   const auto result = run("serve --listen 127.0.0.1:0 --tls-cert /nonexistent.crt --tls-key /nonexistent.key");
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.output.find("/nonexistent.crt"), std::string::npos) << result.output;
+}
+
+const std::string kWorkloads = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/workloads/";
+
+TEST(CliCheck, ExitZeroWhenEverythingWouldBeAdmittedUnchanged) {
+  const auto result = run("check " + kWorkloads + "mixed/already-sized.yaml " + kWorkloads + "mixed/cpu-and-rbac.yaml");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("0 would be changed, 0 denied, 2 admitted unchanged"), std::string::npos) << result.output;
+}
+
+TEST(CliCheck, ExitOneNamesEachChangeAndDenial) {
+  const auto result = run("check " + kWorkloads + "pod.yaml");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("CHANGED  " + kWorkloads + "pod.yaml:1 (document 1) Pod ml-team/llama-finetune-4gpu"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("container \"trainer\": memory request 64Gi->192Gi"), std::string::npos) << result.output;
+
+  // In enforce mode nothing is patched, so the same pod is denied.
+  TempDir dir;
+  std::ofstream(dir.path() + "/enforce.yaml") << "mode: enforce\n";
+  const auto enforced = run("check --policy " + dir.path() + "/enforce.yaml " + kWorkloads + "pod.yaml");
+  EXPECT_EQ(enforced.exit_code, 1);
+  EXPECT_NE(enforced.output.find("DENIED"), std::string::npos) << enforced.output;
+  EXPECT_NE(enforced.output.find("--set train_gpu=4 train_cpu=32 train_memory=192Gi"), std::string::npos);
+}
+
+TEST(CliCheck, ExitTwoOnUnreadableInputNamingFileDocumentAndLine) {
+  const auto missing = run("check /nonexistent/manifest.yaml");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("/nonexistent/manifest.yaml"), std::string::npos) << missing.output;
+
+  TempDir dir;
+  const std::string broken = dir.path() + "/broken.yaml";
+  std::ofstream(broken) << "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: x\n";
+  const auto parsed = run("check " + broken);
+  EXPECT_EQ(parsed.exit_code, 2);
+  EXPECT_NE(parsed.output.find(broken + ": document 2, line"), std::string::npos) << parsed.output;
+}
+
+TEST(CliCheck, JsonOutputForMachines) {
+  const auto result = run("check --output json " + kWorkloads + "pytorchjob.yaml");
+  EXPECT_EQ(result.exit_code, 1);
+  const auto report = nlohmann::json::parse(result.output);
+  const auto& object = report["files"][0]["objects"][0];
+  EXPECT_EQ(object["kind"], "PyTorchJob");
+  EXPECT_EQ(object["result"], "changed");
+  EXPECT_EQ(object["changes"].size(), 6u) << object.dump(1);
+}
+
+TEST(CliCheck, FixFromStdinRoundTripsWithNoFindings) {
+  TempDir dir;
+  const std::string fixed = dir.path() + "/fixed.yaml";
+  const std::string report = dir.path() + "/report.txt";
+  const auto fix = run("check --fix - < " + kWorkloads + "argo-workflow.yaml > " + fixed + " 2> " + report, false);
+  EXPECT_EQ(fix.exit_code, 1);
+  std::stringstream report_text;
+  report_text << std::ifstream(report).rdbuf();
+  EXPECT_NE(report_text.str().find("CHANGED  stdin:1 (document 1) Workflow"), std::string::npos) << report_text.str();
+  const auto again = run("check " + fixed);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
+TEST(CliCheck, FixInPlaceOnAFolderOfMixedManifests) {
+  TempDir dir;
+  std::filesystem::copy(kWorkloads, dir.path(), std::filesystem::copy_options::recursive);
+  const auto fix = run("check --fix --in-place " + dir.path());
+  EXPECT_EQ(fix.exit_code, 1) << fix.output;
+  const auto again = run("check " + dir.path());
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  // Every other field is kept: the fixed JSON file is still JSON with its env.
+  const auto pod = nlohmann::json::parse(std::ifstream(dir.path() + "/mixed/debug-pod.json"));
+  EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["requests"]["memory"], "64Gi");
+  EXPECT_EQ(pod["metadata"]["name"], "notebook-debug");
+}
+
+TEST(CliCheck, UsageErrors) {
+  EXPECT_EQ(run("check").exit_code, 2);
+  EXPECT_EQ(run("check --in-place x.yaml").exit_code, 2);
+  EXPECT_EQ(run("check --output yaml x.yaml").exit_code, 2);
+  EXPECT_EQ(run("check --set x.yaml").exit_code, 2);
 }
 
 }  // namespace

@@ -1,0 +1,169 @@
+// Every workload kind through the real webhook: each fixture is sent as the
+// API server would send it, the patch applied, and each template checked.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "gpusizer/manifests.h"
+#include "gpusizer/policy_store.h"
+#include "gpusizer/workloads.h"
+#include "integration/webhook_process.h"
+#include "support/review_support.h"
+
+namespace gpusizer::testing {
+namespace {
+
+const std::string kFixtures = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/workloads/";
+
+std::string group_of(const json& object) {
+  const std::string api_version = object.value("apiVersion", "");
+  const auto slash = api_version.find('/');
+  return slash == std::string::npos ? "" : api_version.substr(0, slash);
+}
+
+json load_object(const std::string& file) {
+  auto text = read_file(kFixtures + file);
+  if (!text) throw std::runtime_error(text.error());
+  auto manifests = read_manifests(text.value(), file);
+  if (!manifests) throw std::runtime_error(manifests.error());
+  return manifests.value().documents.at(0).object;
+}
+
+json workload_review(const json& object, const std::string& operation = "CREATE") {
+  json review = admission_review(object, object["metadata"].value("namespace", ""), operation);
+  const std::string api_version = object["apiVersion"];
+  const auto slash = api_version.find('/');
+  review["request"]["kind"] = {{"group", group_of(object)},
+                               {"version", slash == std::string::npos ? api_version : api_version.substr(slash + 1)},
+                               {"kind", object["kind"]}};
+  return review;
+}
+
+class WorkloadsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { webhook_ = new WebhookProcess(); }
+  static void TearDownTestSuite() {
+    delete webhook_;
+    webhook_ = nullptr;
+  }
+  static WebhookProcess* webhook_;
+};
+WebhookProcess* WorkloadsTest::webhook_ = nullptr;
+
+json resources_at(const json& object, const std::string& pointer) { return object.at(json::json_pointer(pointer)); }
+
+TEST_F(WorkloadsTest, ArgoFinetuneAndInferStepsAreBothPatched) {
+  const json workflow = load_object("argo-workflow.yaml");
+  const json patched = apply_response(workflow, webhook_->review("/mutate", workload_review(workflow)));
+  const json finetune = resources_at(patched, "/spec/templates/2/container/resources");
+  ASSERT_EQ(patched["spec"]["templates"][2]["name"], "finetune");
+  EXPECT_EQ(finetune["requests"]["cpu"], "32");
+  EXPECT_EQ(finetune["requests"]["memory"], "192Gi");
+  EXPECT_EQ(finetune["limits"]["memory"], "192Gi");
+  EXPECT_EQ(finetune["requests"]["ephemeral-storage"], "300Gi");
+  ASSERT_EQ(patched["spec"]["templates"][3]["name"], "infer");
+  const json infer = resources_at(patched, "/spec/templates/3/script/resources");
+  EXPECT_EQ(infer["requests"]["memory"], "64Gi");
+  EXPECT_EQ(infer["requests"]["cpu"], "4") << "template name infer selects the infer profile";
+  EXPECT_EQ(infer["requests"]["ephemeral-storage"], "200Gi");
+  // The containerSet pod is the sum of its containers: 2 + 2 GPUs share 4 GPUs' needs.
+  EXPECT_EQ(resources_at(patched, "/spec/templates/4/containerSet/containers/0/resources")["requests"]["memory"], "96Gi");
+  EXPECT_EQ(resources_at(patched, "/spec/templates/4/containerSet/containers/1/resources")["requests"]["memory"], "96Gi");
+  // The sized annotation goes on the template's metadata, so its pods carry it.
+  EXPECT_TRUE(patched["spec"]["templates"][2]["metadata"]["annotations"].contains("gpu-sizer.io/sized"));
+}
+
+TEST_F(WorkloadsTest, ArgoTemplatesThatOnlyTheirPodCanDecideAreLeftWithAWarning) {
+  const json workflow = load_object("argo-workflow.yaml");
+  const json patched = apply_response(workflow, webhook_->review("/mutate", workload_review(workflow)));
+  for (std::size_t i = 0; i < workflow["spec"]["templates"].size(); ++i) {
+    const std::string name = workflow["spec"]["templates"][i]["name"];
+    if (name == "param-train" || name == "patched-train") {
+      EXPECT_EQ(patched["spec"]["templates"][i], workflow["spec"]["templates"][i]) << name << " must stay unchanged";
+    }
+  }
+  const json validated = webhook_->review("/validate", workload_review(patched));
+  EXPECT_TRUE(validated["response"]["allowed"].get<bool>()) << validated.dump();
+  const auto warnings = validated["response"].value("warnings", std::vector<std::string>{});
+  auto has = [&](const std::string& part) {
+    return std::any_of(warnings.begin(), warnings.end(), [&](const auto& w) { return w.find(part) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("template \"param-train\": nvidia.com/gpu is \"{{inputs.parameters.gpus}}\"")) << validated.dump();
+  EXPECT_TRUE(has("template \"patched-train\": podSpecPatch")) << validated.dump();
+}
+
+TEST_F(WorkloadsTest, PyTorchJobWorkersAreRaisedTo64CpuAnd384Gi) {
+  const json job = load_object("pytorchjob.yaml");
+  const json patched = apply_response(job, webhook_->review("/mutate", workload_review(job)));
+  for (const char* replica : {"Master", "Worker"}) {
+    const json& container = patched["spec"]["pytorchReplicaSpecs"][replica]["template"]["spec"]["containers"][0];
+    ASSERT_EQ(container["name"], "pytorch");
+    EXPECT_EQ(container["resources"]["requests"]["cpu"], "64") << replica;
+    EXPECT_EQ(container["resources"]["requests"]["memory"], "384Gi") << replica;
+    EXPECT_EQ(container["resources"]["limits"]["memory"], "384Gi") << replica;
+  }
+}
+
+TEST_F(WorkloadsTest, UndersizedTemplatesAreDeniedByValidateNamingTheTemplate) {
+  const json job = load_object("pytorchjob.yaml");
+  const json answer = webhook_->review("/validate", workload_review(job));
+  EXPECT_FALSE(answer["response"]["allowed"].get<bool>());
+  const std::string message = answer["response"]["status"]["message"];
+  EXPECT_NE(message.find("PyTorchJob ml-team/llama-70b-sft Worker container \"pytorch\": 8 GPUs need memory >= 384Gi"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("--set train_gpu=8 train_cpu=64 train_memory=384Gi"), std::string::npos) << message;
+}
+
+TEST_F(WorkloadsTest, UpdatesOfWorkloadsAreDecidedToo) {
+  const json deployment = load_object("deployment.yaml");
+  const json answer = webhook_->review("/mutate", workload_review(deployment, "UPDATE"));
+  EXPECT_TRUE(answer["response"].contains("patch"));
+  const json patched = apply_response(deployment, answer);
+  EXPECT_EQ(patched["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["memory"], "96Gi");
+}
+
+TEST_F(WorkloadsTest, ScaleAndStatusSubresourcesAreNotDecided) {
+  const json deployment = load_object("deployment.yaml");
+  json review = workload_review(deployment, "UPDATE");
+  review["request"]["subResource"] = "status";
+  EXPECT_FALSE(webhook_->review("/mutate", review)["response"].contains("patch"));
+}
+
+// Every fixture: after /mutate, the result is stable (a second /mutate
+// changes nothing) and /validate admits it; every GPU template that could
+// be decided was sized.
+class EveryKind : public WorkloadsTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(EveryKind, MutatedObjectIsStableAndAdmitted) {
+  const json object = load_object(GetParam());
+  const json first = webhook_->review("/mutate", workload_review(object));
+  ASSERT_TRUE(first["response"].contains("patch")) << GetParam() << " has an undersized GPU template";
+  const json patched = apply_response(object, first);
+  const json second = webhook_->review("/mutate", workload_review(patched));
+  EXPECT_FALSE(second["response"].contains("patch")) << second.dump();
+  const json validated = webhook_->review("/validate", workload_review(patched));
+  EXPECT_TRUE(validated["response"]["allowed"].get<bool>()) << validated.dump();
+  const auto templates = find_pod_templates(group_of(object), object["kind"].get<std::string>(), patched);
+  ASSERT_FALSE(templates.empty());
+  std::size_t sized = 0;
+  for (const auto& ref : templates) sized += ref.pod->contains("metadata") && (*ref.pod)["metadata"].contains("annotations") &&
+                                             (*ref.pod)["metadata"]["annotations"].contains("gpu-sizer.io/sized");
+  EXPECT_GE(sized, 1u) << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, EveryKind,
+                         ::testing::Values("pod.yaml", "job.yaml", "cronjob.yaml", "deployment.yaml",
+                                           "statefulset.yaml", "replicaset.yaml", "daemonset.yaml",
+                                           "argo-workflow.yaml", "argo-workflowtemplate.yaml",
+                                           "argo-clusterworkflowtemplate.yaml", "argo-cronworkflow.yaml",
+                                           "pytorchjob.yaml", "jobset.yaml", "raycluster.yaml", "rayjob.yaml",
+                                           "volcano-job.yaml"),
+                         [](const auto& info) {
+                           std::string name = info.param.substr(0, info.param.find('.'));
+                           std::erase(name, '-');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace gpusizer::testing
