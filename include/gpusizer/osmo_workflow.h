@@ -15,7 +15,7 @@
 //    without spaces ({{output}}, {{input:N}}, {{uuid}}, {{workflow_id}},
 //    {{host:x}}) are kept as written. `{# ... #}` comments are dropped.
 //  - Expressions: a small Jinja subset is evaluated: variables, int / float /
-//    string literals, list literals, + - * / // and parentheses, and filters
+//    string literals, list literals, + - * / // % and parentheses, and filters
 //    without arguments (int, float, string, lower, upper, trim, max, min,
 //    length, abs). So `{{ [64, train_gpu|int * 48]|max }}Gi` renders. Any
 //    other expression (attribute access, calls, filter arguments, tests,
@@ -82,7 +82,9 @@ struct OsmoBlockReport {
   // says so.
   std::string profile;
   std::string profile_reason;
-  int64_t gpus = 0;  // 0 when gpu is absent: nothing to size
+  // 0 when gpu is absent (nothing to size) or could not be evaluated
+  // (gpu_source.evaluated is false and a finding says so).
+  int64_t gpus = 0;
   std::optional<Quantity> cpu, memory, storage;  // rendered values; absent when unset or unevaluated
   OsmoFieldSource gpu_source, cpu_source, memory_source, storage_source;
   // What the block needs for min(gpus, max GPUs of its profiles); none for
@@ -133,7 +135,7 @@ std::string osmo_report_text(const std::string& file, const OsmoReport& report);
 // The same data as JSON for `--output json`:
 // {"file", "format": "osmo-workflow", "fits", "set", "blocks": [{"block",
 //  "tasks": [{"task", "group", "profile"}], "profile", "profileReason",
-//  "gpus", "gpu": {"source"}, "cpu"|"memory"|"storage": {"found", "needed",
+//  "gpus" (null when unknown), "gpu": {"source"}, "cpu"|"memory"|"storage": {"found", "needed",
 //  "source"}, "findings", "set", "fits"}]}; absent quantities are null.
 nlohmann::json osmo_report_json(const std::string& file, const OsmoReport& report);
 

@@ -5,10 +5,12 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "gpusizer/json_access.h"
 #include "gpusizer/manifests.h"
+#include "gpusizer/osmo_workflow.h"
 #include "gpusizer/policy_store.h"
 #include "gpusizer/review.h"
 #include "gpusizer/strings.h"
@@ -35,7 +37,8 @@ struct FileReport {
   std::string path;
   std::string error;  // unreadable or unparsable: the whole file
   std::vector<ObjectReport> objects;
-  std::size_t skipped = 0;  // documents of kinds that hold no pods
+  std::size_t skipped = 0;          // documents of kinds that hold no pods
+  std::optional<OsmoReport> osmo;   // an OSMO workflow file instead of manifests
 };
 
 std::string api_group(const std::string& api_version) {
@@ -130,6 +133,18 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
     report.error = text.error();
     return report;
   }
+  // OSMO workflow files are templates rendered at submit time: they are
+  // checked with the --set values, and fixed with the --set line, not edited.
+  if (is_osmo_workflow(text.value())) {
+    auto osmo = check_osmo_workflow(policy, text.value(), options.set_values);
+    if (!osmo) {
+      report.error = report.path + ": " + osmo.error();
+    } else {
+      report.osmo = std::move(osmo).value();
+    }
+    if (options.fix && !options.in_place) fixed_out << text.value();
+    return report;
+  }
   auto file = read_manifests(text.value(), report.path);
   if (!file) {
     report.error = file.error();
@@ -171,13 +186,18 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
 }
 
 void print_text(const std::vector<FileReport>& files, std::ostream& out) {
-  std::size_t checked = 0, changed = 0, denied = 0, unchanged = 0, skipped = 0;
+  std::size_t checked = 0, changed = 0, denied = 0, unchanged = 0, skipped = 0, manifest_files = 0;
   for (const auto& file : files) {
     if (!file.error.empty()) {
       out << "error    " << file.error << "\n";
       continue;
     }
     skipped += file.skipped;
+    if (file.osmo) {
+      out << osmo_report_text(file.path, *file.osmo);
+      continue;
+    }
+    ++manifest_files;
     for (const auto& object : file.objects) {
       ++checked;
       changed += object.changed();
@@ -192,6 +212,7 @@ void print_text(const std::vector<FileReport>& files, std::ostream& out) {
       for (const auto& warning : object.warnings) out << "  warning  " << warning << "\n";
     }
   }
+  if (manifest_files == 0) return;
   out << checked << " objects with pods checked: " << changed << " would be changed, " << denied
       << " denied, " << unchanged << " admitted unchanged";
   if (skipped) out << " (" << skipped << " other objects hold no pods)";
@@ -201,6 +222,10 @@ void print_text(const std::vector<FileReport>& files, std::ostream& out) {
 void print_json(const std::vector<FileReport>& files, std::ostream& out) {
   json report = {{"files", json::array()}};
   for (const auto& file : files) {
+    if (file.osmo) {
+      report["files"].push_back(osmo_report_json(file.path, *file.osmo));
+      continue;
+    }
     json entry = {{"file", file.path}, {"objects", json::array()}};
     if (!file.error.empty()) entry["error"] = file.error;
     for (const auto& object : file.objects) {
@@ -243,6 +268,7 @@ int run_check(const Policy& policy, const CheckOptions& options, std::ostream& o
   int code = kCheckClean;
   for (const auto& file : files) {
     if (!file.error.empty()) return kCheckUnreadable;
+    if (file.osmo && !file.osmo->fits()) code = kCheckFindings;
     for (const auto& object : file.objects) {
       if (object.changed() || object.denied()) code = kCheckFindings;
     }

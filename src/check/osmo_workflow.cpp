@@ -85,8 +85,8 @@ struct Value {
   int64_t i = 0;
   double f = 0;
   std::string s;
-  std::vector<Value> items;                       // kList
-  std::vector<std::pair<Value, Value>> entries;  // kDict
+  std::vector<Value> items;  // kList: the items; kDict: the values
+  std::vector<Value> keys;   // kDict: the keys, in order
 
   static Value none() { return {}; }
   static Value boolean(bool v) { Value x; x.type = Type::kBool; x.b = v; return x; }
@@ -165,7 +165,7 @@ std::string py_str(const Value& v) {
     }
     case Value::Type::kDict: {
       std::vector<std::string> parts;
-      for (const auto& [key, value] : v.entries) parts.push_back(py_repr(key) + ": " + py_repr(value));
+      for (std::size_t k = 0; k < v.keys.size(); ++k) parts.push_back(py_repr(v.keys[k]) + ": " + py_repr(v.items[k]));
       return "{" + join(parts, ", ") + "}";
     }
   }
@@ -269,7 +269,10 @@ Value from_yaml(const YAML::Node& node) {
     case YAML::NodeType::Map: {
       Value dict;
       dict.type = Value::Type::kDict;
-      for (const auto& entry : node) dict.entries.emplace_back(from_yaml(entry.first), from_yaml(entry.second));
+      for (const auto& entry : node) {
+        dict.keys.push_back(from_yaml(entry.first));
+        dict.items.push_back(from_yaml(entry.second));
+      }
       return dict;
     }
     default:
@@ -430,8 +433,6 @@ class Evaluator {
   [[noreturn]] static void unsupported(const Token& token) {
     if (token.kind == Token::Kind::kOp && (token.text == "." || token.text == "[" || token.text == "("))
       throw Unevaluable{"attribute access, subscripts and calls are not supported"};
-    if (token.kind == Token::Kind::kName && is_keyword(token.text))
-      throw Unevaluable{"`" + token.text + "` is not supported"};
     throw Unevaluable{"`" + token.text + "` is not supported"};
   }
 
@@ -603,7 +604,7 @@ class Evaluator {
     if (name == "length" || name == "count") {
       if (v.type == Value::Type::kStr) return Value::integer(static_cast<int64_t>(v.s.size()));
       if (v.type == Value::Type::kList) return Value::integer(static_cast<int64_t>(v.items.size()));
-      if (v.type == Value::Type::kDict) return Value::integer(static_cast<int64_t>(v.entries.size()));
+      if (v.type == Value::Type::kDict) return Value::integer(static_cast<int64_t>(v.keys.size()));
       throw Unevaluable{"|" + name + " of " + describe(v)};
     }
     if (name == "max" || name == "min") {
@@ -1434,9 +1435,10 @@ OsmoReport check_spec(const Policy& policy, std::string_view text,
   }
   std::vector<std::string> line;
   for (const SetPair& pair : merged) line.push_back(shell_pair(pair.variable, pair.value));
-  for (const auto& [name, value] : set_values) {
-    const bool covered = std::any_of(merged.begin(), merged.end(), [&](const SetPair& m) { return m.variable == name; });
-    if (!covered) line.push_back(shell_pair(name, value));
+  for (const auto& user : set_values) {
+    const bool covered =
+        std::any_of(merged.begin(), merged.end(), [&](const SetPair& m) { return m.variable == user.first; });
+    if (!covered) line.push_back(shell_pair(user.first, user.second));
   }
   report.set_line = join(line, " ");
   return report;
@@ -1512,8 +1514,12 @@ std::string osmo_report_text(const std::string& file, const OsmoReport& report) 
     for (const OsmoTask& task : block.tasks) tasks.push_back(task.task + " (group " + task.group + ")");
     out += "  tasks:    " + join(tasks, ", ") + "\n";
     out += "  profile:  " + block.profile + " (" + block.profile_reason + ")\n";
-    out += "  GPUs:     " + std::to_string(block.gpus) + "  from " + source_text(block.gpu_source) + "\n";
-    if (block.gpus > 0) {
+    const bool gpus_known = block.gpu_source.evaluated;
+    out += "  GPUs:     " + (gpus_known ? std::to_string(block.gpus) : std::string("?")) + "  from " +
+           source_text(block.gpu_source) + "\n";
+    if (!gpus_known) {
+      // The finding below says why; nothing can be sized without the count.
+    } else if (block.gpus > 0) {
       out += "  " + pad("", 10) + pad("found", 10) + pad("needed", 10) + "from\n";
       auto row = [&](const std::string& key, const std::optional<Quantity>& found,
                      const std::optional<Quantity>& needed, const OsmoFieldSource& source) {
@@ -1560,7 +1566,7 @@ nlohmann::json osmo_report_json(const std::string& file, const OsmoReport& repor
                       {"tasks", tasks},
                       {"profile", block.profile},
                       {"profileReason", block.profile_reason},
-                      {"gpus", block.gpus},
+                      {"gpus", block.gpu_source.evaluated ? nlohmann::json(block.gpus) : nlohmann::json(nullptr)},
                       {"gpu", {{"source", source_json(block.gpu_source)}}},
                       {"cpu", field(block.cpu, need_cpu, block.cpu_source)},
                       {"memory", field(block.memory, need_memory, block.memory_source)},

@@ -182,6 +182,45 @@ TEST(CliCheck, FixInPlaceOnAFolderOfMixedManifests) {
   EXPECT_EQ(pod["metadata"]["name"], "notebook-debug");
 }
 
+struct OsmoCase {
+  int gpus;
+  const char* set_line;
+};
+
+class CliCheckOsmo : public ::testing::TestWithParam<OsmoCase> {};
+
+TEST_P(CliCheckOsmo, PrintsTheCompleteSetLineForTheGpuCount) {
+  const std::string workflow = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/osmo/finetune.yaml";
+  const auto result = run("check " + workflow + " --set train_gpu=" + std::to_string(GetParam().gpus));
+  EXPECT_EQ(result.exit_code, GetParam().gpus == 1 ? 0 : 1) << result.output;
+  if (GetParam().gpus > 1) {
+    EXPECT_NE(result.output.find(std::string("--set ") + GetParam().set_line), std::string::npos) << result.output;
+    // Submitting with that line fits.
+    const auto fixed = run("check " + workflow + " --set " + GetParam().set_line);
+    EXPECT_EQ(fixed.exit_code, 0) << fixed.output;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SeedTable, CliCheckOsmo,
+    ::testing::Values(OsmoCase{1, "train_gpu=1 train_cpu=16 train_memory=64Gi"},
+                      OsmoCase{2, "train_gpu=2 train_cpu=16 train_memory=96Gi"},
+                      OsmoCase{3, "train_gpu=3 train_cpu=24 train_memory=144Gi"},
+                      OsmoCase{4, "train_gpu=4 train_cpu=32 train_memory=192Gi"},
+                      OsmoCase{8, "train_gpu=8 train_cpu=64 train_memory=384Gi"},
+                      OsmoCase{16, "train_gpu=16 train_cpu=128 train_memory=768Gi"}),
+    [](const auto& info) { return std::to_string(info.param.gpus) + "Gpus"; });
+
+TEST(CliCheck, OsmoWorkflowWithMissingVariableIsUnreadable) {
+  TempDir dir;
+  const std::string workflow = dir.path() + "/wf.yaml";
+  std::ofstream(workflow) << "workflow:\n  name: x\n  resources:\n    default: {cpu: 1, gpu: \"{{gpus}}\", memory: 1Gi}\n"
+                             "  tasks:\n    - {name: t, image: i, command: [c]}\n";
+  const auto result = run("check " + workflow);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("gpus"), std::string::npos) << result.output;
+}
+
 TEST(CliCheck, UsageErrors) {
   EXPECT_EQ(run("check").exit_code, 2);
   EXPECT_EQ(run("check --in-place x.yaml").exit_code, 2);

@@ -340,6 +340,7 @@ TEST(OsmoExpressions, AnUndersizedExpressionSaysWhatToEdit) {
       gpu: "{{train_gpu}}"
       cpu: "{{ train_gpu|int * 4 }}"
       memory: "{{ [64, train_gpu|int * 48]|max }}Gi"
+      storage: 300Gi
   groups:
     - name: finetune-job
       tasks:
@@ -361,7 +362,7 @@ TEST(OsmoExpressions, TextTimesNumberIsNotEvaluatedButAnIntFromSetIs) {
   const std::string spec = R"(workflow:
   name: wf
   resources:
-    train: {gpu: "{{train_gpu}}", cpu: 64, memory: "{{ train_gpu * 48 }}Gi"}
+    train: {gpu: "{{train_gpu}}", cpu: 64, memory: "{{ train_gpu * 48 }}Gi", storage: 300Gi}
   groups:
     - name: finetune-job
       tasks:
@@ -387,7 +388,7 @@ TEST(OsmoExpressions, UnsupportedExpressionInAResourceFieldIsAFinding) {
   const std::string spec = R"(workflow:
   name: "{{ name.upper() }}"
   resources:
-    train: {gpu: 2, cpu: "{{ sizes.cpu }}", memory: 96Gi}
+    train: {gpu: 2, cpu: "{{ sizes.cpu }}", memory: 96Gi, storage: 300Gi}
   tasks:
     - {name: finetune, image: x, command: [bash], resource: train}
 default-values:
@@ -400,6 +401,25 @@ default-values:
   EXPECT_TRUE(contains(report.blocks[0].findings[0], "resources.train.cpu is computed by `{{ sizes.cpu }}`"))
       << report.blocks[0].findings[0];
   EXPECT_TRUE(contains(report.blocks[0].findings[0], "cannot evaluate")) << report.blocks[0].findings[0];
+}
+
+TEST(OsmoExpressions, UnevaluatedGpuCountIsUnknownNotZero) {
+  const std::string spec = R"(workflow:
+  name: wf
+  resources:
+    train: {gpu: "{{ layout.gpus }}", cpu: 16, memory: 64Gi, storage: 300Gi}
+  tasks:
+    - {name: finetune, image: x, command: [bash], resource: train}
+default-values:
+  layout: {gpus: 4}
+)";
+  const OsmoReport report = check(spec);
+  ASSERT_EQ(report.blocks.size(), 1u);
+  ASSERT_EQ(report.blocks[0].findings.size(), 1u);
+  EXPECT_TRUE(contains(report.blocks[0].findings[0], "the GPU count is unknown")) << report.blocks[0].findings[0];
+  EXPECT_FALSE(report.fits());
+  EXPECT_TRUE(osmo_report_json("spec", report)["blocks"][0]["gpus"].is_null());
+  EXPECT_FALSE(contains(osmo_report_text("spec", report), "nothing to size"));
 }
 
 TEST(OsmoExpressions, ControlBlocksAreAClearError) {
@@ -581,7 +601,7 @@ TEST(OsmoShapes, WorkflowLabelsReachProfileSelection) {
   name: wf
   labels: {gpu-sizer.io/profile: infer}
   resources:
-    main: {gpu: 2, cpu: 8, memory: 96Gi}
+    main: {gpu: 2, cpu: 8, memory: 96Gi, storage: 200Gi}
   tasks:
     - {name: serve, image: x, command: [bash], resource: main}
 )";
