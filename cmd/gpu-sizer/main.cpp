@@ -1,5 +1,4 @@
 // gpu-sizer: flags and wiring only; the work happens in the libraries.
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "gpusizer/check.h"
+#include "gpusizer/log.h"
 #include "gpusizer/policy.h"
 #include "gpusizer/policy_store.h"
 #include "gpusizer/server.h"
@@ -26,13 +26,15 @@ Usage:
   gpu-sizer serve [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--policy FILE]
                   [--metrics-listen HOST:PORT] [--cert-dir DIR] [--threads N]
                   [--max-body-bytes N] [--read-timeout SECONDS] [--keep-alive-timeout SECONDS]
-                  [--policy-poll SECONDS] [--log-level LEVEL]
+                  [--policy-poll SECONDS] [--metrics-namespace-cap N]
+                  [--log-level LEVEL] [--log-format json|text]
       Run the admission webhook over HTTPS: POST /mutate, POST /validate,
       GET /healthz, GET /readyz. Without --tls-cert it generates a
       self-signed CA and certificate in --cert-dir (default /tmp/gpu-sizer)
       and logs where the CA is. Defaults: --listen 127.0.0.1:8443,
       --threads 32, --max-body-bytes 8388608, --read-timeout 10,
-      --keep-alive-timeout 5, --policy-poll 2, --log-level info.
+      --keep-alive-timeout 5, --policy-poll 2, --metrics-namespace-cap 100,
+      --log-level info, --log-format json (one JSON object per line on stderr).
 
   gpu-sizer table [--profile NAME] [--gpus N] [--policy FILE]
       Print the effective sizing table, or what N GPUs need and the OSMO
@@ -263,21 +265,24 @@ int run_serve(Flags& flags) {
   options.keep_alive_timeout_seconds =
       static_cast<int>(flags.take_number("keep-alive-timeout", options.keep_alive_timeout_seconds, 1, 3600));
   options.policy_poll_seconds = static_cast<int>(flags.take_number("policy-poll", options.policy_poll_seconds, 1, 3600));
+  options.metrics_namespace_cap =
+      static_cast<std::size_t>(flags.take_number("metrics-namespace-cap", 100, 1, 100000));
+  options.version = GPU_SIZER_VERSION;
   const std::string level = flags.take_or("log-level", "info");
+  const std::string format = flags.take_or("log-format", "json");
   if (auto problem = flags.problem()) return usage_error(*problem);
   const auto parsed_level = spdlog::level::from_str(level);
   if (parsed_level == spdlog::level::off && level != "off") {
     return usage_error("--log-level must be trace, debug, info, warn, error or off, found \"" + level + "\"");
   }
-  spdlog::set_level(parsed_level);
+  if (format != "json" && format != "text") return usage_error("--log-format must be json or text, found \"" + format + "\"");
+  gpusizer::configure_logging(format == "json" ? gpusizer::LogFormat::kJson : gpusizer::LogFormat::kText, parsed_level);
   return gpusizer::serve(options);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Logs go to stderr; stdout carries only the listening addresses.
-  spdlog::set_default_logger(spdlog::stderr_logger_mt("gpu-sizer"));
   if (argc < 2) return usage_error("missing command");
   const std::string command = argv[1];
   if (command == "--help" || command == "-h" || command == "help") {

@@ -37,6 +37,12 @@ struct PodTarget {
   std::string label;
 };
 
+// One request raised by the mutating endpoint, for metrics.
+struct Raise {
+  std::string resource;  // cpu, memory or ephemeral-storage
+  Quantity added;        // new request minus the request before
+};
+
 struct PodDecision {
   std::string description;     // the target's description
   int64_t gpus = 0;            // app containers summed (init containers: the largest)
@@ -45,6 +51,10 @@ struct PodDecision {
   std::vector<std::string> changes;   // one per container: what the patch raised
   std::vector<std::string> warnings;  // each under 120 characters
   std::vector<std::string> denials;   // non-empty: deny; each names what to set
+  // Why each denial, in the same order: memory, max_gpus, invalid or
+  // unknown_profile (metric label values).
+  std::vector<std::string> denial_reasons;
+  std::vector<Raise> raised;          // what the patch raised
   bool undecided = false;             // left for the Pod: unresolved expressions or podSpecPatch
 };
 

@@ -20,6 +20,8 @@ struct ServerOptions {
   int read_timeout_seconds = 10;            // the API server's own default timeout
   int keep_alive_timeout_seconds = 5;       // idle connections hold a thread each
   int policy_poll_seconds = 2;
+  std::size_t metrics_namespace_cap = 100;  // distinct namespace labels before "other"
+  std::string version = "dev";              // for gpu_sizer_build_info
 };
 
 struct ListenAddress {

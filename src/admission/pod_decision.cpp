@@ -334,7 +334,7 @@ class PodDecider {
 
     auto choice = select_profile(policy_, view_.selection);
     if (!choice) {
-      view_.problems.push_back(target_.description + ": " + choice.error());
+      profile_problem_ = target_.description + ": " + choice.error();
     } else if (decision_.gpus > 0) {
       profile_ = choice.value().profile;
       decision_.profile = profile_->name;
@@ -344,7 +344,9 @@ class PodDecider {
     }
 
     if (endpoint_ == Endpoint::kMutate) {
-      if (target_.mode == Mode::kMutate && !view_.opted_out && view_.problems.empty()) raise_shortfalls();
+      if (target_.mode == Mode::kMutate && !view_.opted_out && view_.problems.empty() && profile_problem_.empty()) {
+        raise_shortfalls();
+      }
     } else {
       report();
     }
@@ -436,6 +438,7 @@ class PodDecider {
       std::vector<std::string> parts;
       if (raise_request) {
         patch_.set(with(resources, {"requests", *s.resource}), new_request.to_string());
+        decision_.raised.push_back({*s.resource, s.request ? new_request.plus(s.request->times(-1)) : new_request});
         const auto written = s.container->requests.find(*s.resource);
         parts.push_back(*s.resource + " request " +
                         (written == s.container->requests.end() ? "unset" : written->second.to_string()) + "->" +
@@ -495,18 +498,20 @@ class PodDecider {
   void report() {
     const bool audit = target_.mode == Mode::kAudit;
     const std::string would_deny = "audit: would deny: ";
-    auto deny = [&](const std::string& full, const std::string& brief) {
+    auto deny = [&](const std::string& full, const std::string& brief, const char* reason) {
       if (audit) {
         decision_.warnings.push_back(fit(would_deny + brief));
       } else {
         decision_.denials.push_back(full);
+        decision_.denial_reasons.push_back(reason);
       }
     };
-    for (const auto& problem : view_.problems) deny(problem, problem);
-    for (std::size_t i = 0; i < violations_.size(); ++i) deny(violations_[i], short_violations_[i]);
+    for (const auto& problem : view_.problems) deny(problem, problem, "invalid");
+    if (!profile_problem_.empty()) deny(profile_problem_, profile_problem_, "unknown_profile");
+    for (std::size_t i = 0; i < violations_.size(); ++i) deny(violations_[i], short_violations_[i], "max_gpus");
     for (const Shortfall& s : shortfalls_) {
       if (denies_memory(s) && !audit) {
-        decision_.denials.push_back(denial(s));
+        deny(denial(s), "", "memory");
       } else {
         const std::string prefix = !audit ? "" : denies_memory(s) ? would_deny : "audit: would raise: ";
         decision_.warnings.push_back(fit_warning(prefix + target_.label, s.container->name, short_finding(s)));
@@ -523,6 +528,7 @@ class PodDecider {
   const Profile* profile_ = nullptr;
   std::vector<Group> groups_;
   std::vector<Shortfall> shortfalls_;
+  std::string profile_problem_;  // the profile label names no profile
   std::vector<std::string> violations_;
   std::vector<std::string> short_violations_;
 };

@@ -2,55 +2,178 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
+#include <string_view>
+
 namespace gpusizer {
 
 namespace {
-constexpr std::array<Endpoint, 2> kEndpoints = {Endpoint::kMutate, Endpoint::kValidate};
+
+// The kinds the webhook decides, then "other" and "unknown" (malformed).
+constexpr std::array<std::string_view, 17> kKindNames = {
+    "Pod",          "Job",           "CronJob",     "Deployment", "StatefulSet",      "ReplicaSet",
+    "DaemonSet",    "Workflow",      "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow",
+    "PyTorchJob",   "JobSet",        "RayCluster",  "RayJob",     "other",            "unknown"};
+constexpr std::array<std::string_view, 5> kOperationNames = {"CREATE", "UPDATE", "DELETE", "CONNECT", "unknown"};
+constexpr std::array<std::string_view, 2> kEndpointNames = {"mutate", "validate"};
 constexpr std::array<ReviewOutcome::Decision, 4> kDecisions = {
     ReviewOutcome::Decision::kAllowed, ReviewOutcome::Decision::kMutated, ReviewOutcome::Decision::kDenied,
     ReviewOutcome::Decision::kError};
 
-std::string endpoint_name(Endpoint endpoint) { return endpoint == Endpoint::kMutate ? "mutate" : "validate"; }
+template <std::size_t N>
+std::size_t index_of(const std::array<std::string_view, N>& names, std::string_view name, std::size_t fallback) {
+  const auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? fallback : static_cast<std::size_t>(it - names.begin());
+}
+
+std::size_t endpoint_index(Endpoint endpoint) { return endpoint == Endpoint::kMutate ? 0 : 1; }
+
 }  // namespace
 
-Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
-  auto& reviews = prometheus::BuildCounter()
-                      .Name("gpu_sizer_reviews_total")
-                      .Help("AdmissionReviews answered, by endpoint and decision")
-                      .Register(*registry_);
+Metrics::Metrics(const std::string& version, std::size_t namespace_cap)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      namespace_cap_(namespace_cap),
+      reviews_(prometheus::BuildCounter()
+                   .Name("gpu_sizer_reviews_total")
+                   .Help("AdmissionReviews answered, by object kind, operation, endpoint, decision and dry-run")
+                   .Register(*registry_)),
+      corrections_(prometheus::BuildCounter()
+                       .Name("gpu_sizer_corrections_total")
+                       .Help("Container resource requests raised by /mutate (dry-run excluded)")
+                       .Register(*registry_)),
+      cpu_added_(prometheus::BuildCounter()
+                     .Name("gpu_sizer_cpu_cores_added_total")
+                     .Help("CPU cores added to requests by /mutate (dry-run excluded)")
+                     .Register(*registry_)),
+      memory_added_(prometheus::BuildCounter()
+                        .Name("gpu_sizer_memory_bytes_added_total")
+                        .Help("Memory bytes added to requests by /mutate (dry-run excluded)")
+                        .Register(*registry_)),
+      denials_(prometheus::BuildCounter()
+                   .Name("gpu_sizer_denials_total")
+                   .Help("Denials by /validate, by profile, namespace and reason (dry-run excluded)")
+                   .Register(*registry_)),
+      policy_info_(prometheus::BuildGauge()
+                       .Name("gpu_sizer_policy_info")
+                       .Help("The active policy: 1, labelled with its SHA-256 and source")
+                       .Register(*registry_)) {
   // Sub-millisecond decisions up to the API server's 10 s timeout.
   auto& durations = prometheus::BuildHistogram()
                         .Name("gpu_sizer_review_duration_seconds")
                         .Help("Time to answer one AdmissionReview, body read to body written")
                         .Register(*registry_);
-  const prometheus::Histogram::BucketBoundaries buckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                                           0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5,
-                                                           5,      10};
-  for (std::size_t e = 0; e < kEndpoints.size(); ++e) {
-    const std::string endpoint = endpoint_name(kEndpoints[e]);
-    for (std::size_t d = 0; d < kDecisions.size(); ++d) {
-      reviews_[e][d] = &reviews.Add({{"endpoint", endpoint}, {"decision", std::string(to_string(kDecisions[d]))}});
-    }
-    durations_[e] = &durations.Add({{"endpoint", endpoint}}, buckets);
+  const prometheus::Histogram::BucketBoundaries buckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                           0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
+  for (std::size_t e = 0; e < kEndpointNames.size(); ++e) {
+    durations_[e] = &durations.Add({{"endpoint", std::string(kEndpointNames[e])}}, buckets);
   }
+  pod_gpus_ = &prometheus::BuildHistogram()
+                   .Name("gpu_sizer_pod_gpus")
+                   .Help("GPUs per decided pod or pod template at /mutate (dry-run excluded)")
+                   .Register(*registry_)
+                   .Add({}, prometheus::Histogram::BucketBoundaries{1, 2, 4, 8, 16, 32, 64});
   auto& reloads = prometheus::BuildCounter()
                       .Name("gpu_sizer_policy_reloads_total")
-                      .Help("Policy file changes seen, by result (reloaded, rejected: the old policy stays)")
+                      .Help("Policy file changes seen, by result (reloaded; rejected: the old policy stays)")
                       .Register(*registry_);
   reloads_[0] = &reloads.Add({{"result", "reloaded"}});
   reloads_[1] = &reloads.Add({{"result", "rejected"}});
+  certificate_expiry_ = &prometheus::BuildGauge()
+                             .Name("gpu_sizer_tls_certificate_expiry_timestamp_seconds")
+                             .Help("notAfter of the served TLS certificate, in Unix seconds")
+                             .Register(*registry_)
+                             .Add({});
+  prometheus::BuildGauge()
+      .Name("gpu_sizer_build_info")
+      .Help("Build information: 1, labelled with the version")
+      .Register(*registry_)
+      .Add({{"version", version}})
+      .Set(1);
 }
 
-void Metrics::count_review(Endpoint endpoint, ReviewOutcome::Decision decision, double seconds) {
-  const std::size_t e = endpoint == Endpoint::kMutate ? 0 : 1;
-  reviews_[e][static_cast<std::size_t>(decision)]->Increment();
-  durations_[e]->Observe(seconds);
+prometheus::Counter& Metrics::review_counter(Endpoint endpoint, const ReviewOutcome& outcome) {
+  const bool malformed = outcome.decision == ReviewOutcome::Decision::kError && outcome.kind.empty();
+  const std::size_t kind = malformed ? kKinds - 1 : index_of(kKindNames, outcome.kind, kKinds - 2);
+  const std::size_t operation = index_of(kOperationNames, outcome.operation, kOperations - 1);
+  const std::size_t slot =
+      (((kind * kOperations + operation) * 2 + endpoint_index(endpoint)) * 4 + static_cast<std::size_t>(outcome.decision)) *
+          2 +
+      (outcome.dry_run ? 1 : 0);
+  prometheus::Counter* counter = review_slots_[slot].load(std::memory_order_acquire);
+  if (counter) return *counter;
+  std::lock_guard lock(mutex_);
+  counter = review_slots_[slot].load(std::memory_order_relaxed);
+  if (!counter) {
+    counter = &reviews_.Add({{"kind", std::string(kKindNames[kind])},
+                             {"operation", std::string(kOperationNames[operation])},
+                             {"endpoint", std::string(kEndpointNames[endpoint_index(endpoint)])},
+                             {"decision", std::string(to_string(outcome.decision))},
+                             {"dry_run", outcome.dry_run ? "true" : "false"}});
+    review_slots_[slot].store(counter, std::memory_order_release);
+  }
+  return *counter;
+}
+
+const std::string& Metrics::namespace_label(const std::string& ns) {
+  static const std::string kOther = "other";
+  auto it = namespaces_.find(ns);
+  if (it != namespaces_.end()) return *it;
+  if (namespaces_.size() >= namespace_cap_) return kOther;
+  return *namespaces_.insert(ns).first;
+}
+
+void Metrics::count_review(Endpoint endpoint, const ReviewOutcome& outcome, double seconds) {
+  review_counter(endpoint, outcome).Increment();
+  durations_[endpoint_index(endpoint)]->Observe(seconds);
+  if (outcome.dry_run || outcome.pods.empty()) return;
+
+  // Corrections and denials are rare next to reviews (most pods hold no
+  // GPUs), so one lock here costs little.
+  std::lock_guard lock(mutex_);
+  const std::string& ns = namespace_label(outcome.namespace_name);
+  auto counter = [&](prometheus::Family<prometheus::Counter>& family, const char* extra_label,
+                     const std::string& profile, std::string_view extra_value) -> prometheus::Counter& {
+    return labelled_counter(family, profile, ns, extra_label, extra_value);
+  };
+  for (const PodDecision& pod : outcome.pods) {
+    if (endpoint == Endpoint::kMutate && pod.gpus > 0) pod_gpus_->Observe(static_cast<double>(pod.gpus));
+    for (const Raise& raise : pod.raised) {
+      counter(corrections_, "resource", pod.profile, raise.resource).Increment();
+      if (raise.resource == "cpu") counter(cpu_added_, nullptr, pod.profile, "").Increment(raise.added.milli_ceil() / 1000.0);
+      if (raise.resource == "memory") {
+        counter(memory_added_, nullptr, pod.profile, "").Increment(static_cast<double>(raise.added.value_ceil()));
+      }
+    }
+    for (const std::string& reason : pod.denial_reasons) counter(denials_, "reason", pod.profile, reason).Increment();
+  }
+}
+
+prometheus::Counter& Metrics::labelled_counter(prometheus::Family<prometheus::Counter>& family,
+                                              const std::string& profile, const std::string& ns,
+                                              const char* extra_label, std::string_view extra_value) {
+  const auto found = labelled_.find(
+      std::make_tuple(static_cast<const void*>(&family), std::string_view(profile), std::string_view(ns), extra_value));
+  if (found != labelled_.end()) return *found->second;
+  prometheus::Labels labels{{"profile", profile}, {"namespace", ns}};
+  if (extra_label) labels.emplace(extra_label, std::string(extra_value));
+  prometheus::Counter& created = family.Add(labels);
+  labelled_.emplace(std::make_tuple(static_cast<const void*>(&family), profile, ns, std::string(extra_value)), &created);
+  return created;
 }
 
 void Metrics::count_reload(PolicyStore::Reload result) {
   if (result == PolicyStore::Reload::kReloaded) reloads_[0]->Increment();
   if (result == PolicyStore::Reload::kRejected) reloads_[1]->Increment();
 }
+
+void Metrics::set_policy(const Policy& policy) {
+  std::lock_guard lock(mutex_);
+  if (policy_gauge_) policy_info_.Remove(policy_gauge_);
+  policy_gauge_ = &policy_info_.Add({{"sha256", policy.sha256}, {"source", policy.source}});
+  policy_gauge_->Set(1);
+}
+
+void Metrics::set_certificate_expiry(int64_t unix_seconds) { certificate_expiry_->Set(static_cast<double>(unix_seconds)); }
 
 std::string Metrics::render() const { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
 

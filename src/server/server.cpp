@@ -4,6 +4,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <signal.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -11,9 +13,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <ctime>
+#include <optional>
 #include <mutex>
 #include <thread>
 
+#include "gpusizer/log.h"
 #include "gpusizer/metrics.h"
 #include "gpusizer/policy_store.h"
 #include "gpusizer/review.h"
@@ -74,6 +79,43 @@ bool configure_tls(SSL_CTX& context, const std::string& cert, const std::string&
   return true;
 }
 
+// One line per review: who, what, the decision and what changed; never the
+// body (it may hold secrets in env values).
+void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
+  std::vector<std::string> changes;
+  std::vector<std::string> denials;
+  for (const auto& pod : o.pods) {
+    changes.insert(changes.end(), pod.changes.begin(), pod.changes.end());
+    denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());
+  }
+  nlohmann::json fields = {{"endpoint", endpoint == Endpoint::kMutate ? "mutate" : "validate"},
+                           {"uid", o.uid},
+                           {"kind", o.kind},
+                           {"operation", o.operation},
+                           {"object", o.namespace_name + "/" + o.name},
+                           {"decision", to_string(o.decision)},
+                           {"dry_run", o.dry_run},
+                           {"duration_us", static_cast<int64_t>(seconds * 1e6)}};
+  if (!changes.empty()) fields["changes"] = changes;
+  if (!denials.empty()) fields["denials"] = denials;
+  if (!o.error.empty()) fields["error"] = o.error;
+  log_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, "review", fields);
+}
+
+// notAfter of the first certificate in a PEM file, in Unix seconds.
+std::optional<int64_t> certificate_expiry(const std::string& path) {
+  FILE* file = std::fopen(path.c_str(), "r");
+  if (!file) return std::nullopt;
+  X509* cert = PEM_read_X509(file, nullptr, nullptr, nullptr);
+  std::fclose(file);
+  if (!cert) return std::nullopt;
+  std::tm tm{};
+  const bool ok = ASN1_TIME_to_tm(X509_get0_notAfter(cert), &tm) == 1;
+  X509_free(cert);
+  if (!ok) return std::nullopt;
+  return static_cast<int64_t>(timegm(&tm));
+}
+
 void reply_json_error(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
   res.set_content(nlohmann::json{{"error", message}}.dump(), "application/json");
@@ -98,39 +140,39 @@ int serve(const ServerOptions& options) {
 
   auto listen = parse_listen_address(options.listen);
   if (!listen) {
-    spdlog::error("{}", listen.error());
+    log_event(spdlog::level::err, listen.error());
     return 2;
   }
   auto store = PolicyStore::open(options.policy_path);
   if (!store) {
-    spdlog::error("{}", store.error());
+    log_event(spdlog::level::err, store.error());
     return 2;
   }
   PolicyStore& policy = *store.value();
-  spdlog::info("policy {} loaded (sha256 {})", policy.current()->source, policy.current()->sha256);
+  log_event(spdlog::level::info, "policy loaded", {{"source", policy.current()->source}, {"sha256", policy.current()->sha256}});
 
   std::string cert = options.tls_cert;
   std::string key = options.tls_key;
   if (cert.empty() != key.empty()) {
-    spdlog::error("--tls-cert and --tls-key go together: give both, or neither for a generated certificate");
+    log_event(spdlog::level::err, "--tls-cert and --tls-key go together: give both, or neither for a generated certificate");
     return 2;
   }
   if (cert.empty()) {
     auto generated = write_self_signed(options.cert_dir, {"localhost", "127.0.0.1", "::1"});
     if (!generated) {
-      spdlog::error("generating a self-signed certificate: {}", generated.error());
+      log_event(spdlog::level::err, "generating a self-signed certificate: " + generated.error());
       return 2;
     }
     cert = generated.value().cert_file;
     key = generated.value().key_file;
-    spdlog::warn("no --tls-cert given: generated a self-signed certificate; its CA is {} (curl --cacert {})",
-                 generated.value().ca_file, generated.value().ca_file);
+    log_event(spdlog::level::warn, "no --tls-cert given: generated a self-signed certificate; clients trust it with its CA",
+              {{"ca", generated.value().ca_file}, {"example", "curl --cacert " + generated.value().ca_file}});
   }
 
   std::string tls_error;
   httplib::SSLServer server([&](SSL_CTX& context) { return configure_tls(context, cert, key, tls_error); });
   if (!server.is_valid()) {
-    spdlog::error("{}", tls_error);
+    log_event(spdlog::level::err, tls_error);
     return 2;
   }
   const int threads = options.threads;
@@ -143,7 +185,9 @@ int serve(const ServerOptions& options) {
   server.set_payload_max_length(options.max_body_bytes);
   server.set_tcp_nodelay(true);
 
-  Metrics metrics;
+  Metrics metrics(options.version, options.metrics_namespace_cap);
+  metrics.set_policy(*policy.current());
+  if (auto expiry = certificate_expiry(cert)) metrics.set_certificate_expiry(*expiry);
   std::atomic<bool> stopping{false};
 
   auto review_route = [&](Endpoint endpoint) {
@@ -152,21 +196,17 @@ int serve(const ServerOptions& options) {
       const std::string content_type = req.get_header_value("Content-Type");
       if (content_type.find("application/json") == std::string::npos) {
         reply_json_error(res, 415, "Content-Type must be application/json, found \"" + content_type + "\"");
-        metrics.count_review(endpoint, ReviewOutcome::Decision::kError, 0);
+        ReviewOutcome rejected;
+        rejected.error = "unsupported content type";
+        metrics.count_review(endpoint, rejected, 0);
         return;
       }
       HttpReply reply = handle_review(*policy.current(), endpoint, req.body);
       res.status = reply.status;
       res.set_content(std::move(reply.body), "application/json");
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      metrics.count_review(endpoint, reply.outcome.decision, seconds);
-      const ReviewOutcome& o = reply.outcome;
-      std::vector<std::string> changes;
-      for (const auto& pod : o.pods) changes.insert(changes.end(), pod.changes.begin(), pod.changes.end());
-      spdlog::info("review endpoint={} uid={} kind={} op={} object={}/{} decision={} dry_run={} changes=\"{}\"{} us={}",
-                   endpoint == Endpoint::kMutate ? "mutate" : "validate", o.uid, o.kind, o.operation,
-                   o.namespace_name, o.name, to_string(o.decision), o.dry_run, join(changes, "; "),
-                   o.error.empty() ? "" : " error=\"" + o.error + "\"", static_cast<long>(seconds * 1e6));
+      metrics.count_review(endpoint, reply.outcome, seconds);
+      log_review(endpoint, reply.outcome, seconds);
     };
   };
   server.Post("/mutate", review_route(Endpoint::kMutate));
@@ -196,7 +236,7 @@ int serve(const ServerOptions& options) {
     port = -1;
   }
   if (port < 0) {
-    spdlog::error("cannot listen on {}: address in use or not available", options.listen);
+    log_event(spdlog::level::err, "cannot listen: address in use or not available", {{"listen", options.listen}});
     return 2;
   }
 
@@ -205,7 +245,7 @@ int serve(const ServerOptions& options) {
   if (!options.metrics_listen.empty()) {
     auto address = parse_listen_address(options.metrics_listen);
     if (!address) {
-      spdlog::error("--metrics-listen: {}", address.error());
+      log_event(spdlog::level::err, "--metrics-listen: " + address.error());
       return 2;
     }
     metrics_server = std::make_unique<httplib::Server>();
@@ -220,7 +260,7 @@ int serve(const ServerOptions& options) {
       metrics_port = -1;
     }
     if (metrics_port < 0) {
-      spdlog::error("cannot listen on {} for metrics", options.metrics_listen);
+      log_event(spdlog::level::err, "cannot listen for metrics", {{"listen", options.metrics_listen}});
       return 2;
     }
     std::printf("metrics on http://%s:%d/metrics\n", address.value().host.c_str(), metrics_port);
@@ -238,9 +278,10 @@ int serve(const ServerOptions& options) {
       const auto result = policy.reload_if_changed(error);
       metrics.count_reload(result);
       if (result == PolicyStore::Reload::kReloaded) {
-        spdlog::info("policy {} reloaded (sha256 {})", policy.path(), policy.current()->sha256);
+        metrics.set_policy(*policy.current());
+        log_event(spdlog::level::info, "policy reloaded", {{"source", policy.path()}, {"sha256", policy.current()->sha256}});
       } else if (result == PolicyStore::Reload::kRejected) {
-        spdlog::error("policy reload rejected: {}", error);
+        log_event(spdlog::level::err, "policy reload rejected: " + error, {{"source", policy.path()}});
       }
     }
   });
@@ -248,7 +289,8 @@ int serve(const ServerOptions& options) {
   std::thread signal_thread([&] {
     int signal = 0;
     sigwait(&shutdown_signals, &signal);
-    spdlog::info("received {}: finishing in-flight requests and stopping", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    log_event(spdlog::level::info, "finishing in-flight requests and stopping",
+              {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
     {
       std::lock_guard lock(wake_mutex);
       stopping = true;
@@ -260,7 +302,8 @@ int serve(const ServerOptions& options) {
 
   std::printf("listening on https://%s:%d\n", listen.value().host.c_str(), port);
   std::fflush(stdout);
-  spdlog::info("serving /mutate and /validate on https://{}:{} with {} threads", listen.value().host, port, threads);
+  log_event(spdlog::level::info, "serving /mutate and /validate",
+            {{"address", "https://" + listen.value().host + ":" + std::to_string(port)}, {"threads", threads}});
   server.listen_after_bind();
 
   // listen returns on stop() from the signal thread, or on its own if the
@@ -269,7 +312,7 @@ int serve(const ServerOptions& options) {
   signal_thread.join();
   policy_thread.join();
   if (metrics_thread.joinable()) metrics_thread.join();
-  spdlog::info("stopped");
+  log_event(spdlog::level::info, "stopped");
   return 0;
 }
 
