@@ -11,7 +11,8 @@ CERT_DIR ?= /tmp/gpu-sizer
 # Debian packages the build and the tests need.
 PACKAGES := g++ cmake make pkg-config curl openssl \
 	libcpp-httplib-dev libssl-dev nlohmann-json3-dev libspdlog-dev \
-	prometheus-cpp-dev libyaml-cpp-dev libgtest-dev libgmock-dev
+	prometheus-cpp-dev libyaml-cpp-dev libgtest-dev libgmock-dev \
+	prometheus
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -22,7 +23,7 @@ deps:
 	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
 configure: deps

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include "gpusizer/policy_store.h"
 #include "gpusizer/review.h"
 #include "gpusizer/self_signed.h"
+#include "gpusizer/status_page.h"
 #include "gpusizer/strings.h"
 
 namespace gpusizer {
@@ -137,6 +139,9 @@ sigset_t block_shutdown_signals() {
 
 int serve(const ServerOptions& options) {
   const sigset_t shutdown_signals = block_shutdown_signals();
+  // A client that hangs up mid-answer must cost one failed write (EPIPE),
+  // not the process.
+  std::signal(SIGPIPE, SIG_IGN);
 
   auto listen = parse_listen_address(options.listen);
   if (!listen) {
@@ -190,23 +195,33 @@ int serve(const ServerOptions& options) {
   if (auto expiry = certificate_expiry(cert)) metrics.set_certificate_expiry(*expiry);
   std::atomic<bool> stopping{false};
 
+  StatusCounters status_counters;
+  RecentDecisions recent_decisions(100);
+  // Every answered review is counted, listed on /status and logged.
+  auto record = [&](Endpoint endpoint, const ReviewOutcome& outcome, std::chrono::steady_clock::time_point started) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    metrics.count_review(endpoint, outcome, seconds);
+    status_counters.count_review(outcome);
+    recent_decisions.add(make_decision_record(endpoint, outcome));
+    log_review(endpoint, outcome, seconds);
+  };
+
   auto review_route = [&](Endpoint endpoint) {
     return [&, endpoint](const httplib::Request& req, httplib::Response& res) {
       const auto started = std::chrono::steady_clock::now();
       const std::string content_type = req.get_header_value("Content-Type");
       if (content_type.find("application/json") == std::string::npos) {
-        reply_json_error(res, 415, "Content-Type must be application/json, found \"" + content_type + "\"");
+        const std::string message = "Content-Type must be application/json, found \"" + content_type + "\"";
+        reply_json_error(res, 415, message);
         ReviewOutcome rejected;
-        rejected.error = "unsupported content type";
-        metrics.count_review(endpoint, rejected, 0);
+        rejected.error = message;
+        record(endpoint, rejected, started);
         return;
       }
       HttpReply reply = handle_review(*policy.current(), endpoint, req.body);
       res.status = reply.status;
       res.set_content(std::move(reply.body), "application/json");
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      metrics.count_review(endpoint, reply.outcome, seconds);
-      log_review(endpoint, reply.outcome, seconds);
+      record(endpoint, reply.outcome, started);
     };
   };
   server.Post("/mutate", review_route(Endpoint::kMutate));
@@ -250,6 +265,10 @@ int serve(const ServerOptions& options) {
     }
     metrics_server = std::make_unique<httplib::Server>();
     metrics_server->new_task_queue = [] { return new httplib::ThreadPool(2); };
+    metrics_server->Get("/status", [&](const httplib::Request&, httplib::Response& res) {
+      res.set_content(render_status_page(*policy.current(), status_counters, recent_decisions, options.version),
+                      kStatusPageContentType);
+    });
     metrics_server->Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
       res.set_content(metrics.render(), "text/plain; version=0.0.4");
     });
@@ -277,6 +296,7 @@ int serve(const ServerOptions& options) {
       std::string error;
       const auto result = policy.reload_if_changed(error);
       metrics.count_reload(result);
+      if (result != PolicyStore::Reload::kUnchanged) status_counters.count_reload(result == PolicyStore::Reload::kReloaded);
       if (result == PolicyStore::Reload::kReloaded) {
         metrics.set_policy(*policy.current());
         log_event(spdlog::level::info, "policy reloaded", {{"source", policy.path()}, {"sha256", policy.current()->sha256}});
