@@ -266,6 +266,8 @@ int serve(const ServerOptions& options) {
     metrics_server = std::make_unique<httplib::Server>();
     metrics_server->new_task_queue = [] { return new httplib::ThreadPool(2); };
     metrics_server->Get("/status", [&](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Cache-Control", "no-store");
+      res.set_header("X-Content-Type-Options", "nosniff");
       res.set_content(render_status_page(*policy.current(), status_counters, recent_decisions, options.version),
                       kStatusPageContentType);
     });
