@@ -22,8 +22,9 @@ struct ManifestDocument {
 };
 
 struct ManifestFile {
-  std::string source;  // path, or "-" for standard input
-  bool json = false;   // written as JSON: --fix writes JSON back
+  std::string source;  // path, or "stdin"
+  bool json = false;   // a JSON file: one document, written back as JSON
+  nlohmann::ordered_json json_document;  // for JSON files: as written (key order, number forms)
   std::vector<ManifestDocument> documents;
 };
 
@@ -33,10 +34,11 @@ struct ManifestFile {
 // line.
 Result<ManifestFile> read_manifests(std::string_view text, const std::string& source);
 
-// Applies JSON Patch `add` operations (as the webhook produces them) to a
-// document's YAML node; added values are written quoted, as strings.
-// Fails naming the operation that does not apply.
-Result<bool> apply_patch_to_yaml(YAML::Node& node, const nlohmann::json& operations);
+// Applies JSON Patch `add` operations (as the webhook produces them) to one
+// document, in the file's own form (its YAML tree, or its JSON), and to its
+// JSON object. Values added to YAML are written quoted, as strings. Fails
+// naming the operation that does not apply.
+Result<bool> apply_patch(ManifestFile& file, std::size_t document, const nlohmann::json& operations);
 
 // The file with every document's node, in the file's own format (YAML
 // documents separated by `---`, or JSON). Comments are not kept: yaml-cpp

@@ -313,22 +313,21 @@ class PodDecider {
     decision_.description = target_.description;
     view_ = PodReader(policy_, target_).read();
     // Init containers run one at a time before the app containers, so the
-    // two phases are sized apart: the app containers share what their GPU
-    // sum needs, and an init container that asks for more GPUs than all of
+    // phases are sized apart: the app containers share what their GPU sum
+    // needs, and each init container that asks for more GPUs than all of
     // them gets what its own count needs.
     Group app;
-    const ContainerView* largest_init = nullptr;
     for (const auto& c : view_.app) {
       if (c.gpus == 0) continue;
       app.holders.push_back(&c);
       app.gpus += c.gpus;
     }
-    for (const auto& c : view_.init) {
-      if (c.gpus > 0 && (!largest_init || c.gpus > largest_init->gpus)) largest_init = &c;
-    }
     if (app.gpus > 0) groups_.push_back(app);
-    if (largest_init && largest_init->gpus > app.gpus) groups_.push_back(Group{{largest_init}, largest_init->gpus});
-    decision_.gpus = std::max(app.gpus, largest_init ? largest_init->gpus : 0);
+    decision_.gpus = app.gpus;
+    for (const auto& c : view_.init) {
+      if (c.gpus > app.gpus) groups_.push_back(Group{{&c}, c.gpus});
+      decision_.gpus = std::max(decision_.gpus, c.gpus);
+    }
     if (leave_for_the_pod()) return std::move(decision_);
     if (decision_.gpus == 0 && !view_.gpu_problem) return std::move(decision_);
 

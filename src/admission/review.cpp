@@ -65,11 +65,15 @@ std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
 }
 
 std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id,
-                                       const json& object, PatchBuilder& patch) {
+                                       const json& object, PatchBuilder& patch, const json* old_object) {
   const bool is_pod = id.group.empty() && id.kind == "Pod";
   const std::string object_text = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
   std::vector<PodDecision> decisions;
   for (const PodTemplateRef& ref : find_pod_templates(id.group, id.kind, object)) {
+    if (old_object) {
+      const json::json_pointer at(json_pointer(ref.path));
+      if (old_object->contains(at) && old_object->at(at) == *ref.pod) continue;
+    }
     std::string label;
     if (!ref.template_name.empty()) {
       label = "template \"" + ref.template_name + "\" ";
@@ -91,7 +95,8 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   json review;
   try {
     review = json::parse(body);
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {
+    // parse_error, and out_of_range for numbers such as 1e999.
     return bad_request(std::move(outcome), std::string("request body is not valid JSON: ") + error.what());
   }
   if (!review.is_object()) return bad_request(std::move(outcome), "request body must be a JSON object (an AdmissionReview)");
@@ -130,7 +135,9 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   const bool is_pod = group.empty() && outcome.kind == "Pod";
   const bool decided_operation = outcome.operation == "CREATE" || (!is_pod && outcome.operation == "UPDATE");
   const bool decide = holds_pods(group, outcome.kind) && decided_operation &&
-                      string_member(request, "subResource").empty() && !policy.is_excluded(outcome.namespace_name);
+                      string_member(request, "subResource").empty() && !policy.is_excluded(outcome.namespace_name) &&
+                      // An object being deleted only loses finalizers: let it go.
+                      member(member(object, "metadata"), "deletionTimestamp").is_null();
   if (decide) {
     if (!object.is_object()) {
       return bad_request(std::move(outcome), "request.object must be the " + outcome.kind + " being " +
@@ -142,7 +149,9 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     if (outcome.name.empty()) outcome.name = string_member(metadata, "generateName") + "*";
     const ObjectIdentity id{group, outcome.kind, outcome.namespace_name, outcome.name};
     std::vector<std::string> changes;
-    for (PodDecision& pod : decide_object(policy, endpoint, id, object, patch)) {
+    const json& old_object = member(request, "oldObject");
+    const json* unchanged_from = outcome.operation == "UPDATE" && old_object.is_object() ? &old_object : nullptr;
+    for (PodDecision& pod : decide_object(policy, endpoint, id, object, patch, unchanged_from)) {
       warnings.insert(warnings.end(), pod.warnings.begin(), pod.warnings.end());
       denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());
       for (const auto& change : pod.changes) changes.push_back(is_pod ? change : pod.description + ": " + change);

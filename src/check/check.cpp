@@ -39,6 +39,7 @@ struct FileReport {
   std::vector<ObjectReport> objects;
   std::size_t skipped = 0;          // documents of kinds that hold no pods
   std::optional<OsmoReport> osmo;   // an OSMO workflow file instead of manifests
+  std::string fixed_text;           // --fix: the file as it should be
 };
 
 std::string api_group(const std::string& api_version) {
@@ -114,18 +115,30 @@ ObjectIdentity identity_of(const json& object) {
 }
 
 // --fix: the webhook's own patch, as mutate mode would apply it.
-Result<bool> fix_document(const Policy& mutate_policy, ManifestDocument& document, const ObjectIdentity& id) {
-  PatchBuilder patch(document.object);
-  decide_object(mutate_policy, Endpoint::kMutate, id, document.object, patch);
+Result<bool> fix_document(const Policy& mutate_policy, ManifestFile& file, std::size_t index, const ObjectIdentity& id) {
+  const json object = file.documents[index].object;
+  PatchBuilder patch(object);
+  decide_object(mutate_policy, Endpoint::kMutate, id, object, patch);
   if (patch.empty()) return false;
-  auto written = apply_patch_to_yaml(document.node, patch.operations());
-  if (!written) return Error{written.error()};
-  document.object = document.object.patch(patch.operations());
-  return true;
+  return apply_patch(file, index, patch.operations());
+}
+
+// Writes through a temporary file and a rename, so a full disk or a crash
+// never leaves a half-written manifest.
+std::string replace_file(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".gpu-sizer-tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    if (!out.flush()) return "cannot write " + temporary;
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  return error ? "cannot replace " + path + ": " + error.message() : "";
 }
 
 FileReport check_file(const Policy& policy, const Policy& mutate_policy, const std::string& path,
-                      const CheckOptions& options, std::ostream& fixed_out) {
+                      const CheckOptions& options) {
   FileReport report;
   report.path = path == "-" ? "stdin" : path;
   auto text = read_input(path);
@@ -133,6 +146,9 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
     report.error = text.error();
     return report;
   }
+  // Until fixed, --fix to stdout passes the input through unchanged:
+  // nothing the user piped in is lost, even from a file that fails.
+  if (options.fix) report.fixed_text = text.value();
   // OSMO workflow files are templates rendered at submit time: they are
   // checked with the --set values, and fixed with the --set line, not edited.
   if (is_osmo_workflow(text.value())) {
@@ -142,7 +158,6 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
     } else {
       report.osmo = std::move(osmo).value();
     }
-    if (options.fix && !options.in_place) fixed_out << text.value();
     return report;
   }
   auto file = read_manifests(text.value(), report.path);
@@ -150,8 +165,10 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
     report.error = file.error();
     return report;
   }
+  auto& documents = file.value().documents;
   bool fixed_any = false;
-  for (auto& document : file.value().documents) {
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    const ManifestDocument& document = documents[i];
     if (document.object.is_null()) continue;
     if (!document.object.is_object()) {
       report.error = report.path + ": document " + std::to_string(document.index + 1) + ", line " +
@@ -165,23 +182,17 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
     }
     report.objects.push_back(check_object(policy, document, id));
     if (options.fix) {
-      auto fixed = fix_document(mutate_policy, document, id);
+      auto fixed = fix_document(mutate_policy, file.value(), i, id);
       if (!fixed) {
-        report.error = report.path + ": document " + std::to_string(document.index + 1) + ": " + fixed.error();
+        report.error = report.path + ": document " + std::to_string(i + 1) + ": " + fixed.error();
         return report;
       }
       fixed_any = fixed_any || fixed.value();
     }
   }
   if (!options.fix) return report;
-  const std::string written = write_manifests(file.value());
-  if (!options.in_place || path == "-") {
-    fixed_out << written;
-  } else if (fixed_any) {
-    std::ofstream out(path, std::ios::trunc);
-    out << written;
-    if (!out) report.error = "cannot write " + path;
-  }
+  report.fixed_text = write_manifests(file.value());
+  if (options.in_place && path != "-" && fixed_any) report.error = replace_file(path, report.fixed_text);
   return report;
 }
 
@@ -250,11 +261,8 @@ int run_check(const Policy& policy, const CheckOptions& options, std::ostream& o
   mutate_policy.mode = Mode::kMutate;
   mutate_policy.namespace_modes.clear();
 
-  std::ostringstream fixed;
   std::vector<FileReport> files;
-  for (const auto& path : expand(options.paths)) {
-    files.push_back(check_file(policy, mutate_policy, path, options, fixed));
-  }
+  for (const auto& path : expand(options.paths)) files.push_back(check_file(policy, mutate_policy, path, options));
   // With --fix to stdout, stdout carries the manifests and the report moves
   // to stderr, so `gpu-sizer check --fix f.yaml > fixed.yaml` works.
   std::ostream& report_out = options.fix && !options.in_place ? err : out;
@@ -263,7 +271,17 @@ int run_check(const Policy& policy, const CheckOptions& options, std::ostream& o
   } else {
     print_text(files, report_out);
   }
-  out << fixed.str();
+  if (options.fix && !options.in_place) {
+    // One YAML stream on stdout: files are separated like documents.
+    bool first = true;
+    for (const auto& file : files) {
+      if (file.fixed_text.empty()) continue;
+      if (!first) out << "---\n";
+      out << file.fixed_text;
+      if (file.fixed_text.back() != '\n') out << "\n";
+      first = false;
+    }
+  }
 
   int code = kCheckClean;
   for (const auto& file : files) {

@@ -1,5 +1,6 @@
 #include "gpusizer/manifests.h"
 
+#include <algorithm>
 #include <charconv>
 #include <regex>
 
@@ -132,6 +133,31 @@ bool has_content(std::string_view body) {
   return false;
 }
 
+// A copy sharing no nodes: yaml-cpp keeps an alias (*x) as the same node as
+// its anchor (&x), so a patch to one template would also change every other
+// place that aliases it. Aliased content is written out expanded.
+YAML::Node detached(const YAML::Node& node) {
+  YAML::Node copy;
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      copy = YAML::Node(YAML::NodeType::Map);
+      for (const auto& entry : node) copy[entry.first.as<std::string>()] = detached(entry.second);
+      break;
+    case YAML::NodeType::Sequence:
+      copy = YAML::Node(YAML::NodeType::Sequence);
+      for (const auto& item : node) copy.push_back(detached(item));
+      break;
+    case YAML::NodeType::Scalar:
+      copy = YAML::Node(node.Scalar());
+      copy.SetTag(node.Tag());
+      break;
+    default:
+      return copy;
+  }
+  copy.SetStyle(node.Style());
+  return copy;
+}
+
 // Document bodies and the line each starts on. A `---` at the start of a
 // line always separates documents (block scalars are indented), so each can
 // be parsed alone and an error named by its document and line.
@@ -169,6 +195,22 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
   file.source = source;
   const auto first = text.find_first_not_of(" \t\r\n");
   file.json = first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+  if (file.json) {
+    // JSON is read as JSON, so --fix writes back the same numbers and key
+    // order (a YAML round trip would retype them).
+    try {
+      file.json_document = nlohmann::ordered_json::parse(text);
+    } catch (const nlohmann::json::exception& error) {
+      const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&error);
+      const std::size_t byte = parse ? parse->byte : 0;
+      const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(byte, text.size()), '\n'));
+      return Error{source + ": document 1, line " + std::to_string(line) + ": " + error.what()};
+    }
+    ManifestDocument document;
+    document.object = json::parse(file.json_document.dump());
+    file.documents.push_back(std::move(document));
+    return file;
+  }
   const auto bodies = split_documents(text);
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const auto& [body, first_line] = bodies[i];
@@ -180,7 +222,7 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
     document.index = i;
     document.line = first_line;
     try {
-      document.node = YAML::Load(body);
+      document.node = detached(YAML::Load(body));
       document.object = to_json<json>(document.node);
     } catch (const YAML::Exception& error) {
       return Error{where(error.mark) + error.msg};
@@ -189,6 +231,8 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
   }
   return file;
 }
+
+namespace {
 
 Result<bool> apply_patch_to_yaml(YAML::Node& root, const json& operations) {
   for (const auto& operation : operations) {
@@ -215,15 +259,26 @@ Result<bool> apply_patch_to_yaml(YAML::Node& root, const json& operations) {
   return true;
 }
 
-std::string write_manifests(const ManifestFile& file) {
+}  // namespace
+
+Result<bool> apply_patch(ManifestFile& file, std::size_t document, const json& operations) {
+  ManifestDocument& target = file.documents.at(document);
   if (file.json) {
-    std::string out;
-    for (const auto& document : file.documents) {
-      // ordered_json keeps the keys in the order they were written.
-      if (!document.object.is_null()) out += to_json<nlohmann::ordered_json>(document.node).dump(2) + "\n";
+    try {
+      file.json_document = file.json_document.patch(nlohmann::ordered_json::parse(operations.dump()));
+    } catch (const nlohmann::json::exception& error) {
+      return Error{std::string("patch does not apply: ") + error.what()};
     }
-    return out;
+  } else {
+    auto applied = apply_patch_to_yaml(target.node, operations);
+    if (!applied) return applied;
   }
+  target.object = target.object.patch(operations);
+  return true;
+}
+
+std::string write_manifests(const ManifestFile& file) {
+  if (file.json) return file.json_document.dump(2) + "\n";
   std::string out;
   for (std::size_t i = 0; i < file.documents.size(); ++i) {
     if (file.documents[i].node.IsNull()) continue;

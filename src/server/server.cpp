@@ -257,6 +257,14 @@ int serve(const ServerOptions& options) {
 
   std::unique_ptr<httplib::Server> metrics_server;
   std::thread metrics_thread;
+  // httplib's stop() does nothing before its listen loop runs: a signal that
+  // arrives during start-up waits for the loop (or for it to have failed).
+  std::atomic<bool> listen_returned{false};
+  std::atomic<bool> metrics_listen_returned{false};
+  auto stop_when_running = [](httplib::Server& s, const std::atomic<bool>& returned) {
+    while (!s.is_running() && !returned) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    s.stop();
+  };
   if (!options.metrics_listen.empty()) {
     auto address = parse_listen_address(options.metrics_listen);
     if (!address) {
@@ -285,7 +293,10 @@ int serve(const ServerOptions& options) {
       return 2;
     }
     std::printf("metrics on http://%s:%d/metrics\n", address.value().host.c_str(), metrics_port);
-    metrics_thread = std::thread([&] { metrics_server->listen_after_bind(); });
+    metrics_thread = std::thread([&] {
+      metrics_server->listen_after_bind();
+      metrics_listen_returned = true;
+    });
   }
 
   // Polling (not inotify) because ConfigMap volumes update by swapping a
@@ -318,8 +329,8 @@ int serve(const ServerOptions& options) {
       stopping = true;
     }
     wake.notify_all();
-    server.stop();
-    if (metrics_server) metrics_server->stop();
+    stop_when_running(server, listen_returned);
+    if (metrics_server) stop_when_running(*metrics_server, metrics_listen_returned);
   });
 
   std::printf("listening on https://%s:%d\n", listen.value().host.c_str(), port);
@@ -327,6 +338,7 @@ int serve(const ServerOptions& options) {
   log_event(spdlog::level::info, "serving /mutate and /validate",
             {{"address", "https://" + listen.value().host + ":" + std::to_string(port)}, {"threads", threads}});
   server.listen_after_bind();
+  listen_returned = true;
 
   // listen returns on stop() from the signal thread, or on its own if the
   // socket fails; make sure the helpers end either way.

@@ -221,6 +221,46 @@ TEST(CliCheck, OsmoWorkflowWithMissingVariableIsUnreadable) {
   EXPECT_NE(result.output.find("gpus"), std::string::npos) << result.output;
 }
 
+TEST(CliCheck, FixOfSeveralFilesToStdoutIsOneValidStream) {
+  TempDir dir;
+  const std::string fixed = dir.path() + "/all.yaml";
+  run("check --fix " + kWorkloads + "job.yaml " + kWorkloads + "mixed/cpu-and-rbac.yaml " + kWorkloads +
+          "pod.yaml > " + fixed + " 2> /dev/null",
+      false);
+  const auto again = run("check " + fixed);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  // Both GPU objects survive as objects of their own, not merged into a neighbour.
+  EXPECT_NE(again.output.find("(document 1) Job ml-team/"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("Pod ml-team/llama-finetune-4gpu"), std::string::npos) << again.output;
+}
+
+TEST(CliCheck, FixDoesNotWriteThroughYamlAliases) {
+  TempDir dir;
+  const std::string workflow = dir.path() + "/aliased.yaml";
+  std::ofstream(workflow) << "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: w, namespace: t}\n"
+                             "spec:\n  templates:\n"
+                             "  - name: train\n    container:\n      image: x\n"
+                             "      resources: &gpu2 {limits: {nvidia.com/gpu: 2}}\n"
+                             "  - name: infer\n    container:\n      image: x\n      resources: *gpu2\n";
+  EXPECT_EQ(run("check --fix --in-place " + workflow).exit_code, 1);
+  const auto again = run("check " + workflow);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
+TEST(CliCheck, FixKeepsJsonNumbersAndKeyOrder) {
+  TempDir dir;
+  const std::string pod = dir.path() + "/pod.json";
+  std::ofstream(pod) << R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "t"},)"
+                        R"( "spec": {"priority": 12345678901234567890, "containers": [{"name": "c", "image": "x",)"
+                        R"( "resources": {"limits": {"nvidia.com/gpu": 1, "memory": "1Gi"}}}]}})";
+  EXPECT_EQ(run("check --fix --in-place " + pod).exit_code, 1);
+  std::stringstream text;
+  text << std::ifstream(pod).rdbuf();
+  EXPECT_NE(text.str().find("\"priority\": 12345678901234567890"), std::string::npos) << text.str();
+  EXPECT_LT(text.str().find("\"apiVersion\""), text.str().find("\"kind\"")) << "key order kept";
+  EXPECT_EQ(run("check " + pod).exit_code, 0);
+}
+
 TEST(CliCheck, UsageErrors) {
   EXPECT_EQ(run("check").exit_code, 2);
   EXPECT_EQ(run("check --in-place x.yaml").exit_code, 2);

@@ -327,5 +327,34 @@ TEST(WebhookShutdown, SigtermStopsCleanly) {
   EXPECT_NE(webhook.stderr_text().find("stopped"), std::string::npos);
 }
 
+TEST(WebhookShutdown, SigtermDuringStartupStillStops) {
+  // A signal that lands before the listen loop runs must not be lost.
+  for (int delay_ms : {2, 5, 10, 20, 40}) {
+    TempDir dir;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const int devnull = ::open("/dev/null", O_WRONLY);
+      ::dup2(devnull, STDOUT_FILENO);
+      ::dup2(devnull, STDERR_FILENO);
+      ::execl(GPU_SIZER_BINARY, GPU_SIZER_BINARY, "serve", "--listen", "127.0.0.1:0", "--cert-dir", dir.path().c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 500 && done == 0; ++i) {
+      done = ::waitpid(pid, &status, WNOHANG);
+      if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (done == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+    }
+    EXPECT_NE(done, 0) << "still running 5 s after SIGTERM sent " << delay_ms << " ms after start";
+  }
+}
+
 }  // namespace
 }  // namespace gpusizer::testing

@@ -876,3 +876,22 @@ TEST(QuantityFromJson, StringsNumbersAndOthers) {
 
 }  // namespace
 }  // namespace gpusizer
+
+namespace gpusizer {
+namespace {
+
+TEST(DecidePodMutate, EveryInitContainerWithMoreGpusThanTheAppIsSizedOnItsOwnCount) {
+  // Init containers run alone, one after another: B's two ranks need the
+  // 2-GPU row even though A, not B, is the largest.
+  json pod = pod_of(json::array({gpu_container("trainer", "1", "16", "64Gi")}));
+  pod["spec"]["initContainers"] =
+      json::array({gpu_container("a", "4", "32", "192Gi"), gpu_container("b", "2", "16", "64Gi")});
+  const Outcome r = run(pod);
+  EXPECT_EQ(r.decision.gpus, 4);
+  EXPECT_EQ(r.patched["spec"]["initContainers"][1]["resources"]["requests"]["memory"], "96Gi") << r.ops.dump();
+  EXPECT_EQ(r.patched["spec"]["initContainers"][0]["resources"]["requests"]["memory"], "192Gi");
+  EXPECT_EQ(r.patched["spec"]["containers"][0]["resources"]["requests"]["memory"], "64Gi");
+}
+
+}  // namespace
+}  // namespace gpusizer

@@ -426,3 +426,55 @@ TEST(CapWarnings, ManyShortWarningsAlsoCapped) {
 
 }  // namespace
 }  // namespace gpusizer
+
+namespace gpusizer {
+namespace {
+
+json deployment(const std::string& memory) {
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "Deployment"},
+          {"metadata", {{"name", "serve"}, {"namespace", "team-a"}}},
+          {"spec", {{"template", {{"spec", {{"containers", json::array({container("vllm", "4", "8", memory)})}}}}}}}};
+}
+
+json deployment_update(const json& object, const json& old_object) {
+  json request = review(object, "UPDATE", "team-a", {{"group", "apps"}, {"version", "v1"}, {"kind", "Deployment"}});
+  request["request"]["oldObject"] = old_object;
+  return request;
+}
+
+TEST(HandleReview, NumbersOutOfRangeAreMalformedNotACrash) {
+  const HttpReply reply = handle_review(default_policy(), Endpoint::kMutate,
+                                        R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","x":1e999}})");
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_NE(json::parse(reply.body)["error"].get<std::string>().find("not valid JSON"), std::string::npos);
+}
+
+TEST(HandleReview, UpdatesThatLeaveTheTemplateAloneAreNotDecided) {
+  // A label or finalizer change on an object created before the webhook (or
+  // before the table was raised) must not be blocked or patched.
+  const json old_object = deployment("64Gi");
+  json labelled = old_object;
+  labelled["metadata"]["labels"] = {{"team", "vision"}};
+  Policy enforce = default_policy();
+  enforce.mode = Mode::kEnforce;
+  EXPECT_FALSE(handle(deployment_update(labelled, old_object)).response.contains("patch"));
+  EXPECT_TRUE(handle(deployment_update(labelled, old_object), Endpoint::kValidate, enforce).response["allowed"].get<bool>());
+
+  // Changing the template is decided like a create.
+  const Answer changed = handle(deployment_update(deployment("32Gi"), old_object));
+  EXPECT_TRUE(changed.response.contains("patch")) << changed.reply.body;
+}
+
+TEST(HandleReview, ObjectsBeingDeletedAreLetGo) {
+  json deleting = deployment("64Gi");
+  deleting["metadata"]["deletionTimestamp"] = "2026-11-22T10:00:00Z";
+  Policy enforce = default_policy();
+  enforce.mode = Mode::kEnforce;
+  const Answer answer = handle(deployment_update(deleting, nullptr), Endpoint::kValidate, enforce);
+  EXPECT_TRUE(answer.response["allowed"].get<bool>()) << answer.reply.body;
+  EXPECT_FALSE(handle(deployment_update(deleting, nullptr)).response.contains("patch"));
+}
+
+}  // namespace
+}  // namespace gpusizer
