@@ -26,14 +26,16 @@ Usage:
   gpu-sizer serve [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--policy FILE]
                   [--metrics-listen HOST:PORT] [--cert-dir DIR] [--threads N]
                   [--max-body-bytes N] [--read-timeout SECONDS] [--keep-alive-timeout SECONDS]
-                  [--policy-poll SECONDS] [--metrics-namespace-cap N]
+                  [--policy-poll SECONDS] [--shutdown-delay SECONDS] [--metrics-namespace-cap N]
                   [--log-level LEVEL] [--log-format json|text]
       Run the admission webhook over HTTPS: POST /mutate, POST /validate,
       GET /healthz, GET /readyz. Without --tls-cert it generates a
       self-signed CA and certificate in --cert-dir (default /tmp/gpu-sizer)
       and logs where the CA is. Defaults: --listen 127.0.0.1:8443,
       --threads 32, --max-body-bytes 8388608, --read-timeout 10,
-      --keep-alive-timeout 5, --policy-poll 2, --metrics-namespace-cap 100,
+      --keep-alive-timeout 5, --policy-poll 2, --shutdown-delay 0 (seconds
+      of failing /readyz while still serving after SIGTERM; set it to the
+      time your cluster takes to update endpoints), --metrics-namespace-cap 100,
       --log-level info, --log-format json (one JSON object per line on stderr).
 
   gpu-sizer table [--profile NAME] [--gpus N] [--policy FILE]
@@ -265,6 +267,8 @@ int run_serve(Flags& flags) {
   options.keep_alive_timeout_seconds =
       static_cast<int>(flags.take_number("keep-alive-timeout", options.keep_alive_timeout_seconds, 1, 3600));
   options.policy_poll_seconds = static_cast<int>(flags.take_number("policy-poll", options.policy_poll_seconds, 1, 3600));
+  options.shutdown_delay_seconds =
+      static_cast<int>(flags.take_number("shutdown-delay", options.shutdown_delay_seconds, 0, 300));
   options.metrics_namespace_cap =
       static_cast<std::size_t>(flags.take_number("metrics-namespace-cap", 100, 1, 100000));
   options.version = GPU_SIZER_VERSION;

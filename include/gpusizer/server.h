@@ -20,6 +20,7 @@ struct ServerOptions {
   int read_timeout_seconds = 10;            // the API server's own default timeout
   int keep_alive_timeout_seconds = 5;       // idle connections hold a thread each
   int policy_poll_seconds = 2;
+  int shutdown_delay_seconds = 0;           // after SIGTERM: /readyz fails, requests still served
   std::size_t metrics_namespace_cap = 100;  // distinct namespace labels before "other"
   std::string version = "dev";              // for gpu_sizer_build_info
 };
@@ -33,7 +34,9 @@ struct ListenAddress {
 Result<ListenAddress> parse_listen_address(const std::string& text);
 
 // Serves /mutate, /validate, /healthz and /readyz over HTTPS until SIGTERM or
-// SIGINT, then stops accepting, finishes in-flight requests and returns 0.
+// SIGINT; then /readyz fails for shutdown_delay_seconds while requests are
+// still answered, then it stops accepting, finishes in-flight requests and
+// returns 0.
 // Prints "listening on https://HOST:PORT" to stdout once ready. Returns
 // non-zero when it cannot start (bad certificate, policy, or address).
 int serve(const ServerOptions& options);

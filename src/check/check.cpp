@@ -83,18 +83,19 @@ json applied(const json& object, const PatchBuilder& patch) {
 
 // What the cluster would do with one object: the mutating pass, then the
 // validating pass over its result, as the API server calls them.
-ObjectReport check_object(const Policy& policy, const ManifestDocument& document, const ObjectIdentity& id) {
+ObjectReport check_object(const Policy& policy, const ManifestDocument& document, const json& object,
+                          const ObjectIdentity& id) {
   ObjectReport report;
   report.document = document.index + 1;
   report.line = document.line;
   report.kind = id.kind;
   report.name = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
   if (policy.is_excluded(id.namespace_name)) return report;
-  PatchBuilder mutation(document.object);
-  for (const auto& pod : decide_object(policy, Endpoint::kMutate, id, document.object, mutation)) {
+  PatchBuilder mutation(object);
+  for (const auto& pod : decide_object(policy, Endpoint::kMutate, id, object, mutation)) {
     report.changes.insert(report.changes.end(), pod.warnings.begin(), pod.warnings.end());
   }
-  const json mutated = applied(document.object, mutation);
+  const json mutated = applied(object, mutation);
   PatchBuilder unused(mutated);
   for (const auto& pod : decide_object(policy, Endpoint::kValidate, id, mutated, unused)) {
     report.denials.insert(report.denials.end(), pod.denials.begin(), pod.denials.end());
@@ -115,12 +116,17 @@ ObjectIdentity identity_of(const json& object) {
 }
 
 // --fix: the webhook's own patch, as mutate mode would apply it.
-Result<bool> fix_document(const Policy& mutate_policy, ManifestFile& file, std::size_t index, const ObjectIdentity& id) {
-  const json object = file.documents[index].object;
+// The object at `pointer` in document `index` (the document itself, or an
+// item of a List).
+Result<bool> fix_object(const Policy& mutate_policy, ManifestFile& file, std::size_t index,
+                        const std::string& pointer, const ObjectIdentity& id) {
+  const json object = file.documents[index].object.at(json::json_pointer(pointer));
   PatchBuilder patch(object);
   decide_object(mutate_policy, Endpoint::kMutate, id, object, patch);
   if (patch.empty()) return false;
-  return apply_patch(file, index, patch.operations());
+  json operations = patch.operations();
+  for (auto& operation : operations) operation["path"] = pointer + operation["path"].get<std::string>();
+  return apply_patch(file, index, operations);
 }
 
 // Writes through a temporary file and a rename, so a full disk or a crash
@@ -175,14 +181,22 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
                      std::to_string(document.line) + ": not a Kubernetes object (expected a mapping with apiVersion and kind)";
       return report;
     }
-    const ObjectIdentity id = identity_of(document.object);
-    if (!holds_pods(id.group, id.kind)) {
-      ++report.skipped;
-      continue;
+    // A List (as kubectl get -o yaml prints) holds its objects in items.
+    std::vector<std::string> pointers = {""};
+    if (string_member(document.object, "kind") == "List" && member(document.object, "items").is_array()) {
+      pointers.clear();
+      for (std::size_t n = 0; n < document.object["items"].size(); ++n) pointers.push_back("/items/" + std::to_string(n));
     }
-    report.objects.push_back(check_object(policy, document, id));
-    if (options.fix) {
-      auto fixed = fix_document(mutate_policy, file.value(), i, id);
+    for (const std::string& pointer : pointers) {
+      const json& object = documents[i].object.at(json::json_pointer(pointer));
+      const ObjectIdentity id = identity_of(object);
+      if (!holds_pods(id.group, id.kind)) {
+        ++report.skipped;
+        continue;
+      }
+      report.objects.push_back(check_object(policy, documents[i], object, id));
+      if (!options.fix) continue;
+      auto fixed = fix_object(mutate_policy, file.value(), i, pointer, id);
       if (!fixed) {
         report.error = report.path + ": document " + std::to_string(i + 1) + ": " + fixed.error();
         return report;

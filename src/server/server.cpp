@@ -329,6 +329,10 @@ int serve(const ServerOptions& options) {
       stopping = true;
     }
     wake.notify_all();
+    // Keep answering (with /readyz failing) while Kubernetes takes the pod
+    // out of the Service's endpoints, so the API server never meets a
+    // closed port on a rollout.
+    std::this_thread::sleep_for(std::chrono::seconds(options.shutdown_delay_seconds));
     stop_when_running(server, listen_returned);
     if (metrics_server) stop_when_running(*metrics_server, metrics_listen_returned);
   });

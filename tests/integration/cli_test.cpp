@@ -261,6 +261,22 @@ TEST(CliCheck, FixKeepsJsonNumbersAndKeyOrder) {
   EXPECT_EQ(run("check " + pod).exit_code, 0);
 }
 
+TEST(CliCheck, ListsAreCheckedAndFixedItemByItem) {
+  TempDir dir;
+  const std::string list = dir.path() + "/list.yaml";
+  std::ofstream(list) << "apiVersion: v1\nkind: List\nitems:\n"
+                         "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c, namespace: t}\n"
+                         "- apiVersion: batch/v1\n  kind: Job\n  metadata: {name: j, namespace: t}\n"
+                         "  spec:\n    template:\n      spec:\n        containers:\n        - name: c\n          image: x\n"
+                         "          resources: {limits: {nvidia.com/gpu: 8, memory: 64Gi}}\n";
+  const auto checked = run("check " + list);
+  EXPECT_EQ(checked.exit_code, 1) << checked.output;
+  EXPECT_NE(checked.output.find("Job t/j"), std::string::npos) << checked.output;
+  EXPECT_EQ(run("check --fix --in-place " + list).exit_code, 1);
+  const auto again = run("check " + list);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
 TEST(CliCheck, UsageErrors) {
   EXPECT_EQ(run("check").exit_code, 2);
   EXPECT_EQ(run("check --in-place x.yaml").exit_code, 2);

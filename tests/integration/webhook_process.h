@@ -87,10 +87,13 @@ class WebhookProcess {
     return text.str();
   }
 
+  // Sends SIGTERM without waiting.
+  void terminate() { ::kill(pid_, SIGTERM); }
+
   // Sends SIGTERM and returns the exit status (or -1 if killed by a signal).
   int stop() {
     client_.reset();  // an idle keep-alive connection would hold shutdown for the keep-alive timeout
-    ::kill(pid_, SIGTERM);
+    terminate();
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;

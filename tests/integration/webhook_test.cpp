@@ -327,6 +327,23 @@ TEST(WebhookShutdown, SigtermStopsCleanly) {
   EXPECT_NE(webhook.stderr_text().find("stopped"), std::string::npos);
 }
 
+TEST(WebhookShutdown, ShutdownDelayFailsReadinessButKeepsServing) {
+  WebhookProcess webhook({"--shutdown-delay", "2"});
+  auto client = webhook.client();
+  ASSERT_EQ(client->Get("/readyz")->status, 200);
+  webhook.terminate();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto ready = client->Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 503);
+  const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
+  auto answer = client->Post("/mutate", admission_review(pod).dump(), "application/json");
+  ASSERT_TRUE(answer) << "requests are still answered during the delay";
+  EXPECT_EQ(answer->status, 200);
+  client.reset();
+  EXPECT_EQ(webhook.stop(), 0);
+}
+
 TEST(WebhookShutdown, SigtermDuringStartupStillStops) {
   // A signal that lands before the listen loop runs must not be lost.
   for (int delay_ms : {2, 5, 10, 20, 40}) {
