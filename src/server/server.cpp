@@ -4,8 +4,6 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <signal.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -19,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "gpusizer/certificates.h"
 #include "gpusizer/log.h"
 #include "gpusizer/metrics.h"
 #include "gpusizer/policy_store.h"
@@ -59,25 +58,14 @@ std::string openssl_error() {
   return buffer;
 }
 
-bool configure_tls(SSL_CTX& context, const std::string& cert, const std::string& key, std::string& error) {
+bool configure_tls(SSL_CTX& context, CertificateStore& certificates, std::string& error) {
   SSL_CTX_set_min_proto_version(&context, TLS1_2_VERSION);
   SSL_CTX_set_options(&context, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   if (SSL_CTX_set_cipher_list(&context, kTls12Ciphers) != 1) {
     error = "cipher list: " + openssl_error();
     return false;
   }
-  if (SSL_CTX_use_certificate_chain_file(&context, cert.c_str()) != 1) {
-    error = "TLS certificate " + cert + ": " + openssl_error();
-    return false;
-  }
-  if (SSL_CTX_use_PrivateKey_file(&context, key.c_str(), SSL_FILETYPE_PEM) != 1) {
-    error = "TLS key " + key + ": " + openssl_error();
-    return false;
-  }
-  if (SSL_CTX_check_private_key(&context) != 1) {
-    error = "TLS key " + key + " does not match certificate " + cert;
-    return false;
-  }
+  certificates.serve_from(context);
   return true;
 }
 
@@ -102,20 +90,6 @@ void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
   if (!denials.empty()) fields["denials"] = denials;
   if (!o.error.empty()) fields["error"] = o.error;
   log_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, "review", fields);
-}
-
-// notAfter of the first certificate in a PEM file, in Unix seconds.
-std::optional<int64_t> certificate_expiry(const std::string& path) {
-  FILE* file = std::fopen(path.c_str(), "r");
-  if (!file) return std::nullopt;
-  X509* cert = PEM_read_X509(file, nullptr, nullptr, nullptr);
-  std::fclose(file);
-  if (!cert) return std::nullopt;
-  std::tm tm{};
-  const bool ok = ASN1_TIME_to_tm(X509_get0_notAfter(cert), &tm) == 1;
-  X509_free(cert);
-  if (!ok) return std::nullopt;
-  return static_cast<int64_t>(timegm(&tm));
 }
 
 void reply_json_error(httplib::Response& res, int status, const std::string& message) {
@@ -174,8 +148,14 @@ int serve(const ServerOptions& options) {
               {{"ca", generated.value().ca_file}, {"example", "curl --cacert " + generated.value().ca_file}});
   }
 
+  auto opened = CertificateStore::open(cert, key);
+  if (!opened) {
+    log_event(spdlog::level::err, opened.error());
+    return 2;
+  }
+  CertificateStore& certificates = *opened.value();
   std::string tls_error;
-  httplib::SSLServer server([&](SSL_CTX& context) { return configure_tls(context, cert, key, tls_error); });
+  httplib::SSLServer server([&](SSL_CTX& context) { return configure_tls(context, certificates, tls_error); });
   if (!server.is_valid()) {
     log_event(spdlog::level::err, tls_error);
     return 2;
@@ -192,7 +172,7 @@ int serve(const ServerOptions& options) {
 
   Metrics metrics(options.version, options.metrics_namespace_cap);
   metrics.set_policy(*policy.current());
-  if (auto expiry = certificate_expiry(cert)) metrics.set_certificate_expiry(*expiry);
+  metrics.set_certificate_expiry(certificates.not_after());
   std::atomic<bool> stopping{false};
 
   StatusCounters status_counters;
@@ -299,14 +279,22 @@ int serve(const ServerOptions& options) {
     });
   }
 
-  // Polling (not inotify) because ConfigMap volumes update by swapping a
-  // symlink, which inotify on the file itself does not see.
+  // The policy and the certificate are polled (not watched with inotify):
+  // ConfigMap and Secret volumes update by swapping a ..data symlink, which
+  // inotify on the files themselves does not see.
   std::mutex wake_mutex;
   std::condition_variable wake;
-  std::thread policy_thread([&] {
+  std::thread files_thread([&] {
     std::unique_lock lock(wake_mutex);
     while (!wake.wait_for(lock, std::chrono::seconds(options.policy_poll_seconds), [&] { return stopping.load(); })) {
       std::string error;
+      const auto rotated = certificates.reload_if_changed(error);
+      if (rotated == CertificateStore::Reload::kReloaded) {
+        metrics.set_certificate_expiry(certificates.not_after());
+        log_event(spdlog::level::info, "TLS certificate reloaded", {{"file", cert}, {"not_after", certificates.not_after()}});
+      } else if (rotated == CertificateStore::Reload::kRejected) {
+        log_event(spdlog::level::err, "TLS certificate reload rejected: " + error, {{"file", cert}});
+      }
       const auto result = policy.reload_if_changed(error);
       metrics.count_reload(result);
       if (result != PolicyStore::Reload::kUnchanged) status_counters.count_reload(result == PolicyStore::Reload::kReloaded);
@@ -348,7 +336,7 @@ int serve(const ServerOptions& options) {
   // socket fails; make sure the helpers end either way.
   if (!stopping) kill(getpid(), SIGTERM);
   signal_thread.join();
-  policy_thread.join();
+  files_thread.join();
   if (metrics_thread.joinable()) metrics_thread.join();
   log_event(spdlog::level::info, "stopped");
   return 0;

@@ -1,0 +1,116 @@
+#include "gpusizer/certificates.h"
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <ctime>
+
+#include "gpusizer/policy.h"
+#include "gpusizer/policy_store.h"
+
+namespace gpusizer {
+
+struct CertificateStore::Identity {
+  X509* leaf = nullptr;
+  STACK_OF(X509)* chain = nullptr;  // intermediates after the leaf
+  EVP_PKEY* key = nullptr;
+  int64_t not_after = 0;
+
+  ~Identity() {
+    X509_free(leaf);
+    sk_X509_pop_free(chain, X509_free);
+    EVP_PKEY_free(key);
+  }
+};
+
+namespace {
+
+std::string openssl_error() {
+  char buffer[256] = {0};
+  ERR_error_string_n(ERR_get_error(), buffer, sizeof buffer);
+  ERR_clear_error();
+  return buffer;
+}
+
+Result<std::shared_ptr<const CertificateStore::Identity>> parse_identity(const std::string& cert_path,
+                                                                          const std::string& cert_text,
+                                                                          const std::string& key_path,
+                                                                          const std::string& key_text) {
+  auto identity = std::make_shared<CertificateStore::Identity>();
+  BIO* certs = BIO_new_mem_buf(cert_text.data(), static_cast<int>(cert_text.size()));
+  identity->leaf = PEM_read_bio_X509(certs, nullptr, nullptr, nullptr);
+  identity->chain = sk_X509_new_null();
+  while (X509* extra = PEM_read_bio_X509(certs, nullptr, nullptr, nullptr)) sk_X509_push(identity->chain, extra);
+  BIO_free(certs);
+  ERR_clear_error();  // the loop ends on a "no start line" error
+  if (!identity->leaf) return Error{"TLS certificate " + cert_path + ": no PEM certificate"};
+  BIO* key = BIO_new_mem_buf(key_text.data(), static_cast<int>(key_text.size()));
+  identity->key = PEM_read_bio_PrivateKey(key, nullptr, nullptr, nullptr);
+  BIO_free(key);
+  if (!identity->key) return Error{"TLS key " + key_path + ": " + openssl_error()};
+  if (X509_check_private_key(identity->leaf, identity->key) != 1) {
+    ERR_clear_error();
+    return Error{"TLS key " + key_path + " does not match certificate " + cert_path};
+  }
+  std::tm tm{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(identity->leaf), &tm) == 1) identity->not_after = timegm(&tm);
+  return std::shared_ptr<const CertificateStore::Identity>(std::move(identity));
+}
+
+}  // namespace
+
+CertificateStore::CertificateStore(std::string cert_path, std::string key_path,
+                                   std::shared_ptr<const Identity> identity, std::string seen)
+    : cert_path_(std::move(cert_path)), key_path_(std::move(key_path)), current_(std::move(identity)),
+      seen_(std::move(seen)) {}
+
+Result<std::unique_ptr<CertificateStore>> CertificateStore::open(const std::string& cert_path,
+                                                                 const std::string& key_path) {
+  auto cert = read_file(cert_path);
+  if (!cert) return Error{"TLS certificate: " + cert.error()};
+  auto key = read_file(key_path);
+  if (!key) return Error{"TLS key: " + key.error()};
+  auto identity = parse_identity(cert_path, cert.value(), key_path, key.value());
+  if (!identity) return Error{identity.error()};
+  return std::unique_ptr<CertificateStore>(new CertificateStore(
+      cert_path, key_path, std::move(identity).value(), sha256_hex(cert.value() + key.value())));
+}
+
+CertificateStore::Reload CertificateStore::reload_if_changed(std::string& error) {
+  auto cert = read_file(cert_path_);
+  auto key = read_file(key_path_);
+  // A Secret update swaps both files at once through ..data; a read in
+  // between can still see a mismatched pair, which is rejected and read
+  // again on the next poll.
+  const std::string seen = cert && key ? sha256_hex(cert.value() + key.value()) : "unreadable";
+  if (seen == seen_) return Reload::kUnchanged;
+  seen_ = seen;
+  if (!cert || !key) {
+    error = (!cert ? cert.error() : key.error()) + "; serving the previous certificate";
+    return Reload::kRejected;
+  }
+  auto identity = parse_identity(cert_path_, cert.value(), key_path_, key.value());
+  if (!identity) {
+    error = identity.error() + "; serving the previous certificate";
+    return Reload::kRejected;
+  }
+  current_.store(std::move(identity).value());
+  return Reload::kReloaded;
+}
+
+void CertificateStore::serve_from(SSL_CTX& context) {
+  SSL_CTX_set_cert_cb(
+      &context,
+      [](SSL* ssl, void* argument) -> int {
+        const auto identity = static_cast<CertificateStore*>(argument)->current_.load();
+        // up_ref (last argument 1): the connection keeps its own references,
+        // so a reload while it is open frees nothing it uses.
+        return SSL_use_cert_and_key(ssl, identity->leaf, identity->key, identity->chain, 1);
+      },
+      this);
+}
+
+int64_t CertificateStore::not_after() const { return current_.load()->not_after; }
+
+}  // namespace gpusizer
