@@ -16,7 +16,7 @@ PACKAGES := g++ cmake make pkg-config curl openssl \
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test clean
+.PHONY: deps configure build run test image-rootfs clean
 
 # apt-get update once, and only when something is missing.
 deps:
@@ -41,6 +41,12 @@ run: configure
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The runtime file tree the Dockerfile's image holds, for environments
+# without a Docker engine (tests/e2e/image_rootfs.sh runs the binary from it).
+image-rootfs: configure
+	cmake --build $(BUILD) -j$(JOBS) --target gpu-sizer
+	deploy/image/assemble-rootfs.sh $(BUILD)/gpu-sizer $(BUILD)/image-rootfs
 
 clean:
 	rm -rf $(BUILD)
