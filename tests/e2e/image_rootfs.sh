@@ -10,7 +10,7 @@ repo=$2
 work=$(mktemp -d)
 server=""
 cleanup() {
-  [ -n "$server" ] && kill "$server" 2>/dev/null || true
+  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -29,7 +29,7 @@ outside=$(echo "$trace" | awk '/=> \// { print $3 }' | grep -v "^$rootfs/" || tr
 echo "$trace" | grep -q "not found" && fail "unresolved libraries: $trace"
 
 grep -q '^gpu-sizer:x:65532:65532:' "$rootfs/etc/passwd" || fail "no non-root user 65532"
-[ ! -e "$rootfs/bin/sh" ] && [ ! -e "$rootfs/usr/bin/sh" ] || fail "a shell is in the runtime tree"
+if [ -e "$rootfs/bin/sh" ] || [ -e "$rootfs/usr/bin/sh" ]; then fail "a shell is in the runtime tree"; fi
 
 if [ "$(id -u)" != 0 ]; then
   echo "ok: the tree resolves every library (run as root to also chroot into it)"
