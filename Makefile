@@ -12,7 +12,7 @@ CERT_DIR ?= /tmp/gpu-sizer
 PACKAGES := g++ cmake make pkg-config curl openssl \
 	libcpp-httplib-dev libssl-dev nlohmann-json3-dev libspdlog-dev \
 	prometheus-cpp-dev libyaml-cpp-dev libgtest-dev libgmock-dev \
-	prometheus chromium python3 fonts-dejavu-core fonts-liberation libgl1-mesa-dri
+	prometheus chromium python3 python3-yaml fonts-dejavu-core fonts-liberation libgl1-mesa-dri
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

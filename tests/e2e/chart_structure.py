@@ -1,0 +1,588 @@
+#!/usr/bin/env python3
+"""Structure checks of deploy/ and charts/gpu-sizer (no cluster, no Helm).
+
+Usage: chart_structure.py SOURCE_DIR
+
+No Helm binary is available where the tests run, so the chart is not
+rendered. Instead each template is parsed as YAML after its template actions
+are stripped: control actions (if/else/end/range/with/define, variable
+assignments, comments) are dropped, value actions become a placeholder
+scalar (or, when an action is alone on its line, a placeholder key or list
+item at the indentation its `nindent`/`indent` gives). That catches broken
+indentation and YAML syntax in the literal text of the templates, not in
+what the actions produce.
+
+Checked:
+  - deploy/*.yaml: every document parses and is a Kubernetes object; the
+    Namespace comes first; the Deployment, PodDisruptionBudget, Service and
+    both webhook configurations have the fields the issue asks for (replicas,
+    anti-affinity, probes, securityContext, admissionReviewVersions,
+    sideEffects, timeoutSeconds, failurePolicy, reinvocationPolicy,
+    namespaceSelector, rules for every kind gpu-sizer reads);
+  - the policy ConfigMap equals src/sizing/default_policy.yaml byte for byte;
+  - deploy/cert-manager/: Issuer and Certificate for the Service's DNS name,
+    and webhook configurations equal to deploy/'s apart from the
+    cert-manager.io/inject-ca-from annotation naming that Certificate;
+  - deploy/selfsigned-certs.sh: executable, shellcheck-clean (when shellcheck
+    is installed), and `--dry-run` patches both webhook configurations;
+  - charts/gpu-sizer: Chart.yaml fields; every template parses after
+    stripping and holds Kubernetes objects; blocks are balanced; every
+    .Values reference exists in values.yaml and every value is used; every
+    include names a defined template; no .Values/.Release inside with/range
+    (where `.` is rebound); files/ copies equal deploy/monitoring/ and the
+    default policy; the chart's webhook rules, probes and securityContext
+    equal deploy/'s.
+
+Exit 0 when all pass, 1 with one line per failure otherwise.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover
+    print("chart_structure.py: PyYAML is missing (Debian package python3-yaml)", file=sys.stderr)
+    sys.exit(1)
+
+FAILURES = []
+
+
+def fail(where, message):
+    FAILURES.append(f"{where}: {message}")
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+# The kinds gpu-sizer reads (src/workloads/workloads.cpp), as
+# (API group, resource) pairs; pods are on CREATE only.
+WORKLOAD_RESOURCES = [
+    ("batch", "jobs"), ("batch", "cronjobs"),
+    ("apps", "deployments"), ("apps", "statefulsets"), ("apps", "replicasets"), ("apps", "daemonsets"),
+    ("argoproj.io", "workflows"), ("argoproj.io", "workflowtemplates"),
+    ("argoproj.io", "clusterworkflowtemplates"), ("argoproj.io", "cronworkflows"),
+    ("kubeflow.org", "pytorchjobs"),
+    ("jobset.x-k8s.io", "jobsets"),
+    ("ray.io", "rayclusters"), ("ray.io", "rayjobs"),
+    ("batch.volcano.sh", "jobs"),
+]
+POD_RESOURCE = ("", "pods")
+NAMESPACE = "gpu-sizer"
+MUST_EXCLUDE = {"kube-system", NAMESPACE}
+CLUSTER_SCOPED = {"Namespace", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
+                  "ClusterRole", "ClusterRoleBinding", "ClusterIssuer"}
+
+
+def get(obj, *path, default=None):
+    for key in path:
+        if isinstance(obj, dict) and key in obj:
+            obj = obj[key]
+        elif isinstance(obj, list) and isinstance(key, int) and -len(obj) <= key < len(obj):
+            obj = obj[key]
+        else:
+            return default
+    return obj
+
+
+def load_docs(where, text):
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as e:
+        fail(where, f"does not parse as YAML: {e}".replace("\n", " "))
+        return []
+    out = []
+    for i, doc in enumerate(docs, 1):
+        w = f"{where} (document {i})"
+        if not isinstance(doc, dict):
+            fail(w, "is not a mapping")
+            continue
+        for key in ("apiVersion", "kind", "metadata"):
+            if key not in doc:
+                fail(w, f"has no {key}")
+        if isinstance(doc.get("metadata"), dict) and not doc["metadata"].get("name"):
+            fail(w, "has no metadata.name")
+        out.append(doc)
+    return out
+
+
+# ---------------------------------------------------------------- templates
+
+ACTION = re.compile(r"\{\{-?(.*?)-?\}\}", re.S)
+COMMENT = re.compile(r"\{\{-?\s*/\*.*?\*/\s*-?\}\}", re.S)
+CONTROL = re.compile(r"^\s*(if|else|end|range|with|define|block|break|continue)\b|^\s*\$[\w]*\s*:?=")
+OPENERS = ("if", "range", "with", "define", "block")
+PLACEHOLDER = "tpl-placeholder"
+
+
+def is_control(body):
+    return bool(CONTROL.match(body))
+
+
+def strip_template(text):
+    """Template text -> YAML text with the actions replaced or dropped."""
+    text = COMMENT.sub("", text)
+    out = []
+    counter = 0
+    for line in text.split("\n"):
+        actions = list(ACTION.finditer(line))
+        if not actions:
+            out.append(line)
+            continue
+        rest = ACTION.sub("", line)
+        if rest.strip() == "":
+            values = [a for a in actions if not is_control(a.group(1))]
+            if not values:
+                continue  # control line: dropped (both branches of an if stay)
+            body = values[0].group(1)
+            m = re.search(r"\bn?indent\s+(\d+)", body)
+            indent = int(m.group(1)) if m else len(line) - len(line.lstrip())
+            # The nearest line at or left of that indentation decides
+            # whether the output continues a list or a mapping.
+            prev = next((l for l in reversed(out)
+                         if l.strip() and len(l) - len(l.lstrip()) <= indent), "")
+            prev_indent = len(prev) - len(prev.lstrip())
+            counter += 1
+            if prev.lstrip().startswith("- ") and prev_indent == indent:
+                out.append(" " * indent + f"- {PLACEHOLDER}")
+            else:
+                out.append(" " * indent + f"tpl-action-{counter}: {PLACEHOLDER}")
+            continue
+        out.append(ACTION.sub(lambda a: "" if is_control(a.group(1)) else PLACEHOLDER, line))
+    return "\n".join(out)
+
+
+def check_blocks(where, text):
+    """Balanced blocks; no root-context references where `.` is rebound."""
+    stack = []
+    for a in ACTION.finditer(COMMENT.sub("", text)):
+        body = a.group(1).strip()
+        word = body.split()[0] if body.split() else ""
+        line = text.count("\n", 0, a.start()) + 1
+        if word in OPENERS:
+            stack.append((word, line))
+        elif word == "end":
+            if not stack:
+                fail(where, f"line {line}: {{{{ end }}}} without an open block")
+            else:
+                stack.pop()
+        rebound = [w for w, _ in stack if w in ("with", "range")]
+        if word not in OPENERS and rebound and (
+                re.search(r"(?<![\w$])\.(Values|Release|Chart|Files|Capabilities)\b", body)
+                or re.search(r'\binclude\s+"[^"]+"\s+\.(\s|\||$)', body)):
+            fail(where, f"line {line}: root context used inside {rebound[-1]} (write $.Values, $.Release, or pass $)")
+    for word, line in stack:
+        fail(where, f"line {line}: {{{{ {word} }}}} is never closed")
+
+
+VALUES_REF = re.compile(r"(?<![\w])\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+
+
+def value_paths(values, prefix=()):
+    """Every key path in values.yaml (mappings only)."""
+    for k, v in values.items():
+        path = prefix + (k,)
+        yield path
+        if isinstance(v, dict) and v:
+            yield from value_paths(v, path)
+
+
+def check_chart(src, deploy_objects):
+    chart = os.path.join(src, "charts", "gpu-sizer")
+    if not os.path.isdir(chart):
+        fail("charts/gpu-sizer", "is missing")
+        return
+
+    meta = yaml.safe_load(read(os.path.join(chart, "Chart.yaml")))
+    where = "charts/gpu-sizer/Chart.yaml"
+    if get(meta, "apiVersion") != "v2":
+        fail(where, f"apiVersion must be v2, is {get(meta, 'apiVersion')!r}")
+    if get(meta, "name") != "gpu-sizer":
+        fail(where, f"name must be gpu-sizer, is {get(meta, 'name')!r}")
+    if not re.fullmatch(r"\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?", str(get(meta, "version", default=""))):
+        fail(where, f"version must be SemVer 2, is {get(meta, 'version')!r}")
+    if not get(meta, "appVersion"):
+        fail(where, "has no appVersion")
+
+    values = yaml.safe_load(read(os.path.join(chart, "values.yaml")))
+    if not isinstance(values, dict):
+        fail("charts/gpu-sizer/values.yaml", "is not a mapping")
+        values = {}
+
+    tdir = os.path.join(chart, "templates")
+    names = sorted(os.listdir(tdir))
+    helpers = read(os.path.join(tdir, "_helpers.tpl")) if "_helpers.tpl" in names else ""
+    defined = set(re.findall(r'\{\{-?\s*define\s+"([^"]+)"', helpers))
+    used_refs = set()
+    chart_objects = {}
+    for name in names:
+        path = os.path.join(tdir, name)
+        where = f"charts/gpu-sizer/templates/{name}"
+        text = read(path)
+        check_blocks(where, text)
+        for ref in VALUES_REF.findall(text):
+            keys = tuple(ref.strip(".").split("."))
+            used_refs.add(keys)
+            node = values
+            for i, k in enumerate(keys):
+                if not isinstance(node, dict) or k not in node:
+                    fail(where, f".Values.{'.'.join(keys)} is not in values.yaml "
+                                f"(missing {'.'.join(keys[:i + 1])})")
+                    break
+                node = node[k]
+        for inc in re.findall(r'\b(?:include|template)\s+"([^"]+)"', text):
+            if inc not in defined:
+                fail(where, f'includes "{inc}", which _helpers.tpl does not define')
+        for f in re.findall(r'\.Files\.Get\s+"([^"]+)"', text):
+            if not os.path.isfile(os.path.join(chart, f)):
+                fail(where, f'.Files.Get "{f}": no such file in the chart')
+        if not name.endswith((".yaml", ".yml")):
+            continue
+        for doc in load_docs(where + " (actions stripped)", strip_template(text)):
+            chart_objects.setdefault(doc.get("kind"), []).append(doc)
+
+    for path in value_paths(values):
+        if not any(ref[:len(path)] == path or path[:len(ref)] == ref for ref in used_refs):
+            fail("charts/gpu-sizer/values.yaml", f"{'.'.join(path)} is not used by any template")
+
+    for kind in ("ServiceAccount", "ConfigMap", "Deployment", "PodDisruptionBudget", "Service",
+                 "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Issuer", "Certificate",
+                 "ServiceMonitor", "PrometheusRule"):
+        if kind not in chart_objects:
+            fail("charts/gpu-sizer/templates", f"no template makes a {kind}")
+
+    copies = [("files/alerts.yaml", "deploy/monitoring/alerts.yaml"),
+              ("files/grafana-dashboard.json", "deploy/monitoring/grafana-dashboard.json"),
+              ("files/default-policy.yaml", "src/sizing/default_policy.yaml")]
+    for copy, orig in copies:
+        cpath, opath = os.path.join(chart, copy), os.path.join(src, orig)
+        if os.path.islink(cpath):
+            fail(f"charts/gpu-sizer/{copy}", "is a symlink (Helm packages do not follow it): copy the file")
+        elif not os.path.isfile(cpath):
+            fail(f"charts/gpu-sizer/{copy}", f"is missing (copy {orig})")
+        elif open(cpath, "rb").read() != open(opath, "rb").read():
+            fail(f"charts/gpu-sizer/{copy}", f"differs from {orig}: copy it again")
+
+    # The chart's objects against deploy/'s.
+    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+        mine = {w.get("name"): w for w in get(chart_objects, kind, 0, "webhooks", default=[]) or []}
+        theirs = {w.get("name"): w for w in get(deploy_objects, kind, 0, "webhooks", default=[]) or []}
+        if set(mine) != set(theirs):
+            fail(f"chart {kind}", f"webhooks {sorted(mine)} differ from deploy/'s {sorted(theirs)}")
+        for name in set(mine) & set(theirs):
+            for key in ("rules", "admissionReviewVersions", "sideEffects", "reinvocationPolicy", "matchPolicy"):
+                if mine[name].get(key) != theirs[name].get(key):
+                    fail(f"chart {kind} {name}", f"{key} differs from deploy/'s")
+            if get(mine[name], "clientConfig", "service", "path") != get(theirs[name], "clientConfig", "service", "path"):
+                fail(f"chart {kind} {name}", "clientConfig.service.path differs from deploy/'s")
+    dc = get(deploy_objects, "Deployment", 0, "spec", "template", "spec", "containers", 0, default={})
+    cc = get(chart_objects, "Deployment", 0, "spec", "template", "spec", "containers", 0, default={})
+    for key in ("securityContext", "readinessProbe", "livenessProbe", "volumeMounts"):
+        if dc.get(key) != cc.get(key):
+            fail("chart Deployment", f"container {key} differs from deploy/30-deployment.yaml")
+    dp = get(deploy_objects, "Deployment", 0, "spec", "template", "spec", "securityContext")
+    cp = get(chart_objects, "Deployment", 0, "spec", "template", "spec", "securityContext")
+    if dp != cp:
+        fail("chart Deployment", "pod securityContext differs from deploy/30-deployment.yaml")
+    if get(chart_objects, "Deployment", 0, "spec", "template", "spec", "affinity", "podAntiAffinity") is None:
+        fail("chart Deployment", "has no default podAntiAffinity")
+    if values.get("replicaCount") != 2:
+        fail("charts/gpu-sizer/values.yaml", "replicaCount must default to 2")
+    for hook in ("mutating", "validating"):
+        if get(values, "webhook", hook, "failurePolicy") != "Ignore":
+            fail("charts/gpu-sizer/values.yaml", f"webhook.{hook}.failurePolicy must default to Ignore")
+    if not 1 <= int(get(values, "webhook", "timeoutSeconds", default=0)) <= 5:
+        fail("charts/gpu-sizer/values.yaml", "webhook.timeoutSeconds must default to 1..5")
+    if "kube-system" not in (get(values, "webhook", "excludeNamespaces") or []):
+        fail("charts/gpu-sizer/values.yaml", "webhook.excludeNamespaces must hold kube-system")
+
+
+# ------------------------------------------------------------------- deploy/
+
+def rule_pairs(rules):
+    """{(group, resource): set(operations)} covered by a webhook's rules."""
+    out = {}
+    for rule in rules or []:
+        for g in rule.get("apiGroups") or []:
+            for r in rule.get("resources") or []:
+                out.setdefault((g, r), set()).update(rule.get("operations") or [])
+    return out
+
+
+def check_webhooks(where, cfg, mutating):
+    path = "/mutate" if mutating else "/validate"
+    hooks = cfg.get("webhooks") or []
+    if len(hooks) != 2:
+        fail(where, f"has {len(hooks)} webhooks, wants 2 (pods, workloads)")
+    pods_hook = workloads_hook = None
+    for h in hooks:
+        w = f"{where} webhook {h.get('name')!r}"
+        if h.get("admissionReviewVersions") != ["v1"]:
+            fail(w, f"admissionReviewVersions must be [v1], is {h.get('admissionReviewVersions')}")
+        if h.get("sideEffects") != "None":
+            fail(w, f"sideEffects must be None (dry-run), is {h.get('sideEffects')!r}")
+        t = h.get("timeoutSeconds")
+        if not isinstance(t, int) or not 1 <= t <= 5:
+            fail(w, f"timeoutSeconds must be 1..5, is {t!r}")
+        if h.get("failurePolicy") != "Ignore":
+            fail(w, f"failurePolicy must be Ignore (see the comment in the file), is {h.get('failurePolicy')!r}")
+        if mutating and h.get("reinvocationPolicy") != "IfNeeded":
+            fail(w, f"reinvocationPolicy must be IfNeeded, is {h.get('reinvocationPolicy')!r}")
+        svc = get(h, "clientConfig", "service", default={})
+        if (svc.get("name"), svc.get("namespace"), svc.get("path"), svc.get("port", 443)) != \
+                ("gpu-sizer", NAMESPACE, path, 443):
+            fail(w, f"clientConfig.service must be gpu-sizer/{NAMESPACE} port 443 path {path}, is {svc}")
+        excluded = set()
+        for e in get(h, "namespaceSelector", "matchExpressions", default=[]) or []:
+            if e.get("key") == "kubernetes.io/metadata.name" and e.get("operator") == "NotIn":
+                excluded |= set(e.get("values") or [])
+        if not MUST_EXCLUDE <= excluded:
+            fail(w, f"namespaceSelector must exclude {sorted(MUST_EXCLUDE - excluded)}")
+        pairs = rule_pairs(h.get("rules"))
+        for rule in h.get("rules") or []:
+            if "*" in (rule.get("apiGroups") or []) + (rule.get("resources") or []) + (rule.get("operations") or []):
+                fail(w, f"rule {rule} uses a wildcard group, resource or operation")
+            if any("/" in r for r in rule.get("resources") or []):
+                fail(w, f"rule {rule} matches a subresource")
+        if POD_RESOURCE in pairs:
+            pods_hook = h
+            if pairs != {POD_RESOURCE: {"CREATE"}}:
+                fail(w, f"the pods webhook must match only pods on CREATE, matches {pairs}")
+        else:
+            workloads_hook = h
+            for gr in WORKLOAD_RESOURCES:
+                if pairs.get(gr) != {"CREATE", "UPDATE"}:
+                    fail(w, f"{gr[0]}/{gr[1]} must be matched on CREATE and UPDATE, is {sorted(pairs.get(gr, []))}")
+            extra = set(pairs) - set(WORKLOAD_RESOURCES)
+            if extra:
+                fail(w, f"matches kinds gpu-sizer does not read: {sorted(extra)}")
+    if pods_hook is None:
+        fail(where, "has no webhook for pods")
+    if workloads_hook is None:
+        fail(where, "has no webhook for the workload kinds")
+
+
+def check_deploy(src):
+    ddir = os.path.join(src, "deploy")
+    objects = {}
+    files = sorted(f for f in os.listdir(ddir) if os.path.isfile(os.path.join(ddir, f)))
+    manifests = [f for f in files if f.endswith((".yaml", ".yml", ".json"))]
+    for f in files:
+        if f not in manifests and f != "selfsigned-certs.sh":
+            fail(f"deploy/{f}", "only Kubernetes manifests (and selfsigned-certs.sh) belong in deploy/'s top level")
+    if not manifests:
+        fail("deploy/", "holds no manifests")
+        return objects
+    first_docs = []
+    for f in manifests:
+        docs = load_docs(f"deploy/{f}", read(os.path.join(ddir, f)))
+        if f == manifests[0]:
+            first_docs = docs
+        for doc in docs:
+            kind = doc.get("kind")
+            objects.setdefault(kind, []).append(doc)
+            ns = get(doc, "metadata", "namespace")
+            if kind in CLUSTER_SCOPED:
+                if ns is not None:
+                    fail(f"deploy/{f} {kind}", "is cluster-scoped but names a namespace")
+            elif ns != NAMESPACE:
+                fail(f"deploy/{f} {kind}", f"metadata.namespace must be {NAMESPACE}, is {ns!r}")
+    if not any(d.get("kind") == "Namespace" for d in first_docs):
+        fail(f"deploy/{manifests[0]}", "the first file (applied first) must create the Namespace")
+    if get(objects, "Namespace", 0, "metadata", "name") != NAMESPACE:
+        fail("deploy/ Namespace", f"must be {NAMESPACE}")
+
+    want = {"Namespace": "v1", "ServiceAccount": "v1", "ConfigMap": "v1", "Deployment": "apps/v1",
+            "PodDisruptionBudget": "policy/v1", "Service": "v1",
+            "MutatingWebhookConfiguration": "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration": "admissionregistration.k8s.io/v1"}
+    for kind, api in want.items():
+        found = objects.get(kind, [])
+        if len(found) != 1:
+            fail("deploy/", f"wants exactly one {kind}, has {len(found)}")
+        elif found[0].get("apiVersion") != api:
+            fail(f"deploy/ {kind}", f"apiVersion must be {api}, is {found[0].get('apiVersion')!r}")
+    for kind in want:
+        if len(objects.get(kind, [])) != 1:
+            return objects  # the checks below need each object
+
+    policy = read(os.path.join(src, "src", "sizing", "default_policy.yaml"))
+    cm = objects["ConfigMap"][0]
+    if get(cm, "data", "policy.yaml") != policy:
+        fail("deploy/ ConfigMap", "data[policy.yaml] differs from src/sizing/default_policy.yaml (byte for byte)")
+
+    dep = objects["Deployment"][0]
+    pod = get(dep, "spec", "template", default={})
+    spec = pod.get("spec", {})
+    w = "deploy/ Deployment"
+    if get(dep, "spec", "replicas") != 2:
+        fail(w, f"replicas must be 2, is {get(dep, 'spec', 'replicas')!r}")
+    if not get(spec, "affinity", "podAntiAffinity"):
+        fail(w, "has no podAntiAffinity")
+    labels = get(pod, "metadata", "labels", default={})
+    sel = get(dep, "spec", "selector", "matchLabels", default={})
+    if not sel or any(labels.get(k) != v for k, v in sel.items()):
+        fail(w, "selector does not match the pod template's labels")
+    if spec.get("serviceAccountName") != get(objects, "ServiceAccount", 0, "metadata", "name"):
+        fail(w, "serviceAccountName is not the ServiceAccount")
+    psc = spec.get("securityContext", {})
+    if psc.get("runAsNonRoot") is not True:
+        fail(w, "pod securityContext.runAsNonRoot must be true")
+    if get(psc, "seccompProfile", "type") != "RuntimeDefault":
+        fail(w, "pod securityContext.seccompProfile.type must be RuntimeDefault")
+    containers = spec.get("containers") or [{}]
+    c = containers[0]
+    csc = c.get("securityContext", {})
+    for key, val in (("readOnlyRootFilesystem", True), ("allowPrivilegeEscalation", False), ("runAsNonRoot", True)):
+        if csc.get(key) is not val:
+            fail(w, f"container securityContext.{key} must be {str(val).lower()}")
+    if "ALL" not in (get(csc, "capabilities", "drop") or []):
+        fail(w, "container securityContext.capabilities.drop must hold ALL")
+    if get(csc, "seccompProfile", "type", default="RuntimeDefault") != "RuntimeDefault":
+        fail(w, "container seccompProfile must be RuntimeDefault")
+    if get(c, "readinessProbe", "httpGet", "path") != "/readyz":
+        fail(w, "readinessProbe must GET /readyz")
+    if get(c, "livenessProbe", "httpGet", "path") != "/healthz":
+        fail(w, "livenessProbe must GET /healthz")
+    for probe in ("readinessProbe", "livenessProbe"):
+        if get(c, probe, "httpGet", "scheme") != "HTTPS":
+            fail(w, f"{probe} must use HTTPS (the webhook port serves TLS only)")
+    res = c.get("resources", {})
+    if not get(res, "requests", "cpu") or not get(res, "requests", "memory") or not get(res, "limits", "memory"):
+        fail(w, "resources must set cpu and memory requests and a memory limit")
+    args = [str(a) for a in c.get("args") or []]
+
+    def arg(flag):
+        return args[args.index(flag) + 1] if flag in args and args.index(flag) + 1 < len(args) else None
+    delay = arg("--shutdown-delay")
+    if delay is None or not delay.isdigit() or int(delay) < 1:
+        fail(w, "args must pass --shutdown-delay N (N >= 1)")
+    elif not int(spec.get("terminationGracePeriodSeconds", 30)) > int(delay):
+        fail(w, "terminationGracePeriodSeconds must exceed --shutdown-delay")
+    for flag, want_arg in (("--listen", "0.0.0.0:8443"), ("--metrics-listen", "0.0.0.0:9090"),
+                           ("--tls-cert", "/etc/gpu-sizer/tls/tls.crt"), ("--tls-key", "/etc/gpu-sizer/tls/tls.key"),
+                           ("--policy", "/etc/gpu-sizer/policy/policy.yaml")):
+        if arg(flag) != want_arg:
+            fail(w, f"args must pass {flag} {want_arg} (the image's CMD, replaced by args), pass {arg(flag)!r}")
+    mounts = {m.get("name"): m for m in c.get("volumeMounts") or []}
+    vols = {v.get("name"): v for v in spec.get("volumes") or []}
+    for m in mounts.values():
+        if "subPath" in m or "subPathExpr" in m:
+            fail(w, f"volumeMount {m.get('name')} uses subPath: the kubelet never updates those (no reload)")
+    tls = [n for n, v in vols.items() if get(v, "secret", "secretName") == "gpu-sizer-tls"]
+    pol = [n for n, v in vols.items() if get(v, "configMap", "name") == get(cm, "metadata", "name")]
+    if not tls or get(mounts, tls[0], "mountPath") != "/etc/gpu-sizer/tls":
+        fail(w, "Secret gpu-sizer-tls must be mounted at /etc/gpu-sizer/tls")
+    if not pol or get(mounts, pol[0], "mountPath") != "/etc/gpu-sizer/policy":
+        fail(w, "the policy ConfigMap must be mounted at /etc/gpu-sizer/policy")
+    ports = {p.get("name"): p.get("containerPort") for p in c.get("ports") or []}
+    if ports.get("https") != 8443 or ports.get("metrics") != 9090:
+        fail(w, f"container ports must be https 8443 and metrics 9090, are {ports}")
+
+    pdb = objects["PodDisruptionBudget"][0]
+    psel = get(pdb, "spec", "selector", "matchLabels", default={})
+    if not psel or any(labels.get(k) != v for k, v in psel.items()):
+        fail("deploy/ PodDisruptionBudget", "selector does not match the Deployment's pods")
+    if get(pdb, "spec", "minAvailable") is None and get(pdb, "spec", "maxUnavailable") is None:
+        fail("deploy/ PodDisruptionBudget", "sets neither minAvailable nor maxUnavailable")
+
+    svc = objects["Service"][0]
+    w = "deploy/ Service"
+    if get(svc, "metadata", "name") != "gpu-sizer":
+        fail(w, "must be named gpu-sizer")
+    ssel = get(svc, "spec", "selector", default={})
+    if not ssel or any(labels.get(k) != v for k, v in ssel.items()):
+        fail(w, "selector does not match the Deployment's pods")
+    sports = {p.get("port"): p.get("targetPort") for p in get(svc, "spec", "ports", default=[])}
+    if sports.get(443) not in (8443, "https") or sports.get(9090) not in (9090, "metrics"):
+        fail(w, f"ports must be 443 -> 8443 (https) and 9090 -> 9090 (metrics), are {sports}")
+
+    check_webhooks("deploy/ MutatingWebhookConfiguration", objects["MutatingWebhookConfiguration"][0], True)
+    check_webhooks("deploy/ ValidatingWebhookConfiguration", objects["ValidatingWebhookConfiguration"][0], False)
+    return objects
+
+
+def check_cert_manager(src, deploy_objects):
+    cdir = os.path.join(src, "deploy", "cert-manager")
+    if not os.path.isdir(cdir):
+        fail("deploy/cert-manager", "is missing")
+        return
+    objects = {}
+    for f in sorted(os.listdir(cdir)):
+        if f.endswith((".yaml", ".yml")):
+            for doc in load_docs(f"deploy/cert-manager/{f}", read(os.path.join(cdir, f))):
+                objects.setdefault(doc.get("kind"), []).append(doc)
+    certs = [c for c in objects.get("Certificate", []) if get(c, "spec", "secretName") == "gpu-sizer-tls"]
+    if len(certs) != 1:
+        fail("deploy/cert-manager", "wants one Certificate with secretName gpu-sizer-tls")
+        return
+    cert = certs[0]
+    if "gpu-sizer.gpu-sizer.svc" not in (get(cert, "spec", "dnsNames") or []):
+        fail("deploy/cert-manager Certificate", "dnsNames must hold gpu-sizer.gpu-sizer.svc")
+    issuer = get(cert, "spec", "issuerRef", "name")
+    if issuer not in [get(i, "metadata", "name") for i in objects.get("Issuer", [])]:
+        fail("deploy/cert-manager Certificate", f"issuerRef {issuer!r} is not an Issuer in the directory")
+    inject = f"{get(cert, 'metadata', 'namespace')}/{get(cert, 'metadata', 'name')}"
+    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+        mine = objects.get(kind, [])
+        if len(mine) != 1 or len(deploy_objects.get(kind, [])) != 1:
+            fail("deploy/cert-manager", f"wants one {kind} (the annotated copy of deploy/'s)")
+            continue
+        copy = yaml.safe_load(yaml.safe_dump(mine[0]))
+        got = get(copy, "metadata", "annotations", "cert-manager.io/inject-ca-from")
+        if got != inject:
+            fail(f"deploy/cert-manager {kind}", f"annotation cert-manager.io/inject-ca-from must be {inject}, is {got!r}")
+        copy["metadata"].get("annotations", {}).pop("cert-manager.io/inject-ca-from", None)
+        if not copy["metadata"].get("annotations"):
+            copy["metadata"].pop("annotations", None)
+        if copy != deploy_objects[kind][0]:
+            fail(f"deploy/cert-manager {kind}", "differs from deploy/'s apart from the annotation")
+
+
+def check_script(src):
+    script = os.path.join(src, "deploy", "selfsigned-certs.sh")
+    w = "deploy/selfsigned-certs.sh"
+    if not os.path.isfile(script):
+        fail(w, "is missing")
+        return
+    if not os.access(script, os.X_OK):
+        fail(w, "is not executable")
+    if shutil.which("shellcheck"):
+        r = subprocess.run(["shellcheck", script], capture_output=True, text=True)
+        if r.returncode != 0:
+            fail(w, "shellcheck: " + r.stdout.strip().replace("\n", " | ")[:600])
+    r = subprocess.run(["bash", script, "--dry-run"], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        fail(w, f"--dry-run exits {r.returncode}: {r.stderr.strip()}")
+    for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
+        if f"kubectl patch {kind} gpu-sizer" not in r.stdout:
+            fail(w, f"--dry-run does not patch {kind} gpu-sizer")
+    if "create secret" not in r.stdout or "gpu-sizer-tls" not in r.stdout:
+        fail(w, "--dry-run does not create the Secret gpu-sizer-tls")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    src = os.path.abspath(sys.argv[1])
+    deploy_objects = check_deploy(src)
+    check_cert_manager(src, deploy_objects)
+    check_script(src)
+    check_chart(src, deploy_objects)
+    if FAILURES:
+        for f in FAILURES:
+            print(f"FAIL {f}")
+        print(f"{len(FAILURES)} failure(s)")
+        return 1
+    print("deploy/ and charts/gpu-sizer: all structure checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
