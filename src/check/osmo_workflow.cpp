@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "gpusizer/strings.h"
+#include "gpusizer/yaml_keys.h"
 
 namespace gpusizer {
 namespace {
@@ -841,12 +842,9 @@ std::string scalar_text(const Spec& spec, const YAML::Node& node, const std::str
 }
 
 void check_unique_keys(const Spec& spec, const YAML::Node& map, const std::string& path) {
-  std::set<std::string> seen;
-  for (const auto& entry : map) {
-    const std::string key = scalar_text(spec, entry.first, path + " key");
-    if (!seen.insert(key).second) {
-      spec.fail(entry.first, path + "." + key + " appears more than once (OSMO would silently use the last one)");
-    }
+  for (const auto& entry : map) scalar_text(spec, entry.first, path + " key");
+  if (auto repeated = repeated_key(map)) {
+    spec.fail(*repeated, path + "." + repeated->Scalar() + " appears more than once (OSMO would silently use the last one)");
   }
 }
 

@@ -4,11 +4,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "gpusizer/strings.h"
+#include "gpusizer/yaml_keys.h"
 
 #include <algorithm>
 #include <array>
 #include <initializer_list>
-#include <set>
 
 namespace gpusizer {
 
@@ -68,20 +68,14 @@ struct FieldError {
   throw FieldError{where + ": " + problem};
 }
 
-// Unknown keys are errors: a typo such as `denyFromGPUs` must not silently
-// fall back to the default.
-// yaml-cpp keeps repeated keys and lookups return the first, so a later
-// `mode: enforce` under an earlier `mode: audit` would be silently ignored.
 void check_unique_keys(const YAML::Node& map, const std::string& path) {
-  std::set<std::string> seen;
-  for (const auto& entry : map) {
-    const auto key = entry.first.as<std::string>();
-    if (!seen.insert(key).second) {
-      fail(path.empty() ? key : path + "." + key, entry.first, "appears more than once");
-    }
+  if (auto repeated = repeated_key(map)) {
+    fail(path.empty() ? repeated->Scalar() : path + "." + repeated->Scalar(), *repeated, "appears more than once");
   }
 }
 
+// Unknown keys are errors: a typo such as `denyFromGPUs` must not silently
+// fall back to the default.
 void check_keys(const YAML::Node& map, const std::string& path,
                 std::initializer_list<std::string_view> known) {
   check_unique_keys(map, path);
