@@ -46,6 +46,17 @@ HttpReply bad_request(ReviewOutcome outcome, const std::string& message) {
   return HttpReply{400, serialize(json{{"error", message}}), std::move(outcome)};
 }
 
+// nlohmann's parse errors quote the text read last ("last read: '...'"),
+// which can be part of an env value holding a secret: errors are logged and
+// answered without it. Line and column still say where.
+std::string without_input(std::string message) {
+  const auto start = message.find("; last read: '");
+  if (start == std::string::npos) return message;
+  const auto end = message.find("'; ", start + 14);
+  message.erase(start, end == std::string::npos ? std::string::npos : end + 1 - start);
+  return message;
+}
+
 }  // namespace
 
 std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
@@ -97,7 +108,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     review = json::parse(body);
   } catch (const json::exception& error) {
     // parse_error, and out_of_range for numbers such as 1e999.
-    return bad_request(std::move(outcome), std::string("request body is not valid JSON: ") + error.what());
+    return bad_request(std::move(outcome), "request body is not valid JSON: " + without_input(error.what()));
   }
   if (!review.is_object()) return bad_request(std::move(outcome), "request body must be a JSON object (an AdmissionReview)");
   const std::string api_version = string_member(review, "apiVersion");

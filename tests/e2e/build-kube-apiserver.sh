@@ -181,6 +181,11 @@ mkdir -p "$GOPATH/src/k8s.io"
 ln -sfn "$SRC" "$KDIR"
 export CGO_ENABLED=0
 export GOCACHE="$CACHE/gocache"
+# An interrupted earlier run can leave 0-byte generator stubs in _output that
+# make then treats as up to date ("_output/bin/...-gen: Permission denied").
+if [[ -d "$SRC/_output/local/bin" ]]; then
+  find "$SRC/_output/local/bin" -type f -size 0 -print -delete >&2
+fi
 # The same invocation Debian's debian/rules uses.
 if (cd "$KDIR" && make WHAT=cmd/kube-apiserver >&2); then
   built="$SRC/_output/bin/kube-apiserver"

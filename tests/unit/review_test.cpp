@@ -478,3 +478,20 @@ TEST(HandleReview, ObjectsBeingDeletedAreLetGo) {
 
 }  // namespace
 }  // namespace gpusizer
+
+namespace gpusizer {
+namespace {
+
+TEST(HandleReview, ParseErrorsDoNotQuoteTheBody) {
+  // A truncated body can end inside an env value; the error must say where,
+  // not repeat what.
+  const HttpReply reply =
+      handle_review(default_policy(), Endpoint::kMutate, R"({"request":{"object":{"env":[{"value":"hunter2-secret)");
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_EQ(reply.body.find("hunter2"), std::string::npos) << reply.body;
+  EXPECT_EQ(reply.outcome.error.find("hunter2"), std::string::npos) << reply.outcome.error;
+  EXPECT_NE(reply.outcome.error.find("line 1, column"), std::string::npos) << reply.outcome.error;
+}
+
+}  // namespace
+}  // namespace gpusizer
