@@ -125,7 +125,11 @@ const std::string& Metrics::namespace_label(const std::string& ns) {
 void Metrics::count_review(Endpoint endpoint, const ReviewOutcome& outcome, double seconds) {
   review_counter(endpoint, outcome).Increment();
   durations_[endpoint_index(endpoint)]->Observe(seconds);
-  if (outcome.dry_run || outcome.pods.empty()) return;
+  // Most pods hold no GPUs: they count above and take no lock here.
+  const bool sized = std::any_of(outcome.pods.begin(), outcome.pods.end(), [](const PodDecision& pod) {
+    return pod.gpus > 0 || !pod.denial_reasons.empty();
+  });
+  if (outcome.dry_run || !sized) return;
 
   // Corrections and denials are rare next to reviews (most pods hold no
   // GPUs), so one lock here costs little.
