@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
@@ -152,6 +153,18 @@ class WebhookProcess {
   int stdout_fd_ = -1;
   int port_ = 0;
   std::unique_ptr<httplib::SSLClient> client_;
+};
+
+// One webhook for every test of a suite: started before the suite's first
+// test, stopped after its last.
+class SharedWebhookTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { webhook_ = new WebhookProcess(); }
+  static void TearDownTestSuite() {
+    delete webhook_;
+    webhook_ = nullptr;
+  }
+  inline static WebhookProcess* webhook_ = nullptr;
 };
 
 }  // namespace gpusizer::testing

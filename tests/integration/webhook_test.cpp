@@ -27,16 +27,7 @@ void write_file(const std::string& path, const std::string& text) {
   std::filesystem::rename(path + ".tmp", path);
 }
 
-class WebhookTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { webhook_ = new WebhookProcess(); }
-  static void TearDownTestSuite() {
-    delete webhook_;
-    webhook_ = nullptr;
-  }
-  static WebhookProcess* webhook_;
-};
-WebhookProcess* WebhookTest::webhook_ = nullptr;
+class WebhookTest : public SharedWebhookTest {};
 
 struct GpuCase {
   int gpus;

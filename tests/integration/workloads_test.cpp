@@ -39,16 +39,7 @@ json workload_review(const json& object, const std::string& operation = "CREATE"
   return review;
 }
 
-class WorkloadsTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { webhook_ = new WebhookProcess(); }
-  static void TearDownTestSuite() {
-    delete webhook_;
-    webhook_ = nullptr;
-  }
-  static WebhookProcess* webhook_;
-};
-WebhookProcess* WorkloadsTest::webhook_ = nullptr;
+class WorkloadsTest : public SharedWebhookTest {};
 
 json resources_at(const json& object, const std::string& pointer) { return object.at(json::json_pointer(pointer)); }
 
