@@ -13,14 +13,14 @@ PACKAGES := g++ cmake make pkg-config curl openssl \
 	libcpp-httplib-dev libssl-dev nlohmann-json3-dev libspdlog-dev \
 	prometheus-cpp-dev libyaml-cpp-dev libgtest-dev libgmock-dev \
 	prometheus chromium python3 python3-yaml fonts-dejavu-core fonts-liberation libgl1-mesa-dri \
-	golang-go etcd-server dpkg-dev rsync jq
+	golang-go etcd-server dpkg-dev rsync jq clang libclang-rt-14-dev
 # The end-to-end test needs a kubectl; Debian's (kubernetes-client, 1.20.2)
 # only when none is on PATH, so a newer one already installed is kept.
 KUBECTL_PACKAGE := $(shell command -v kubectl >/dev/null || echo kubernetes-client)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test e2e image-rootfs clean
+.PHONY: deps configure build run test e2e test-sanitize test-tsan image-rootfs loadtest clean fuzz-build fuzz fuzz-smoke
 
 # apt-get update once, and only when something is missing.
 deps:
@@ -49,12 +49,31 @@ run: configure
 E2E_APISERVER = apiserver=$$(tests/e2e/build-kube-apiserver.sh) && \
 	python3 tests/e2e/apiserver_e2e.py "$$apiserver" $(BUILD)/gpu-sizer $(CURDIR)
 
+# CTest (unit, integration, load, browser, image and chart tests), a short
+# run of each fuzzer over its seeds and regressions, then the end-to-end test.
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+	$(MAKE) --no-print-directory fuzz-smoke
 	$(E2E_APISERVER)
 
 e2e: build
 	$(E2E_APISERVER)
+
+# The whole CTest suite built with ASan + UBSan, and the integration and
+# load tests built with TSan, each in a build directory of its own. Any
+# finding aborts the process under test, failing its test.
+SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+test-sanitize: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_SIZER_SANITIZE=address >/dev/null
+	cmake --build build-asan -j$(JOBS)
+	cd build-asan && $(SANITIZER_ENV) ctest --output-on-failure -j$(JOBS)
+
+test-tsan: deps
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_SIZER_SANITIZE=thread >/dev/null
+	cmake --build build-tsan -j$(JOBS) --target gpu-sizer integration_tests gpu-sizer-loadtest
+	cd build-tsan && $(SANITIZER_ENV) ctest --output-on-failure -j$(JOBS) -L 'integration|load'
 
 # The runtime file tree the Dockerfile's image holds, for environments
 # without a Docker engine (tests/e2e/image_rootfs.sh runs the binary from it).
@@ -64,3 +83,56 @@ image-rootfs: configure
 
 clean:
 	rm -rf $(BUILD)
+
+# The load test with faults (tests/load/loadtest.cpp, results in
+# docs/loadtest.md): LOADTEST_RATE mixed reviews per second for
+# LOADTEST_SECONDS while the policy file is replaced (valid, invalid, valid),
+# the certificate rotated and SIGTERM sent. `make test` runs a 20 s version.
+LOADTEST_SECONDS ?= 180
+LOADTEST_RATE ?= 200
+LOADTEST_CONNECTIONS ?= 8
+
+loadtest: configure
+	cmake --build $(BUILD) -j$(JOBS) --target gpu-sizer-loadtest
+	$(BUILD)/gpu-sizer-loadtest --duration $(LOADTEST_SECONDS) --rate $(LOADTEST_RATE) \
+		--connections $(LOADTEST_CONNECTIONS) --json $(BUILD)/loadtest.json --server-log $(BUILD)/loadtest-server.log
+
+# libFuzzer targets (tests/fuzz, docs/fuzzing.md), built with clang and
+# ASan + UBSan in a build directory of their own. `fuzz` runs each for
+# FUZZ_SECONDS, growing a corpus under $(FUZZ_BUILD)/corpus from the
+# committed seeds (which are only read); `fuzz-smoke` replays every seed
+# and regression input, then fuzzes each target FUZZ_SMOKE_SECONDS. A crash
+# fails the target; its input is in $(FUZZ_BUILD)/artifacts/<name>/.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 120
+FUZZ_SMOKE_SECONDS ?= 15
+FUZZ_TARGETS := quantity policy review manifests
+FUZZ_FLAGS = -dict=tests/fuzz/$$t.dict -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ -timeout=60
+
+fuzz-build: deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+		-DGPU_SIZER_FUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzzers
+
+# Progress lines (NEW, REDUCE, pulse) are left out; the start, the end and
+# any finding are printed.
+fuzz: fuzz-build
+	@set -eo pipefail; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts/$$t; \
+		echo "fuzz $$t: $(FUZZ_SECONDS) s"; \
+		$(FUZZ_BUILD)/tests/fuzz/$${t}_fuzz $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			$(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t 2>&1 | grep -avE '^#[0-9]+.(NEW|REDUCE|pulse)|NEW_FUNC' \
+			|| { echo "fuzz $$t: FAILED, input in $(FUZZ_BUILD)/artifacts/$$t/"; exit 1; }; \
+	done
+
+fuzz-smoke: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		fuzzer=$(FUZZ_BUILD)/tests/fuzz/$${t}_fuzz; log=$(FUZZ_BUILD)/fuzz-smoke-$$t.log; \
+		inputs=$$(find tests/fuzz/corpus/$$t tests/fuzz/regressions/$$t -type f 2>/dev/null | sort); \
+		rm -rf $(FUZZ_BUILD)/smoke-corpus/$$t; mkdir -p $(FUZZ_BUILD)/smoke-corpus/$$t $(FUZZ_BUILD)/artifacts/$$t; \
+		if ! { $$fuzzer $(FUZZ_FLAGS) $$inputs && $$fuzzer $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SMOKE_SECONDS) \
+				$(FUZZ_BUILD)/smoke-corpus/$$t tests/fuzz/corpus/$$t; } >$$log 2>&1; then \
+			tail -n 40 $$log; echo "fuzz-smoke $$t: FAILED (log $$log, input in $(FUZZ_BUILD)/artifacts/$$t/)"; exit 1; \
+		fi; \
+		echo "fuzz-smoke $$t: $$(echo $$inputs | wc -w) seed and regression inputs pass; $$(grep -a 'DONE' $$log | tail -n 1)"; \
+	done

@@ -23,15 +23,17 @@ using gpusizer::Profile;
 constexpr const char* kUsage = R"(gpu-sizer: size CPU, memory and ephemeral-storage of GPU pods to their GPU count.
 
 Usage:
-  gpu-sizer serve [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--policy FILE]
-                  [--metrics-listen HOST:PORT] [--cert-dir DIR] [--threads N]
+  gpu-sizer serve [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--client-ca FILE]
+                  [--policy FILE] [--metrics-listen HOST:PORT] [--cert-dir DIR] [--threads N]
                   [--max-body-bytes N] [--read-timeout SECONDS] [--keep-alive-timeout SECONDS]
                   [--policy-poll SECONDS] [--shutdown-delay SECONDS] [--metrics-namespace-cap N]
                   [--log-level LEVEL] [--log-format json|text]
       Run the admission webhook over HTTPS: POST /mutate, POST /validate,
       GET /healthz, GET /readyz. Without --tls-cert it generates a
       self-signed CA and certificate in --cert-dir (default /tmp/gpu-sizer)
-      and logs where the CA is. Defaults: --listen 127.0.0.1:8443,
+      and logs where the CA is. With --client-ca, /mutate and /validate
+      answer only clients presenting a certificate signed by a CA in FILE
+      (the API server's webhook client certificate). Defaults: --listen 127.0.0.1:8443,
       --threads 32, --max-body-bytes 8388608, --read-timeout 10,
       --keep-alive-timeout 5, --policy-poll 2, --shutdown-delay 0 (seconds
       of failing /readyz while still serving after SIGTERM; set it to the
@@ -257,6 +259,7 @@ int run_serve(Flags& flags) {
   options.listen = flags.take_or("listen", options.listen);
   options.tls_cert = flags.take_or("tls-cert", "");
   options.tls_key = flags.take_or("tls-key", "");
+  options.client_ca = flags.take_or("client-ca", "");
   options.cert_dir = flags.take_or("cert-dir", options.cert_dir);
   options.policy_path = flags.take_or("policy", "");
   options.metrics_listen = flags.take_or("metrics-listen", "");

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "gpusizer/result.h"
+#include "gpusizer/snapshot.h"
 
 namespace gpusizer {
 
@@ -43,7 +44,7 @@ class CertificateStore {
 
   std::string cert_path_;
   std::string key_path_;
-  std::atomic<std::shared_ptr<const Identity>> current_;
+  Snapshot<Identity> current_;
   std::string seen_;  // hash of the last pair of texts read, valid or not
 };
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -47,8 +48,10 @@ class Metrics {
   prometheus::Counter& review_counter(Endpoint endpoint, const ReviewOutcome& outcome);
   // REQUIRES: mutex_ held.
   const std::string& namespace_label(const std::string& ns);
-  prometheus::Counter& labelled_counter(prometheus::Family<prometheus::Counter>& family, const std::string& profile,
-                                        const std::string& ns, const char* extra_label, std::string_view extra_value);
+  // Up to three labels; a label whose name is nullptr is left out.
+  using CounterLabels = std::array<std::pair<const char*, std::string_view>, 3>;
+  // REQUIRES: mutex_ held.
+  prometheus::Counter& labelled_counter(prometheus::Family<prometheus::Counter>& family, const CounterLabels& labels);
 
   std::shared_ptr<prometheus::Registry> registry_;
   std::size_t namespace_cap_;
@@ -58,6 +61,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& cpu_added_;
   prometheus::Family<prometheus::Counter>& memory_added_;
   prometheus::Family<prometheus::Counter>& denials_;
+  prometheus::Family<prometheus::Counter>& bypasses_;
   prometheus::Family<prometheus::Gauge>& policy_info_;
   std::array<prometheus::Histogram*, 2> durations_{};  // [endpoint]
   prometheus::Histogram* pod_gpus_ = nullptr;
@@ -69,11 +73,12 @@ class Metrics {
   static constexpr std::size_t kKinds = 17, kOperations = 5;
   std::array<std::atomic<prometheus::Counter*>, kKinds * kOperations * 2 * 4 * 2> review_slots_{};
 
-  // Counters labelled by profile and namespace, found without allocating
-  // (heterogeneous lookup) and created under the mutex on first use.
+  // Counters labelled by profile or reason, namespace and one more label,
+  // found without allocating (heterogeneous lookup) and created under the
+  // mutex on first use.
   std::mutex mutex_;
   std::set<std::string, std::less<>> namespaces_;
-  // (family, profile, namespace, reason or resource) -> counter
+  // (family, label values) -> counter
   std::map<std::tuple<const void*, std::string, std::string, std::string>, prometheus::Counter*, std::less<>> labelled_;
   prometheus::Gauge* policy_gauge_ = nullptr;
 };

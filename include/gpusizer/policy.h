@@ -56,10 +56,26 @@ struct ProfileRule {
   std::string text;  // as a person reads it: label osmo.group_name equals "finetune-job"
 };
 
+// Who may skip sizing (policy `exemptions`): objects in these namespaces,
+// or sent to the API server by these users or members of these groups
+// (the review's userInfo), are admitted unchanged.
+struct Exemptions {
+  std::vector<std::string> namespaces;
+  std::vector<std::string> users;
+  std::vector<std::string> groups;
+};
+
+// Why one review skips sizing: reason "namespace", "user" or "group", and
+// the name that matched.
+struct Exemption {
+  std::string reason;
+  std::string name;
+};
+
 struct Policy {
   Mode mode = Mode::kMutate;
   std::map<std::string, Mode, std::less<>> namespace_modes;
-  std::vector<std::string> exclude_namespaces;
+  Exemptions exemptions;
   std::vector<std::string> gpu_resources;
   int64_t deny_from_gpus = 2;
   std::vector<ProfileRule> profile_rules;
@@ -71,7 +87,10 @@ struct Policy {
 
   // The mode for objects in this namespace.
   Mode mode_for(std::string_view ns) const;
-  bool is_excluded(std::string_view ns) const;
+  // The exemption of an object in `ns` sent by `user` with `groups`
+  // (namespace, then user, then group); nullopt when it is sized.
+  std::optional<Exemption> exemption_for(std::string_view ns, std::string_view user = {},
+                                         const std::vector<std::string>& groups = {}) const;
   bool is_gpu_resource(std::string_view resource) const;
   // nullptr when there is no such profile.
   const Profile* find_profile(std::string_view name) const;

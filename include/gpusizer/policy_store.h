@@ -1,14 +1,14 @@
-// The active policy, swapped atomically when its file changes. Readers take
+// The active policy, swapped when its file changes. Readers take
 // a shared_ptr snapshot per request, so a reload never changes a decision
 // half-way through.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 
 #include "gpusizer/policy.h"
 #include "gpusizer/result.h"
+#include "gpusizer/snapshot.h"
 
 namespace gpusizer {
 
@@ -33,7 +33,7 @@ class PolicyStore {
   PolicyStore(std::string path, std::shared_ptr<const Policy> policy, std::string text_sha256);
 
   std::string path_;
-  std::atomic<std::shared_ptr<const Policy>> current_;
+  Snapshot<Policy> current_;
   std::string seen_sha256_;  // of the last text read, valid or not
 };
 

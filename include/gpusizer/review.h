@@ -2,6 +2,7 @@
 // bytes out, so the server, the tests and the fuzzers share one entry point.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,7 @@ struct ReviewOutcome {
   std::string name;
   bool dry_run = false;
   std::vector<PodDecision> pods;  // one per pod decided
+  std::optional<Exemption> bypass;  // set when a policy exemption skipped sizing
   std::string error;              // for kError: why the review was rejected
 };
 std::string_view to_string(ReviewOutcome::Decision decision);

@@ -12,13 +12,19 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:8443";  // HOST:PORT; port 0 picks a free port
   std::string tls_cert;                   // PEM chain; empty: generate a self-signed CA and cert
   std::string tls_key;
+  // PEM CA certificates. When set, /mutate and /validate need a client
+  // certificate signed by one of them (the API server's); /healthz and
+  // /readyz do not (the kubelet's probes present none).
+  std::string client_ca;
   std::string cert_dir = "/tmp/gpu-sizer";  // where generated certificates are written
   std::string policy_path;                  // empty: the embedded default policy
   std::string metrics_listen;               // HOST:PORT of plain-HTTP /metrics; empty: off
   int threads = 32;                         // concurrent connections served
   std::size_t max_body_bytes = 8u << 20;    // larger bodies get 413
-  int read_timeout_seconds = 10;            // the API server's own default timeout
+  int read_timeout_seconds = 10;            // per wait for bytes; the API server's own default timeout
   int keep_alive_timeout_seconds = 5;       // idle connections hold a thread each
+  // A connection must deliver each whole request within keep-alive + read
+  // timeout of its handshake or previous answer, or it is closed.
   int policy_poll_seconds = 2;
   int shutdown_delay_seconds = 0;           // after SIGTERM: /readyz fails, requests still served
   std::size_t metrics_namespace_cap = 100;  // distinct namespace labels before "other"

@@ -21,9 +21,13 @@ Result<Quantity> quantity_from_json(const json& value) {
 
 namespace {
 
-// More GPUs than this in one container is a typo, not a machine; refusing it
-// keeps all arithmetic far from overflow.
-constexpr int64_t kMaxGpusPerContainer = 1 << 20;
+// More GPUs than this in one pod (one node) is a typo, not a machine;
+// refusing it, per container and for the containers together, keeps all
+// arithmetic far from overflow.
+constexpr int64_t kMaxGpusPerPod = 1 << 20;
+// The gpu-sizer.io/sized annotation stays far below the API server's 256 KiB
+// for all annotations of an object, whatever the number of containers.
+constexpr std::size_t kSizedAnnotationBytes = 4096;
 // Warnings past 120 characters may be cut by kubectl; keep each below.
 constexpr std::size_t kWarningLimit = 119;
 
@@ -100,6 +104,14 @@ class PodReader {
   // The template's own labels and annotations first, then the object's.
   void read_selection() {
     const json& metadata = member(pod(), "metadata");
+    // The sized annotation is added into these maps: a JSON Patch cannot add
+    // a key under any other type (nor is it pod metadata).
+    if (!metadata.is_null() && !metadata.is_object()) {
+      problem(field({"metadata"}), "is not an object");
+    } else if (const json& annotations = member(metadata, "annotations");
+               !annotations.is_null() && !annotations.is_object()) {
+      problem(field({"metadata", "annotations"}), "is not an object");
+    }
     const json& parent = target_.parent_metadata ? *target_.parent_metadata : member(pod(), "metadata");
     for (const json* source : {&metadata, &parent}) {
       view_.selection.labels.merge(string_map(member(*source, "labels")));
@@ -257,7 +269,7 @@ class PodReader {
       problem(where, resource + " must be a whole number of GPUs, found " + count.to_string(), true);
       return 0;
     }
-    if (count.value_ceil() > kMaxGpusPerContainer) {
+    if (count.value_ceil() > kMaxGpusPerPod) {
       problem(where, resource + " asks for " + count.to_string() + " GPUs, more than any node has", true);
       return 0;
     }
@@ -322,7 +334,13 @@ class PodDecider {
       app.holders.push_back(&c);
       app.gpus += c.gpus;
     }
-    if (app.gpus > 0) groups_.push_back(app);
+    if (app.gpus > kMaxGpusPerPod) {
+      view_.problems.push_back(target_.description + ": its containers ask for " + gpus_text(app.gpus) +
+                               " together, more than any node has");
+      view_.gpu_problem = true;
+    } else if (app.gpus > 0) {
+      groups_.push_back(app);
+    }
     decision_.gpus = app.gpus;
     for (const auto& c : view_.init) {
       if (c.gpus > app.gpus) groups_.push_back(Group{{&c}, c.gpus});
@@ -462,7 +480,8 @@ class PodDecider {
     }
     if (per_container.empty()) return;
     decision_.changes = per_container;
-    const std::string sized = profile_text() + ", " + gpus_text(decision_.gpus) + ": " + join(per_container, "; ");
+    const std::string sized = profile_text() + ", " + gpus_text(decision_.gpus) + ": " +
+                              join_capped(per_container, "; ", kSizedAnnotationBytes, "containers");
     patch_.set(with(target_.ref.path, {"metadata", "annotations", kSizedKey}), sized);
   }
 

@@ -25,6 +25,9 @@ namespace {
 constexpr std::size_t kWarningLimit = 119;
 // The API server drops warnings past 4096 characters in total; stay clear.
 constexpr std::size_t kWarningBudget = 3500;
+// A denial and the audit annotations stay readable, and bounded, for a pod
+// of thousands of containers.
+constexpr std::size_t kMessageBudget = 8192;
 
 std::string base64(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
@@ -44,17 +47,6 @@ HttpReply bad_request(ReviewOutcome outcome, const std::string& message) {
   outcome.decision = ReviewOutcome::Decision::kError;
   outcome.error = message;
   return HttpReply{400, serialize(json{{"error", message}}), std::move(outcome)};
-}
-
-// nlohmann's parse errors quote the text read last ("last read: '...'"),
-// which can be part of an env value holding a secret: errors are logged and
-// answered without it. Line and column still say where.
-std::string without_input(std::string message) {
-  const auto start = message.find("; last read: '");
-  if (start == std::string::npos) return message;
-  const auto end = message.find("'; ", start + 14);
-  message.erase(start, end == std::string::npos ? std::string::npos : end + 1 - start);
-  return message;
 }
 
 }  // namespace
@@ -103,13 +95,9 @@ std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, 
 
 HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body) {
   ReviewOutcome outcome;
-  json review;
-  try {
-    review = json::parse(body);
-  } catch (const json::exception& error) {
-    // parse_error, and out_of_range for numbers such as 1e999.
-    return bad_request(std::move(outcome), "request body is not valid JSON: " + without_input(error.what()));
-  }
+  auto parsed = parse_client_json(body);
+  if (!parsed) return bad_request(std::move(outcome), "request body " + parsed.error());
+  const json review = std::move(parsed).value();
   if (!review.is_object()) return bad_request(std::move(outcome), "request body must be a JSON object (an AdmissionReview)");
   const std::string api_version = string_member(review, "apiVersion");
   if (api_version != "admission.k8s.io/v1") {
@@ -146,10 +134,24 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   const bool is_pod = group.empty() && outcome.kind == "Pod";
   const bool decided_operation = outcome.operation == "CREATE" || (!is_pod && outcome.operation == "UPDATE");
   const bool decide = holds_pods(group, outcome.kind) && decided_operation &&
-                      string_member(request, "subResource").empty() && !policy.is_excluded(outcome.namespace_name) &&
+                      string_member(request, "subResource").empty() &&
                       // An object being deleted only loses finalizers: let it go.
                       member(member(object, "metadata"), "deletionTimestamp").is_null();
   if (decide) {
+    const json& user_info = member(request, "userInfo");
+    std::vector<std::string> groups;
+    if (const json& names = member(user_info, "groups"); names.is_array()) {
+      for (const json& name : names) {
+        if (name.is_string()) groups.push_back(name.get<std::string>());
+      }
+    }
+    outcome.bypass = policy.exemption_for(outcome.namespace_name, string_member(user_info, "username"), groups);
+  }
+  if (outcome.bypass) {
+    // The API server's audit log records who skipped sizing and why.
+    response["auditAnnotations"]["bypassed"] =
+        outcome.bypass->reason + " \"" + outcome.bypass->name + "\" is exempt in the gpu-sizer policy";
+  } else if (decide) {
     if (!object.is_object()) {
       return bad_request(std::move(outcome), "request.object must be the " + outcome.kind + " being " +
                                                  (outcome.operation == "CREATE" ? "created" : "updated") +
@@ -168,13 +170,15 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
       for (const auto& change : pod.changes) changes.push_back(is_pod ? change : pod.description + ": " + change);
       outcome.pods.push_back(std::move(pod));
     }
-    if (!changes.empty()) response["auditAnnotations"]["sized"] = join(changes, "; ");
+    if (!changes.empty()) {
+      response["auditAnnotations"]["sized"] = join_capped(changes, "; ", kMessageBudget, "containers");
+    }
   }
 
   outcome.decision = ReviewOutcome::Decision::kAllowed;
   if (!denials.empty()) {
     outcome.decision = ReviewOutcome::Decision::kDenied;
-    const std::string message = join(denials, "; ");
+    const std::string message = join_capped(denials, "; ", kMessageBudget, "denials");
     response["allowed"] = false;
     response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", message}};
     response["auditAnnotations"]["denied"] = message;

@@ -90,7 +90,7 @@ ObjectReport check_object(const Policy& policy, const ManifestDocument& document
   report.line = document.line;
   report.kind = id.kind;
   report.name = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
-  if (policy.is_excluded(id.namespace_name)) return report;
+  if (policy.exemption_for(id.namespace_name)) return report;
   PatchBuilder mutation(object);
   for (const auto& pod : decide_object(policy, Endpoint::kMutate, id, object, mutation)) {
     report.changes.insert(report.changes.end(), pod.warnings.begin(), pod.warnings.end());
@@ -265,7 +265,9 @@ void print_json(const std::vector<FileReport>& files, std::ostream& out) {
     }
     report["files"].push_back(std::move(entry));
   }
-  out << report.dump(2) << "\n";
+  // File names and parse errors can hold any bytes; invalid UTF-8 must not
+  // abort the report (nlohmann throws on it by default).
+  out << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <regex>
 
 namespace gpusizer {
 
@@ -10,22 +9,56 @@ using nlohmann::json;
 
 namespace {
 
+// The position after the digits starting at pos.
+std::size_t skip_digits(std::string_view text, std::size_t pos) {
+  while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+  return pos;
+}
+
+std::size_t skip_sign(std::string_view text, std::size_t pos) {
+  return pos < text.size() && (text[pos] == '-' || text[pos] == '+') ? pos + 1 : pos;
+}
+
+// The core schema's int and float forms, [-+]?[0-9]+ and
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?, matched by hand:
+// libstdc++'s std::regex recurses once per character, and a long number
+// (100,000 digits) overflowed the stack.
+bool is_int(std::string_view text) {
+  const std::size_t begin = skip_sign(text, 0);
+  const std::size_t end = skip_digits(text, begin);
+  return end > begin && end == text.size();
+}
+
+bool is_float(std::string_view text) {
+  std::size_t pos = skip_sign(text, 0);
+  const bool leading_dot = pos < text.size() && text[pos] == '.';
+  const std::size_t integer_end = skip_digits(text, leading_dot ? pos + 1 : pos);
+  if (integer_end == (leading_dot ? pos + 1 : pos)) return false;
+  pos = integer_end;
+  if (!leading_dot && pos < text.size() && text[pos] == '.') pos = skip_digits(text, pos + 1);
+  if (pos < text.size() && (text[pos] == 'e' || text[pos] == 'E')) {
+    const std::size_t exponent = skip_sign(text, pos + 1);
+    pos = skip_digits(text, exponent);
+    if (pos == exponent) return false;
+  }
+  return pos == text.size();
+}
+
 // YAML 1.2 core schema for plain scalars.
 template <typename Json>
 Json plain_scalar(const std::string& text) {
-  static const std::regex kInteger(R"([-+]?[0-9]+)");
-  static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
   if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") return nullptr;
   if (text == "true" || text == "True" || text == "TRUE") return true;
   if (text == "false" || text == "False" || text == "FALSE") return false;
-  if (std::regex_match(text, kInteger)) {
+  if (is_int(text)) {
     int64_t value = 0;
     const char* begin = text.data() + (text[0] == '+' ? 1 : 0);
     auto [end, error] = std::from_chars(begin, text.data() + text.size(), value);
     if (error == std::errc() && end == text.data() + text.size()) return value;
-    return text;  // too large for a number: keep the digits
+    // Too large for int64: a number as JSON reads it (unsigned or double),
+    // so a flow-style document --fix writes back reads the same as JSON.
   }
-  if (std::regex_match(text, kFloat)) {
+  if (is_float(text)) {
     try {
       return Json::parse(text[0] == '.' ? "0" + text : text[0] == '+' ? text.substr(1) : text);
     } catch (const nlohmann::json::exception&) {
@@ -88,6 +121,11 @@ std::vector<std::string> pointer_tokens(const std::string& pointer) {
   return tokens;
 }
 
+bool looks_like_a_document_marker(std::string_view text) {
+  return (text.starts_with("---") || text.starts_with("...")) &&
+         (text.size() == 3 || text[3] == ' ' || text[3] == '\t');
+}
+
 void emit(YAML::Emitter& out, const YAML::Node& node) {
   // Flow collections ([a, b], {k: v}) stay flow, as the author wrote them.
   if (node.Style() == YAML::EmitterStyle::Flow) out << YAML::Flow;
@@ -108,11 +146,13 @@ void emit(YAML::Emitter& out, const YAML::Node& node) {
       out << YAML::EndSeq;
       break;
     case YAML::NodeType::Scalar:
-      // Quoted in, quoted out: "4" must not come back as the number 4.
-      if (node.Tag() == "!") {
+      // Quoted in, quoted out: "4" must not come back as the number 4. A
+      // plain scalar spanning lines is a string that only double quotes
+      // keep exact (a literal block would add a final newline), and one
+      // starting like a document marker (`--- x`) would end the document.
+      if (node.Tag() == "!" || node.Scalar().find_first_of("\r\n") != std::string::npos ||
+          looks_like_a_document_marker(node.Scalar())) {
         out << YAML::DoubleQuoted << node.Scalar();
-      } else if (node.Scalar().find('\n') != std::string::npos) {
-        out << YAML::Literal << node.Scalar();
       } else {
         out << node.Scalar();
       }
@@ -133,6 +173,40 @@ bool has_content(std::string_view body) {
   return false;
 }
 
+// yaml-cpp reads any bytes: it passes invalid UTF-8 through and decodes
+// UTF-16 or UTF-32 (guessed from NUL bytes) into invalid UTF-8, so check
+// would decide, and --fix rewrite, what it misread. Only UTF-8 is read, and
+// in a file only YAML's printable characters. The offset of the first byte
+// that does not start such a character, or npos.
+std::size_t first_invalid_character(std::string_view text, bool printable_only) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return i;
+    char32_t c = length == 1 ? lead : lead & (0x7F >> length);
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return i;
+      c = (c << 6) | (next & 0x3F);
+    }
+    const char32_t shortest = length == 1 ? 0 : length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000;
+    const bool printable = c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0x7E) || c == 0x85 ||
+                           (c >= 0xA0 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+    if (c < shortest || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF || (printable_only && !printable)) return i;
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+// A scalar's text as decoded. yaml-cpp decodes the escapes \N and \_ into
+// single bytes (0x85, 0xA0) that are not UTF-8.
+const std::string& decoded(const YAML::Node& scalar) {
+  if (first_invalid_character(scalar.Scalar(), false) != std::string_view::npos) {
+    throw YAML::ParserException(scalar.Mark(), "an escape decodes to text that is not UTF-8 (write \\N as \\u0085, \\_ as \\u00a0)");
+  }
+  return scalar.Scalar();
+}
+
 // A copy sharing no nodes: yaml-cpp keeps an alias (*x) as the same node as
 // its anchor (&x), so a patch to one template would also change every other
 // place that aliases it. Aliased content is written out expanded.
@@ -141,14 +215,19 @@ YAML::Node detached(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map:
       copy = YAML::Node(YAML::NodeType::Map);
-      for (const auto& entry : node) copy[entry.first.as<std::string>()] = detached(entry.second);
+      for (const auto& entry : node) {
+        copy[entry.first.IsScalar() ? decoded(entry.first) : entry.first.as<std::string>()] = detached(entry.second);
+      }
       break;
     case YAML::NodeType::Sequence:
       copy = YAML::Node(YAML::NodeType::Sequence);
       for (const auto& item : node) copy.push_back(detached(item));
       break;
     case YAML::NodeType::Scalar:
-      copy = YAML::Node(node.Scalar());
+      // An unquoted null (`key: !tag`, `!tag ~`) is null, as to_json reads
+      // it; written as a scalar it would come back quoted, as a string.
+      if (node.Tag() != "!" && plain_scalar<json>(node.Scalar()).is_null()) return copy;
+      copy = YAML::Node(decoded(node));
       copy.SetTag(node.Tag());
       break;
     default:
@@ -168,7 +247,9 @@ std::vector<std::pair<std::string, int>> split_documents(std::string_view text) 
     std::size_t end = text.find('\n', offset);
     end = end == std::string_view::npos ? text.size() : end + 1;
     const std::string_view content = text.substr(offset, end - offset);
-    if (content.starts_with("---")) {
+    // As in YAML, "---" separates only when a space or the line end follows:
+    // "---x" is content.
+    if (content.starts_with("---") && (content.size() == 3 || std::string_view(" \t\r\n").find(content[3]) != std::string_view::npos)) {
       // Comments before a separator are no document of their own.
       if (has_content(documents.back().first)) {
         documents.emplace_back("", line + 1);
@@ -195,22 +276,27 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
   file.source = source;
   const auto first = text.find_first_not_of(" \t\r\n");
   file.json = first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+  std::string json_error;
   if (file.json) {
     // JSON is read as JSON, so --fix writes back the same numbers and key
     // order (a YAML round trip would retype them).
     try {
       file.json_document = nlohmann::ordered_json::parse(text);
+      ManifestDocument document;
+      document.object = json::parse(file.json_document.dump());
+      file.documents.push_back(std::move(document));
+      return file;
     } catch (const nlohmann::json::exception& error) {
       const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&error);
       const std::size_t byte = parse ? parse->byte : 0;
       const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(byte, text.size()), '\n'));
-      return Error{source + ": document 1, line " + std::to_string(line) + ": " + error.what()};
+      json_error = source + ": document 1, line " + std::to_string(line) + ": " + error.what();
     }
-    ManifestDocument document;
-    document.object = json::parse(file.json_document.dump());
-    file.documents.push_back(std::move(document));
-    return file;
+    // Not JSON, but maybe YAML in flow style ({apiVersion: v1, ...}), as
+    // kubectl reads it and --fix writes a flow-style document back.
+    file.json = false;
   }
+  auto fail = [&](std::string message) { return Error{json_error.empty() ? std::move(message) : json_error}; };
   const auto bodies = split_documents(text);
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const auto& [body, first_line] = bodies[i];
@@ -218,6 +304,14 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
       return source + ": document " + std::to_string(i + 1) + ", line " +
              std::to_string(first + std::max(mark.line, 0)) + ": ";
     };
+    if (const std::size_t bad = first_invalid_character(body, true); bad != std::string_view::npos) {
+      YAML::Mark mark;
+      mark.line = static_cast<int>(std::count(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
+      static constexpr char kHex[] = "0123456789abcdef";
+      const auto byte = static_cast<unsigned char>(body[bad]);
+      return fail(where(mark) + "not UTF-8 text at byte 0x" + kHex[byte >> 4] + kHex[byte & 0xf] +
+                  ": control characters, invalid UTF-8 and UTF-16 or UTF-32 files are not read");
+    }
     ManifestDocument document;
     document.index = i;
     document.line = first_line;
@@ -225,7 +319,7 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
       document.node = detached(YAML::Load(body));
       document.object = to_json<json>(document.node);
     } catch (const YAML::Exception& error) {
-      return Error{where(error.mark) + error.msg};
+      return fail(where(error.mark) + error.msg);
     }
     file.documents.push_back(std::move(document));
   }

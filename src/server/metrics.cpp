@@ -53,6 +53,11 @@ Metrics::Metrics(const std::string& version, std::size_t namespace_cap)
                    .Name("gpu_sizer_denials_total")
                    .Help("Denials by /validate, by profile, namespace and reason (dry-run excluded)")
                    .Register(*registry_)),
+      bypasses_(prometheus::BuildCounter()
+                    .Name("gpu_sizer_bypasses_total")
+                    .Help("Reviews that skipped sizing through a policy exemption, by reason (namespace, user, "
+                          "group), namespace and endpoint (dry-run excluded)")
+                    .Register(*registry_)),
       policy_info_(prometheus::BuildGauge()
                        .Name("gpu_sizer_policy_info")
                        .Help("The active policy: 1, labelled with its SHA-256 and source")
@@ -129,15 +134,21 @@ void Metrics::count_review(Endpoint endpoint, const ReviewOutcome& outcome, doub
   const bool sized = std::any_of(outcome.pods.begin(), outcome.pods.end(), [](const PodDecision& pod) {
     return pod.gpus > 0 || !pod.denial_reasons.empty();
   });
-  if (outcome.dry_run || !sized) return;
+  if (outcome.dry_run || !(sized || outcome.bypass)) return;
 
-  // Corrections and denials are rare next to reviews (most pods hold no
-  // GPUs), so one lock here costs little.
+  // Corrections, denials and bypasses are rare next to reviews (most pods
+  // hold no GPUs), so one lock here costs little.
   std::lock_guard lock(mutex_);
   const std::string& ns = namespace_label(outcome.namespace_name);
+  if (outcome.bypass) {
+    labelled_counter(bypasses_, {{{"reason", outcome.bypass->reason},
+                                  {"namespace", ns},
+                                  {"endpoint", kEndpointNames[endpoint_index(endpoint)]}}})
+        .Increment();
+  }
   auto counter = [&](prometheus::Family<prometheus::Counter>& family, const char* extra_label,
                      const std::string& profile, std::string_view extra_value) -> prometheus::Counter& {
-    return labelled_counter(family, profile, ns, extra_label, extra_value);
+    return labelled_counter(family, {{{"profile", profile}, {"namespace", ns}, {extra_label, extra_value}}});
   };
   for (const PodDecision& pod : outcome.pods) {
     if (endpoint == Endpoint::kMutate && pod.gpus > 0) pod_gpus_->Observe(static_cast<double>(pod.gpus));
@@ -153,15 +164,18 @@ void Metrics::count_review(Endpoint endpoint, const ReviewOutcome& outcome, doub
 }
 
 prometheus::Counter& Metrics::labelled_counter(prometheus::Family<prometheus::Counter>& family,
-                                              const std::string& profile, const std::string& ns,
-                                              const char* extra_label, std::string_view extra_value) {
-  const auto found = labelled_.find(
-      std::make_tuple(static_cast<const void*>(&family), std::string_view(profile), std::string_view(ns), extra_value));
+                                              const CounterLabels& labels) {
+  const auto found =
+      labelled_.find(std::make_tuple(static_cast<const void*>(&family), labels[0].second, labels[1].second, labels[2].second));
   if (found != labelled_.end()) return *found->second;
-  prometheus::Labels labels{{"profile", profile}, {"namespace", ns}};
-  if (extra_label) labels.emplace(extra_label, std::string(extra_value));
-  prometheus::Counter& created = family.Add(labels);
-  labelled_.emplace(std::make_tuple(static_cast<const void*>(&family), profile, ns, std::string(extra_value)), &created);
+  prometheus::Labels names;
+  for (const auto& [name, value] : labels) {
+    if (name) names.emplace(name, std::string(value));
+  }
+  prometheus::Counter& created = family.Add(names);
+  labelled_.emplace(std::make_tuple(static_cast<const void*>(&family), std::string(labels[0].second),
+                                    std::string(labels[1].second), std::string(labels[2].second)),
+                    &created);
   return created;
 }
 

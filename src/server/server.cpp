@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +19,7 @@
 #include <thread>
 
 #include "gpusizer/certificates.h"
+#include "gpusizer/connection_deadlines.h"
 #include "gpusizer/log.h"
 #include "gpusizer/metrics.h"
 #include "gpusizer/policy_store.h"
@@ -58,7 +60,7 @@ std::string openssl_error() {
   return buffer;
 }
 
-bool configure_tls(SSL_CTX& context, CertificateStore& certificates, std::string& error) {
+bool configure_tls(SSL_CTX& context, CertificateStore& certificates, const std::string& client_ca, std::string& error) {
   SSL_CTX_set_min_proto_version(&context, TLS1_2_VERSION);
   SSL_CTX_set_options(&context, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   if (SSL_CTX_set_cipher_list(&context, kTls12Ciphers) != 1) {
@@ -66,7 +68,26 @@ bool configure_tls(SSL_CTX& context, CertificateStore& certificates, std::string
     return false;
   }
   certificates.serve_from(context);
+  if (!client_ca.empty()) {
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(client_ca.c_str());
+    if (!names || SSL_CTX_load_verify_locations(&context, client_ca.c_str(), nullptr) != 1) {
+      if (names) sk_X509_NAME_pop_free(names, X509_NAME_free);
+      error = "--client-ca " + client_ca + ": no PEM CA certificate could be read (" + openssl_error() + ")";
+      return false;
+    }
+    SSL_CTX_set_client_CA_list(&context, names);
+    // A certificate that is presented must verify, or the handshake fails;
+    // none at all is allowed here so the kubelet's probes reach /healthz
+    // and /readyz, and the review routes refuse such connections.
+    SSL_CTX_set_verify(&context, SSL_VERIFY_PEER, nullptr);
+  }
   return true;
+}
+
+// Whether the connection presented a client certificate that verified
+// against --client-ca.
+bool verified_client(const httplib::Request& req) {
+  return req.ssl && SSL_get0_peer_certificate(req.ssl) && SSL_get_verify_result(req.ssl) == X509_V_OK;
 }
 
 // One line per review: who, what, the decision and what changed; never the
@@ -89,12 +110,15 @@ void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
   if (!changes.empty()) fields["changes"] = changes;
   if (!denials.empty()) fields["denials"] = denials;
   if (!o.error.empty()) fields["error"] = o.error;
+  if (o.bypass) fields["bypass"] = {{"reason", o.bypass->reason}, {"name", o.bypass->name}};
   log_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, "review", fields);
 }
 
 void reply_json_error(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
-  res.set_content(nlohmann::json{{"error", message}}.dump(), "application/json");
+  // Messages may quote headers and paths, which need not be UTF-8.
+  res.set_content(nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  "application/json");
 }
 
 // Blocks SIGTERM and SIGINT in this thread and every thread it starts, so
@@ -155,7 +179,13 @@ int serve(const ServerOptions& options) {
   }
   CertificateStore& certificates = *opened.value();
   std::string tls_error;
-  httplib::SSLServer server([&](SSL_CTX& context) { return configure_tls(context, certificates, tls_error); });
+  // Declared before the server: it must outlive every connection.
+  ConnectionDeadlines deadlines(
+      std::chrono::seconds(options.keep_alive_timeout_seconds + options.read_timeout_seconds));
+  httplib::SSLServer server([&](SSL_CTX& context) {
+    deadlines.track(context);
+    return configure_tls(context, certificates, options.client_ca, tls_error);
+  });
   if (!server.is_valid()) {
     log_event(spdlog::level::err, tls_error);
     return 2;
@@ -189,6 +219,17 @@ int serve(const ServerOptions& options) {
   auto review_route = [&](Endpoint endpoint) {
     return [&, endpoint](const httplib::Request& req, httplib::Response& res) {
       const auto started = std::chrono::steady_clock::now();
+      deadlines.request_arrived(req.ssl);
+      if (!options.client_ca.empty() && !verified_client(req)) {
+        const std::string message =
+            "a client certificate signed by --client-ca is required for " + req.path +
+            " (the API server presents one when its admission config names a client certificate for this webhook)";
+        reply_json_error(res, 403, message);
+        ReviewOutcome rejected;
+        rejected.error = message;
+        record(endpoint, rejected, started);
+        return;
+      }
       const std::string content_type = req.get_header_value("Content-Type");
       if (content_type.find("application/json") == std::string::npos) {
         const std::string message = "Content-Type must be application/json, found \"" + content_type + "\"";
@@ -215,13 +256,36 @@ int serve(const ServerOptions& options) {
       res.set_content("ready\n", "text/plain");
     }
   });
-  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  const std::string body_limit = std::to_string(options.max_body_bytes) + " bytes (--max-body-bytes)";
+  // cpp-httplib applies the body limit only to a body with a Content-Length
+  // and would read a chunked or unframed one whole into memory; the API
+  // server always sends Content-Length.
+  server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+    const bool reads_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" ||
+                            req.method == "DELETE" || req.method == "PRI";
+    if (!req.has_header("Transfer-Encoding") && (!reads_body || req.has_header("Content-Length"))) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    reply_json_error(res, 411, "a request body needs a Content-Length header, at most " + body_limit +
+                                   "; chunked transfer encoding is not accepted");
+    // The body is left unread, so the connection cannot carry another request.
+    res.set_header("Connection", "close");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // Called once an answer is written: the next request's deadline starts,
+  // and an answer saying Connection: close (a 411, its body unread) ends the
+  // connection, which cpp-httplib would otherwise go on reading.
+  server.set_logger([&](const httplib::Request& req, const httplib::Response& res) {
+    deadlines.answered(req.ssl);
+    if (req.ssl && res.get_header_value("Connection") == "close") ::shutdown(SSL_get_fd(req.ssl), SHUT_RDWR);
+  });
+  server.set_error_handler([&](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    const std::string what = res.status == 413   ? "request body exceeds the size limit"
-                             : res.status == 404 ? "no route " + req.method + " " + req.path +
-                                                       " (use POST /mutate, POST /validate, GET /healthz, GET /readyz)"
-                                                 : "request failed";
-    res.set_content(nlohmann::json{{"error", what}}.dump(), "application/json");
+    reply_json_error(res, res.status,
+                     res.status == 413   ? "request body exceeds the size limit of " + body_limit
+                     : res.status == 404 ? "no route " + req.method + " " + req.path +
+                                               " (use POST /mutate, POST /validate, GET /healthz, GET /readyz)"
+                                         : "request failed");
   });
 
   int port = listen.value().port;

@@ -111,7 +111,9 @@ void render_header(std::string& out, const Policy& policy, const StatusCounters:
   std::vector<std::string> namespace_modes;
   for (const auto& [ns, mode] : policy.namespace_modes) namespace_modes.push_back(ns + ": " + std::string(to_string(mode)));
   append_meta(out, "Namespace modes", list_or_none(namespace_modes));
-  append_meta(out, "Excluded namespaces", list_or_none(policy.exclude_namespaces));
+  append_meta(out, "Exempt namespaces", list_or_none(policy.exemptions.namespaces));
+  append_meta(out, "Exempt users", list_or_none(policy.exemptions.users));
+  append_meta(out, "Exempt groups", list_or_none(policy.exemptions.groups));
   append_meta(out, "GPU resources", list_or_none(policy.gpu_resources));
   append_meta(out, "Deny from", std::to_string(policy.deny_from_gpus) + " GPUs (memory below the table)");
   append_meta(out, "Default profile", "<code>" + html_escape(policy.default_profile) + "</code>");

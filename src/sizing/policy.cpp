@@ -26,15 +26,23 @@ Mode Policy::mode_for(std::string_view ns) const {
   return it == namespace_modes.end() ? mode : it->second;
 }
 
-bool Policy::is_excluded(std::string_view ns) const {
-  return std::find(exclude_namespaces.begin(), exclude_namespaces.end(), ns) !=
-         exclude_namespaces.end();
+namespace {
+bool contains(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+}  // namespace
+
+std::optional<Exemption> Policy::exemption_for(std::string_view ns, std::string_view user,
+                                               const std::vector<std::string>& groups) const {
+  if (contains(exemptions.namespaces, ns)) return Exemption{"namespace", std::string(ns)};
+  if (!user.empty() && contains(exemptions.users, user)) return Exemption{"user", std::string(user)};
+  for (const auto& group : groups) {
+    if (contains(exemptions.groups, group)) return Exemption{"group", group};
+  }
+  return std::nullopt;
 }
 
-bool Policy::is_gpu_resource(std::string_view resource) const {
-  return std::find(gpu_resources.begin(), gpu_resources.end(), resource) !=
-         gpu_resources.end();
-}
+bool Policy::is_gpu_resource(std::string_view resource) const { return contains(gpu_resources, resource); }
 
 const Profile* Policy::find_profile(std::string_view name) const {
   auto it = profiles.find(name);
@@ -242,10 +250,10 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
 // base (parsing the default itself) every field is required.
 Policy read_policy(const YAML::Node& root, const Policy* base) {
   if (!root.IsMap()) fail("policy", root, "must be a YAML mapping of policy fields");
-  check_keys(root, "", {"mode", "namespaceModes", "excludeNamespaces", "gpuResources",
+  check_keys(root, "", {"mode", "namespaceModes", "exemptions", "gpuResources",
                         "denyFromGpus", "profileRules", "defaultProfile", "profiles"});
   if (!base) {
-    for (const char* key : {"mode", "excludeNamespaces", "gpuResources", "denyFromGpus",
+    for (const char* key : {"mode", "exemptions", "gpuResources", "denyFromGpus",
                             "profileRules", "defaultProfile", "profiles"}) {
       if (!root[key]) fail(key, root, "missing");
     }
@@ -261,8 +269,15 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
       policy.namespace_modes[ns] = read_mode(entry.second, "namespaceModes." + ns);
     }
   }
-  if (root["excludeNamespaces"]) {
-    policy.exclude_namespaces = read_string_list(root["excludeNamespaces"], "excludeNamespaces");
+  if (const YAML::Node exemptions = root["exemptions"]) {
+    require_map(exemptions, "exemptions");
+    check_keys(exemptions, "exemptions", {"namespaces", "users", "groups"});
+    // Each list given replaces the default's; absent ones are kept.
+    for (const auto& [key, list] : {std::pair{"namespaces", &policy.exemptions.namespaces},
+                                    std::pair{"users", &policy.exemptions.users},
+                                    std::pair{"groups", &policy.exemptions.groups}}) {
+      if (exemptions[key]) *list = read_string_list(exemptions[key], std::string("exemptions.") + key);
+    }
   }
   if (root["gpuResources"]) {
     policy.gpu_resources = read_string_list(root["gpuResources"], "gpuResources");

@@ -282,9 +282,14 @@ def check_chart(src, deploy_objects):
                 fail(f"chart {kind} {name}", "clientConfig.service.path differs from deploy/'s")
     dc = get(deploy_objects, "Deployment", 0, "spec", "template", "spec", "containers", 0, default={})
     cc = get(chart_objects, "Deployment", 0, "spec", "template", "spec", "containers", 0, default={})
-    for key in ("securityContext", "readinessProbe", "livenessProbe", "volumeMounts"):
+    for key in ("securityContext", "readinessProbe", "livenessProbe"):
         if dc.get(key) != cc.get(key):
             fail("chart Deployment", f"container {key} differs from deploy/30-deployment.yaml")
+    # The chart may add optional mounts (the client CA); deploy/'s must all be there.
+    chart_mounts = cc.get("volumeMounts") or []
+    for mount in dc.get("volumeMounts") or []:
+        if mount not in chart_mounts:
+            fail("chart Deployment", f"container volumeMount {mount.get('name')} differs from deploy/30-deployment.yaml")
     dp = get(deploy_objects, "Deployment", 0, "spec", "template", "spec", "securityContext")
     cp = get(chart_objects, "Deployment", 0, "spec", "template", "spec", "securityContext")
     if dp != cp:

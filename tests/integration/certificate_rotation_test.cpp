@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "gpusizer/self_signed.h"
+#include "integration/volume_files.h"
 #include "integration/webhook_process.h"
 #include "support/review_support.h"
 
@@ -17,27 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The layout of a Secret volume: tls.crt -> ..data/tls.crt, ..data -> ..<version>.
-void publish(const fs::path& secret, const GeneratedCertificates& files, const std::string& version) {
-  fs::create_directories(secret / version);
-  fs::copy_file(files.cert_file, secret / version / "tls.crt");
-  fs::copy_file(files.key_file, secret / version / "tls.key");
-  fs::create_directory_symlink(version, secret / "..data_tmp");
-  fs::rename(secret / "..data_tmp", secret / "..data");  // atomic swap, as the kubelet does
-  for (const char* name : {"tls.crt", "tls.key"}) {
-    if (!fs::is_symlink(secret / name)) fs::create_symlink(fs::path("..data") / name, secret / name);
-  }
-}
-
-bool answers(int port, const std::string& ca_file) {
-  httplib::SSLClient client("127.0.0.1", port);
-  client.set_ca_cert_path(ca_file.c_str());
-  client.enable_server_certificate_verification(true);
-  client.set_connection_timeout(2);
-  auto result = client.Get("/healthz");
-  return result && result->status == 200;
-}
-
 TEST(CertificateRotation, NewHandshakesGetTheRenewedCertificateAndNoRequestFails) {
   TempDir dir;
   const fs::path root = dir.path();
@@ -45,7 +25,7 @@ TEST(CertificateRotation, NewHandshakesGetTheRenewedCertificateAndNoRequestFails
   auto second = write_self_signed((root / "gen-2").string(), {"127.0.0.1", "localhost"});
   ASSERT_TRUE(first && second);
   const fs::path secret = root / "secret";
-  publish(secret, first.value(), "..v1");
+  publish_secret(secret, first.value(), "..v1");
   const std::string both_cas = (root / "both-ca.crt").string();
   {
     std::ofstream bundle(both_cas);
@@ -53,7 +33,7 @@ TEST(CertificateRotation, NewHandshakesGetTheRenewedCertificateAndNoRequestFails
   }
   WebhookProcess webhook({"--tls-cert", (secret / "tls.crt").string(), "--tls-key", (secret / "tls.key").string(),
                           "--policy-poll", "1"});
-  ASSERT_TRUE(answers(webhook.port(), first.value().ca_file));
+  ASSERT_TRUE(answers_with_ca(webhook.port(), first.value().ca_file));
 
   // Load during the rotation: keep-alive clients (connections opened before
   // the swap go on) and clients that handshake for every request.
@@ -76,10 +56,10 @@ TEST(CertificateRotation, NewHandshakesGetTheRenewedCertificateAndNoRequestFails
     });
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  publish(secret, second.value(), "..v2");
+  publish_secret(secret, second.value(), "..v2");
   bool rotated = false;
   for (int i = 0; i < 100 && !rotated; ++i) {
-    rotated = answers(webhook.port(), second.value().ca_file);
+    rotated = answers_with_ca(webhook.port(), second.value().ca_file);
     if (!rotated) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -87,7 +67,7 @@ TEST(CertificateRotation, NewHandshakesGetTheRenewedCertificateAndNoRequestFails
   for (auto& thread : load) thread.join();
 
   EXPECT_TRUE(rotated) << "new handshakes never saw the renewed certificate";
-  EXPECT_FALSE(answers(webhook.port(), first.value().ca_file)) << "the old certificate is still served";
+  EXPECT_FALSE(answers_with_ca(webhook.port(), first.value().ca_file)) << "the old certificate is still served";
   EXPECT_GT(sent.load(), 20);
   EXPECT_EQ(failed.load(), 0) << "of " << sent.load() << " requests";
   EXPECT_NE(webhook.stderr_text().find("TLS certificate reloaded"), std::string::npos);
@@ -100,7 +80,7 @@ TEST(CertificateRotation, AMismatchedPairKeepsTheServedCertificate) {
   auto second = write_self_signed((root / "gen-2").string(), {"127.0.0.1"});
   ASSERT_TRUE(first && second);
   const fs::path secret = root / "secret";
-  publish(secret, first.value(), "..v1");
+  publish_secret(secret, first.value(), "..v1");
   WebhookProcess webhook({"--tls-cert", (secret / "tls.crt").string(), "--tls-key", (secret / "tls.key").string(),
                           "--policy-poll", "1"});
   // A half-updated volume: the new certificate with the old key.
@@ -110,7 +90,7 @@ TEST(CertificateRotation, AMismatchedPairKeepsTheServedCertificate) {
   fs::create_directory_symlink("..v2", secret / "..data_tmp");
   fs::rename(secret / "..data_tmp", secret / "..data");
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  EXPECT_TRUE(answers(webhook.port(), first.value().ca_file));
+  EXPECT_TRUE(answers_with_ca(webhook.port(), first.value().ca_file));
   EXPECT_NE(webhook.stderr_text().find("does not match"), std::string::npos) << webhook.stderr_text();
 }
 

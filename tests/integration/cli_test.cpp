@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "gpusizer/manifests.h"
 #include "integration/webhook_process.h"
 
 namespace gpusizer::testing {
@@ -108,6 +109,13 @@ TEST(Cli, ServeWithUnreadableCertificateSaysWhich) {
   EXPECT_NE(result.output.find("/nonexistent.crt"), std::string::npos) << result.output;
 }
 
+TEST(Cli, ServeWithUnreadableClientCaSaysWhich) {
+  const auto result = run("serve --listen 127.0.0.1:0 --cert-dir /tmp/gpu-sizer-cli-test --client-ca /etc/hostname");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("--client-ca /etc/hostname: no PEM CA certificate could be read"), std::string::npos)
+      << result.output;
+}
+
 const std::string kWorkloads = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/workloads/";
 
 TEST(CliCheck, ExitZeroWhenEverythingWouldBeAdmittedUnchanged) {
@@ -154,6 +162,78 @@ TEST(CliCheck, JsonOutputForMachines) {
   EXPECT_EQ(object["kind"], "PyTorchJob");
   EXPECT_EQ(object["result"], "changed");
   EXPECT_EQ(object["changes"].size(), 6u) << object.dump(1);
+}
+
+// BUG (found by tests/fuzz/manifests_fuzz): a byte that is not UTF-8 went
+// through the YAML reader into the decisions and --fix, and a JSON file's
+// parse error quoting it made --output json abort (nlohmann throws on
+// invalid UTF-8). Such files are now unreadable, and the report stays JSON.
+TEST(CliCheck, BytesThatAreNotUtf8AreUnreadableAndTheJsonReportStaysJson) {
+  TempDir dir;
+  const std::string yaml = dir.path() + "/latin1.yaml";
+  std::ofstream(yaml) << "apiVersion: v1\nkind: Pod\nmetadata: {name: caf\xe9}\n";
+  const auto text = run("check " + yaml);
+  EXPECT_EQ(text.exit_code, 2);
+  EXPECT_NE(text.output.find(yaml + ": document 1, line 3: not UTF-8 text at byte 0xe9"), std::string::npos)
+      << text.output;
+  const std::string json_file = dir.path() + "/latin1.json";
+  std::ofstream(json_file) << "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"caf\xe9\"}}\n";
+  const auto report = run("check --output json " + yaml + " " + json_file);
+  EXPECT_EQ(report.exit_code, 2);
+  ASSERT_TRUE(nlohmann::json::accept(report.output)) << report.output;
+  const auto files = nlohmann::json::parse(report.output)["files"];
+  EXPECT_NE(files[1]["error"].get<std::string>().find("latin1.json: document 1, line 1"), std::string::npos);
+}
+
+// BUG (found by tests/fuzz/manifests_fuzz): --fix wrote a plain scalar that
+// spans lines as a literal block, adding a final newline to the value, and
+// an empty tagged value (null) as "".
+TEST(CliCheck, FixKeepsMultiLineAndEmptyTaggedValues) {
+  TempDir dir;
+  const std::string file = dir.path() + "/pod.yaml";
+  std::ofstream(file) << "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+                         "    note: first part\n      continued\n\n      second line\nspec:\n  containers:\n"
+                         "    - name: t\n      resources: {limits: {nvidia.com/gpu: \"4\", memory: 64Gi}}\n"
+                         "x-unset: !unknown\n";
+  const auto fixed = run("check --fix " + file + " 2>/dev/null", false);
+  EXPECT_EQ(fixed.exit_code, 1);
+  const auto manifests = read_manifests(fixed.output, "fixed");
+  ASSERT_TRUE(manifests.ok()) << manifests.error() << "\n" << fixed.output;
+  nlohmann::json pod = manifests.value().documents.at(0).object;
+  EXPECT_EQ(pod["metadata"]["annotations"]["note"], std::string("first part continued\nsecond line")) << fixed.output;
+  EXPECT_TRUE(pod["x-unset"].is_null()) << fixed.output;
+  EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["limits"]["memory"], "192Gi") << fixed.output;
+}
+
+// BUG (found by tests/fuzz/manifests_fuzz): a file starting with `{` was
+// read as JSON only, so YAML in flow style (which kubectl reads, and which
+// --fix writes back when the author used it) was unreadable.
+TEST(CliCheck, FlowStyleYamlIsReadAndFixedAsYaml) {
+  TempDir dir;
+  const std::string file = dir.path() + "/flow.yaml";
+  std::ofstream(file) << "{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: "
+                         "[{name: t, resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]}}\n";
+  EXPECT_EQ(run("check --fix --in-place " + file).exit_code, 1);
+  const auto again = run("check " + file);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  // A JSON file with a typo is still reported as JSON.
+  std::ofstream(file) << "{\"apiVersion\": \"v1\", \"kind\": \"Pod\"\n";
+  const auto broken = run("check " + file);
+  EXPECT_EQ(broken.exit_code, 2);
+  EXPECT_NE(broken.output.find("document 1, line 2: [json.exception.parse_error"), std::string::npos) << broken.output;
+}
+
+// BUG (found reviewing the reader for tests/fuzz/manifests_fuzz, whose
+// inputs are too short to reach it): plain scalars were typed with
+// std::regex, which recurses once per character, so a long number crashed
+// check with SIGSEGV.
+TEST(CliCheck, LongPlainScalarsDoNotOverflowTheStack) {
+  TempDir dir;
+  const std::string file = dir.path() + "/configmap.yaml";
+  std::ofstream(file) << "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  digits: "
+                      << std::string(1'000'000, '7') << "\n";
+  const auto result = run("check " + file);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
 }
 
 TEST(CliCheck, FixFromStdinRoundTripsWithNoFindings) {

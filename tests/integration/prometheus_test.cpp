@@ -714,7 +714,7 @@ TEST_F(PrometheusLive, ScrapesTheWebhookAndEvaluatesTheDashboardAndTheAlerts) {
   mutate(cpu_only_pod("web-1"), "allowed");
   validate_denied(undersized_pod("train-opted-out-1", {{"gpu-sizer.io/mutate", "false"}}));
   malformed();
-  write_file(policy, "mode: mutate\nexcludeNamespaces: [kube-system, kube-public, monitoring]\n");
+  write_file(policy, "mode: mutate\nexemptions: {namespaces: [kube-system, kube-public, monitoring]}\n");
   const std::string reloaded = wait_for_log("reloaded");
   std::smatch match;
   std::string active_sha256;

@@ -1,5 +1,6 @@
 // Starts the real gpu-sizer binary on an ephemeral port and talks to it over
-// TLS, verifying its certificate as the API server does.
+// TLS, verifying its certificate as the API server does. No GoogleTest here:
+// the load generator (tests/load) drives the binary with the same code.
 #pragma once
 
 #include <fcntl.h>
@@ -12,12 +13,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
@@ -97,9 +100,23 @@ class WebhookProcess {
     terminate();
     int status = 0;
     ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return reaped(status);
   }
+
+  // Waits up to `timeout` for the process to exit (after terminate()):
+  // its exit status, -1 if a signal killed it, nothing if it still runs.
+  std::optional<int> wait_for(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) return reaped(status);
+      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  // The server's process id (for /proc/PID and signals); -1 once it exited.
+  pid_t pid() const { return pid_; }
 
   std::unique_ptr<httplib::SSLClient> client() const {
     auto client = std::make_unique<httplib::SSLClient>("127.0.0.1", port_);
@@ -130,6 +147,11 @@ class WebhookProcess {
   }
 
  private:
+  int reaped(int status) {
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
   std::string read_line_with(const std::string& marker, std::chrono::seconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::string buffer;
@@ -155,16 +177,15 @@ class WebhookProcess {
   std::unique_ptr<httplib::SSLClient> client_;
 };
 
-// One webhook for every test of a suite: started before the suite's first
-// test, stopped after its last.
-class SharedWebhookTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { webhook_ = new WebhookProcess(); }
-  static void TearDownTestSuite() {
-    delete webhook_;
-    webhook_ = nullptr;
-  }
-  inline static WebhookProcess* webhook_ = nullptr;
-};
+// True when GET /healthz on a fresh connection answers 200 with the server
+// certificate verified against ca_file: what a new handshake sees.
+inline bool answers_with_ca(int port, const std::string& ca_file) {
+  httplib::SSLClient client("127.0.0.1", port);
+  client.set_ca_cert_path(ca_file.c_str());
+  client.enable_server_certificate_verification(true);
+  client.set_connection_timeout(2);
+  auto result = client.Get("/healthz");
+  return result && result->status == 200;
+}
 
 }  // namespace gpusizer::testing

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <thread>
 
+#include "integration/shared_webhook.h"
+#include "integration/volume_files.h"
 #include "integration/webhook_process.h"
 #include "support/review_support.h"
 
@@ -18,13 +20,6 @@ json container_resources(const json& pod, std::size_t index = 0) {
 
 std::vector<std::string> warnings_of(const json& answer) {
   return answer["response"].value("warnings", std::vector<std::string>{});
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  // Write then rename, as a ConfigMap update swaps files: readers never see
-  // a half-written policy.
-  std::ofstream(path + ".tmp") << text;
-  std::filesystem::rename(path + ".tmp", path);
 }
 
 class WebhookTest : public SharedWebhookTest {};
@@ -184,34 +179,6 @@ TEST_F(WebhookTest, UpdatesAreAllowedUnchanged) {
   EXPECT_FALSE(answer["response"].contains("warnings"));
 }
 
-TEST_F(WebhookTest, MalformedRequestsGetClearHttpErrors) {
-  auto bad_json = webhook_->post("/mutate", "{\"apiVersion\": ");
-  ASSERT_TRUE(bad_json);
-  EXPECT_EQ(bad_json->status, 400);
-  EXPECT_NE(json::parse(bad_json->body)["error"].get<std::string>().find("not valid JSON"), std::string::npos);
-
-  json no_uid = admission_review(gpu_pod("x", nullptr));
-  no_uid["request"].erase("uid");
-  auto missing_uid = webhook_->post("/validate", no_uid.dump());
-  ASSERT_TRUE(missing_uid);
-  EXPECT_EQ(missing_uid->status, 400);
-  EXPECT_NE(missing_uid->body.find("request.uid"), std::string::npos);
-
-  auto wrong_type = webhook_->post("/mutate", "{}", "text/plain");
-  ASSERT_TRUE(wrong_type);
-  EXPECT_EQ(wrong_type->status, 415);
-
-  auto too_big = webhook_->post("/mutate", std::string(9u << 20, ' '));
-  ASSERT_TRUE(too_big);
-  EXPECT_EQ(too_big->status, 413);
-
-  auto client = webhook_->client();
-  auto unknown = client->Get("/nope");
-  ASSERT_TRUE(unknown);
-  EXPECT_EQ(unknown->status, 404);
-  EXPECT_NE(unknown->body.find("/mutate"), std::string::npos);
-}
-
 TEST_F(WebhookTest, HealthAndReadiness) {
   auto client = webhook_->client();
   auto health = client->Get("/healthz");
@@ -235,7 +202,7 @@ TEST_F(WebhookTest, KeepAliveServesManyRequestsOnOneConnection) {
 TEST(WebhookModes, EnforceModeDeniesAndNeverPatches) {
   TempDir dir;
   const std::string policy = dir.path() + "/policy.yaml";
-  write_file(policy, "mode: enforce\n");
+  replace_file(policy, "mode: enforce\n");
   WebhookProcess webhook({"--policy", policy});
   const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
   const json mutated = webhook.review("/mutate", admission_review(pod));
@@ -255,7 +222,7 @@ TEST(WebhookModes, EnforceModeDeniesAndNeverPatches) {
 TEST(WebhookModes, AuditModeOnlyWarns) {
   TempDir dir;
   const std::string policy = dir.path() + "/policy.yaml";
-  write_file(policy, "mode: audit\n");
+  replace_file(policy, "mode: audit\n");
   WebhookProcess webhook({"--policy", policy});
   const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
   EXPECT_FALSE(webhook.review("/mutate", admission_review(pod))["response"].contains("patch"));
@@ -271,7 +238,7 @@ TEST(WebhookModes, AuditModeOnlyWarns) {
 TEST(WebhookModes, PerNamespaceModeOverridesTheDefault) {
   TempDir dir;
   const std::string policy = dir.path() + "/policy.yaml";
-  write_file(policy, "namespaceModes: {research: audit}\n");
+  replace_file(policy, "namespaceModes: {research: audit}\n");
   WebhookProcess webhook({"--policy", policy});
   const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
   EXPECT_TRUE(webhook.review("/mutate", admission_review(pod, "team-a"))["response"].contains("patch"));
@@ -281,7 +248,7 @@ TEST(WebhookModes, PerNamespaceModeOverridesTheDefault) {
 TEST(WebhookPolicyFile, ReloadsOnChangeAndKeepsTheOldPolicyWhenTheNewOneIsInvalid) {
   TempDir dir;
   const std::string policy = dir.path() + "/policy.yaml";
-  write_file(policy, "mode: mutate\n");
+  replace_file(policy, "mode: mutate\n");
   WebhookProcess webhook({"--policy", policy, "--policy-poll", "1"});
   const json pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
   auto patched = [&] { return webhook.review("/mutate", admission_review(pod))["response"].contains("patch"); };
@@ -291,22 +258,22 @@ TEST(WebhookPolicyFile, ReloadsOnChangeAndKeepsTheOldPolicyWhenTheNewOneIsInvali
   };
   ASSERT_TRUE(patched());
 
-  write_file(policy, "mode: audit\n");
+  replace_file(policy, "mode: audit\n");
   ASSERT_TRUE(wait_for(false)) << "the new policy (audit) was not picked up";
 
-  write_file(policy, "mode: mutate\ndenyFromGPUs: 2\n");  // typo: unknown field
+  replace_file(policy, "mode: mutate\ndenyFromGPUs: 2\n");  // typo: unknown field
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   EXPECT_FALSE(patched()) << "an invalid policy must not replace the active one";
   EXPECT_NE(webhook.stderr_text().find("denyFromGPUs"), std::string::npos) << "the log names the bad field";
 
-  write_file(policy, "mode: mutate\n");
+  replace_file(policy, "mode: mutate\n");
   EXPECT_TRUE(wait_for(true));
 }
 
 TEST(WebhookStartup, RefusesAnInvalidPolicyFile) {
   TempDir dir;
   const std::string policy = dir.path() + "/policy.yaml";
-  write_file(policy, "profiles:\n  train:\n    table: [{gpus: 1, cpu: \"16\", memory: 64GB}]\n");
+  replace_file(policy, "profiles:\n  train:\n    table: [{gpus: 1, cpu: \"16\", memory: 64GB}]\n");
   EXPECT_THROW(WebhookProcess({"--policy", policy}), std::runtime_error);
 }
 

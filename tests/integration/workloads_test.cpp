@@ -4,10 +4,8 @@
 
 #include <filesystem>
 
-#include "gpusizer/manifests.h"
-#include "gpusizer/policy_store.h"
 #include "gpusizer/workloads.h"
-#include "integration/webhook_process.h"
+#include "integration/shared_webhook.h"
 #include "support/review_support.h"
 
 namespace gpusizer::testing {
@@ -15,29 +13,7 @@ namespace {
 
 const std::string kFixtures = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/workloads/";
 
-std::string group_of(const json& object) {
-  const std::string api_version = object.value("apiVersion", "");
-  const auto slash = api_version.find('/');
-  return slash == std::string::npos ? "" : api_version.substr(0, slash);
-}
-
-json load_object(const std::string& file) {
-  auto text = read_file(kFixtures + file);
-  if (!text) throw std::runtime_error(text.error());
-  auto manifests = read_manifests(text.value(), file);
-  if (!manifests) throw std::runtime_error(manifests.error());
-  return manifests.value().documents.at(0).object;
-}
-
-json workload_review(const json& object, const std::string& operation = "CREATE") {
-  json review = admission_review(object, object["metadata"].value("namespace", ""), operation);
-  const std::string api_version = object["apiVersion"];
-  const auto slash = api_version.find('/');
-  review["request"]["kind"] = {{"group", group_of(object)},
-                               {"version", slash == std::string::npos ? api_version : api_version.substr(slash + 1)},
-                               {"kind", object["kind"]}};
-  return review;
-}
+json load_object(const std::string& file) { return first_manifest_object(kFixtures + file); }
 
 class WorkloadsTest : public SharedWebhookTest {};
 
@@ -135,7 +111,7 @@ TEST_P(EveryKind, MutatedObjectIsStableAndAdmitted) {
   EXPECT_FALSE(second["response"].contains("patch")) << second.dump();
   const json validated = webhook_->review("/validate", workload_review(patched));
   EXPECT_TRUE(validated["response"]["allowed"].get<bool>()) << validated.dump();
-  const auto templates = find_pod_templates(group_of(object), object["kind"].get<std::string>(), patched);
+  const auto templates = find_pod_templates(api_group(object), object["kind"].get<std::string>(), patched);
   ASSERT_FALSE(templates.empty());
   std::size_t sized = 0;
   for (const auto& ref : templates) sized += ref.pod->contains("metadata") && (*ref.pod)["metadata"].contains("annotations") &&

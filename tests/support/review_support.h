@@ -10,6 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpusizer/manifests.h"
+#include "gpusizer/policy_store.h"
+
 namespace gpusizer::testing {
 
 using nlohmann::json;
@@ -48,6 +51,35 @@ inline json admission_review(const json& object, const std::string& ns = "team-a
             {"oldObject", nullptr},
             {"dryRun", dry_run},
             {"options", {{"apiVersion", "meta.k8s.io/v1"}, {"kind", "CreateOptions"}}}}}};
+}
+
+// The API group of an object's apiVersion: "" for "v1", "batch" for "batch/v1".
+inline std::string api_group(const json& object) {
+  const std::string api_version = object.value("apiVersion", "");
+  const auto slash = api_version.find('/');
+  return slash == std::string::npos ? "" : api_version.substr(0, slash);
+}
+
+// The review the API server sends for a workload object: admission_review
+// with request.kind taken from the object's apiVersion and kind.
+inline json workload_review(const json& object, const std::string& operation = "CREATE") {
+  json review = admission_review(object, object["metadata"].value("namespace", ""), operation);
+  const std::string api_version = object["apiVersion"];
+  const auto slash = api_version.find('/');
+  review["request"]["kind"] = {{"group", api_group(object)},
+                               {"version", slash == std::string::npos ? api_version : api_version.substr(slash + 1)},
+                               {"kind", object["kind"]}};
+  return review;
+}
+
+// The first document of a manifest file (tests/data/workloads/...), as JSON.
+// Throws naming the file when it cannot be read or parsed.
+inline json first_manifest_object(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) throw std::runtime_error(text.error());
+  auto manifests = read_manifests(text.value(), path);
+  if (!manifests) throw std::runtime_error(manifests.error());
+  return manifests.value().documents.at(0).object;
 }
 
 inline std::string decode_base64(const std::string& text) {

@@ -69,5 +69,30 @@ TEST(Metrics, DenialsByReasonAndPolicyInfoFollowsReloads) {
   EXPECT_EQ(text.find(default_policy().sha256), std::string::npos) << "only the active policy is reported";
 }
 
+TEST(Metrics, BypassesByReasonNamespaceAndEndpoint) {
+  Metrics metrics("dev", 100);
+  auto policy = parse_policy("exemptions:\n  users: [platform-admin]\n", "p.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.error();
+  const auto pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
+  auto by_admin = admission_review(pod);
+  by_admin["request"]["userInfo"]["username"] = "platform-admin";
+  for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+    metrics.count_review(endpoint, handle_review(policy.value(), endpoint, by_admin.dump()).outcome, 0.001);
+  }
+  metrics.count_review(Endpoint::kMutate,
+                       handle_review(policy.value(), Endpoint::kMutate, admission_review(pod, "kube-system").dump()).outcome,
+                       0.001);
+  // A dry run skips nothing.
+  metrics.count_review(
+      Endpoint::kMutate,
+      handle_review(policy.value(), Endpoint::kMutate, admission_review(pod, "kube-system", "CREATE", true).dump()).outcome,
+      0.001);
+  const std::string text = metrics.render();
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_bypasses_total{endpoint="mutate",namespace="team-a",reason="user"} 1)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_bypasses_total{endpoint="validate",namespace="team-a",reason="user"} 1)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_bypasses_total{endpoint="mutate",namespace="kube-system",reason="namespace"} 1)"))
+      << text;
+}
+
 }  // namespace
 }  // namespace gpusizer

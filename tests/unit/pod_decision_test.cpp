@@ -681,6 +681,15 @@ json bad_second_container() {
   return pod;
 }
 
+// The sized annotation goes into metadata.annotations, which JSON Patch
+// cannot add to when either is not a map (custom resources reach the
+// webhook unvalidated).
+json with_metadata(json metadata) {
+  json pod = one_gpu_pod("2", "16", "96Gi");
+  pod["metadata"] = std::move(metadata);
+  return pod;
+}
+
 json fractional_only() {
   // No whole GPU anywhere: the pod may still hold GPUs, so it is decided.
   return pod_of(json::array({gpu_container("t", "0.5", "1", "1Gi")}));
@@ -707,7 +716,14 @@ INSTANTIATE_TEST_SUITE_P(
                                                             {{"name", "t"}, {"resources", {{"limits", json::object()}}}}}))),
                   {"spec.containers[0].resources.limits.nvidia.com/gpu", "two"}},
         Malformed{"second_container_bad_quantity", bad_second_container(),
-                  {"spec.containers[1].resources.limits.memory", "96gi"}}),
+                  {"spec.containers[1].resources.limits.memory", "96gi"}},
+        // BUG (found by tests/fuzz/review_fuzz): these were patched with an
+        // `add` under a list or a string, which no API server applies.
+        Malformed{"metadata_not_an_object", with_metadata(json::array({"x"})), {"metadata is not an object"}},
+        Malformed{"annotations_not_an_object", with_metadata({{"name", "train-x"}, {"annotations", json::array({"x"})}}),
+                  {"metadata.annotations is not an object"}},
+        Malformed{"annotations_a_string", with_metadata({{"name", "train-x"}, {"annotations", "x"}}),
+                  {"metadata.annotations is not an object"}}),
     [](const auto& info) { return info.param.what; });
 
 TEST(DecidePodValidate, AuditModeNeverDeniesAndPrefixesWarnings) {

@@ -58,7 +58,9 @@ TEST(DefaultPolicy, ParsesAndEqualsTheSeed) {
   EXPECT_EQ(p.source, "embedded default");
   EXPECT_EQ(p.mode, Mode::kMutate);
   EXPECT_TRUE(p.namespace_modes.empty());
-  EXPECT_EQ(p.exclude_namespaces, (std::vector<std::string>{"kube-system", "kube-public"}));
+  EXPECT_EQ(p.exemptions.namespaces, (std::vector<std::string>{"kube-system", "kube-public"}));
+  EXPECT_TRUE(p.exemptions.users.empty());
+  EXPECT_TRUE(p.exemptions.groups.empty());
   EXPECT_EQ(p.gpu_resources, (std::vector<std::string>{"nvidia.com/gpu", "amd.com/gpu"}));
   EXPECT_EQ(p.deny_from_gpus, 2);
   EXPECT_EQ(p.default_profile, "train");
@@ -163,7 +165,7 @@ TEST(ParsePolicy, MinimalFileInheritsEverythingElse) {
   EXPECT_EQ(p.mode, Mode::kEnforce);
   EXPECT_EQ(p.source, "test.yaml");
   EXPECT_EQ(p.namespace_modes, d.namespace_modes);
-  EXPECT_EQ(p.exclude_namespaces, d.exclude_namespaces);
+  EXPECT_EQ(p.exemptions.namespaces, d.exemptions.namespaces);
   EXPECT_EQ(p.gpu_resources, d.gpu_resources);
   EXPECT_EQ(p.deny_from_gpus, d.deny_from_gpus);
   EXPECT_EQ(p.default_profile, d.default_profile);
@@ -200,20 +202,38 @@ TEST(ParsePolicy, NamespaceModesAndModeFor) {
   EXPECT_EQ(default_policy().mode_for("research"), Mode::kMutate);
 }
 
-TEST(ParsePolicy, IsExcluded) {
-  const Policy& d = default_policy();
-  EXPECT_TRUE(d.is_excluded("kube-system"));
-  EXPECT_TRUE(d.is_excluded("kube-public"));
-  EXPECT_FALSE(d.is_excluded("default"));
-  EXPECT_FALSE(d.is_excluded("kube-node-lease"));
-  EXPECT_FALSE(d.is_excluded("kube-system-2"));
-  EXPECT_FALSE(d.is_excluded(""));
+std::string exemption_text(const std::optional<Exemption>& exemption) {
+  return exemption ? exemption->reason + " " + exemption->name : "none";
+}
 
-  const Policy none = parse_ok("excludeNamespaces: []\n");
-  EXPECT_FALSE(none.is_excluded("kube-system"));
-  const Policy custom = parse_ok("excludeNamespaces: [gpu-operator]\n");
-  EXPECT_TRUE(custom.is_excluded("gpu-operator"));
-  EXPECT_FALSE(custom.is_excluded("kube-system"));  // a listed value replaces the default
+TEST(ParsePolicy, DefaultExemptsOnlyTheControlPlaneNamespaces) {
+  const Policy& d = default_policy();
+  EXPECT_EQ(exemption_text(d.exemption_for("kube-system")), "namespace kube-system");
+  EXPECT_EQ(exemption_text(d.exemption_for("kube-public")), "namespace kube-public");
+  for (const char* ns : {"default", "kube-node-lease", "kube-system-2", ""}) {
+    EXPECT_EQ(exemption_text(d.exemption_for(ns, "system:admin", {"system:masters"})), "none") << ns;
+  }
+}
+
+TEST(ParsePolicy, ExemptionsByNamespaceUserAndGroup) {
+  const Policy p = parse_ok(
+      "exemptions:\n  users: [alice@example.com]\n  groups: [platform-admins]\n");
+  // Absent lists keep the default's; given lists replace it.
+  EXPECT_EQ(exemption_text(p.exemption_for("kube-system")), "namespace kube-system");
+  EXPECT_EQ(exemption_text(p.exemption_for("team-a", "alice@example.com")), "user alice@example.com");
+  EXPECT_EQ(exemption_text(p.exemption_for("team-a", "bob", {"system:authenticated", "platform-admins"})),
+            "group platform-admins");
+  // Names are exact: no prefixes, no case folding.
+  EXPECT_EQ(exemption_text(p.exemption_for("team-a", "alice")), "none");
+  EXPECT_EQ(exemption_text(p.exemption_for("team-a", "ALICE@example.com", {"Platform-Admins"})), "none");
+  // The namespace is named first when several apply.
+  EXPECT_EQ(exemption_text(p.exemption_for("kube-system", "alice@example.com")), "namespace kube-system");
+
+  const Policy none = parse_ok("exemptions: {namespaces: []}\n");
+  EXPECT_EQ(exemption_text(none.exemption_for("kube-system")), "none");
+  const Policy custom = parse_ok("exemptions: {namespaces: [gpu-operator]}\n");
+  EXPECT_EQ(exemption_text(custom.exemption_for("gpu-operator")), "namespace gpu-operator");
+  EXPECT_EQ(exemption_text(custom.exemption_for("kube-system")), "none");
 }
 
 TEST(ParsePolicy, GpuResourcesAndDenyFromGpus) {
@@ -379,8 +399,13 @@ INSTANTIATE_TEST_SUITE_P(
         Invalid{"max_gpus_zero", "profiles:\n  render: {maxGpus: 0}\n", {"profiles.render.maxGpus (line 2)"}},
         Invalid{"empty_gpu_resources", "gpuResources: []\n", {"gpuResources (line 1)", "at least one"}},
         Invalid{"gpu_resources_not_a_list", "gpuResources: nvidia.com/gpu\n", {"gpuResources (line 1)", "list"}},
-        Invalid{"exclude_namespaces_with_empty_item", "excludeNamespaces: [a, \"\"]\n",
-                {"excludeNamespaces[1] (line 1)"}},
+        Invalid{"exempt_namespaces_with_empty_item", "exemptions:\n  namespaces: [a, \"\"]\n",
+                {"exemptions.namespaces[1] (line 2)"}},
+        Invalid{"exempt_users_not_a_list", "exemptions:\n  users: alice\n", {"exemptions.users (line 2)", "list"}},
+        Invalid{"exemptions_unknown_field", "exemptions:\n  serviceAccounts: [x]\n",
+                {"exemptions.serviceAccounts (line 2)", "unknown field (known: namespaces, users, groups)"}},
+        Invalid{"exemptions_not_a_map", "exemptions: [kube-system]\n", {"exemptions (line 1)"}},
+        Invalid{"old_exclude_namespaces_field", "excludeNamespaces: [a]\n", {"excludeNamespaces (line 1)", "unknown field"}},
         Invalid{"profiles_empty", "profiles: {}\n", {"profiles (line 1)"}},
         Invalid{"profile_not_a_map", "profiles:\n  train: 3\n", {"profiles.train (line 2)", "mapping"}},
         Invalid{"empty_file", "", {"empty"}},

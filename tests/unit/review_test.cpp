@@ -244,12 +244,52 @@ TEST(HandleReview, OtherKindsAndSubresourcesAreAllowedUnchanged) {
   }
 }
 
-TEST(HandleReview, ExcludedNamespacesAreAllowedUnchanged) {
+TEST(HandleReview, ExemptNamespacesAreAllowedUnchangedAndRecorded) {
   for (const char* ns : {"kube-system", "kube-public"}) {
     for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
-      expect_unchanged(handle(review(pod("4", "8", "64Gi"), "CREATE", ns), endpoint));
+      Answer a = handle(review(pod("4", "8", "64Gi"), "CREATE", ns), endpoint);
+      expect_unchanged(a);
+      ASSERT_TRUE(a.reply.outcome.bypass);
+      EXPECT_EQ(a.reply.outcome.bypass->reason, "namespace");
+      EXPECT_EQ(a.response["auditAnnotations"]["bypassed"],
+                std::string("namespace \"") + ns + "\" is exempt in the gpu-sizer policy");
     }
   }
+}
+
+TEST(HandleReview, ExemptUsersAndGroupsSkipSizingOthersDoNot) {
+  const auto policy = parse_policy("exemptions:\n  users: [platform-admin]\n  groups: [gpu-platform]\n", "test");
+  ASSERT_TRUE(policy) << policy.error();
+  auto from = [](const std::string& user, const json& groups) {
+    json r = review(pod("4", "8", "64Gi"));
+    r["request"]["userInfo"] = {{"username", user}, {"groups", groups}};
+    return r;
+  };
+  for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+    Answer by_user = handle(from("platform-admin", json::array({"system:authenticated"})), endpoint, policy.value());
+    expect_unchanged(by_user);
+    EXPECT_EQ(by_user.response["auditAnnotations"]["bypassed"], "user \"platform-admin\" is exempt in the gpu-sizer policy");
+
+    Answer by_group = handle(from("bob", json::array({"system:authenticated", "gpu-platform"})), endpoint, policy.value());
+    expect_unchanged(by_group);
+    ASSERT_TRUE(by_group.reply.outcome.bypass);
+    EXPECT_EQ(by_group.reply.outcome.bypass->reason + " " + by_group.reply.outcome.bypass->name, "group gpu-platform");
+  }
+  // Anyone else, a group given as a string instead of a list, or an exempt
+  // name in the wrong field is sized as usual.
+  for (const json& r : {from("bob", json::array({"system:authenticated"})), from("bob", "gpu-platform"),
+                        from("gpu-platform", json::array())}) {
+    Answer a = handle(r, Endpoint::kMutate, policy.value());
+    EXPECT_FALSE(a.reply.outcome.bypass) << r["request"]["userInfo"];
+    EXPECT_TRUE(a.response.contains("patch")) << r["request"]["userInfo"];
+    EXPECT_FALSE(a.response["auditAnnotations"].contains("bypassed"));
+  }
+}
+
+TEST(HandleReview, ExemptionsApplyOnlyToReviewsThatWouldBeDecided) {
+  // A pod UPDATE or an object without pods is no bypass: nothing was skipped.
+  json update = review(pod("4", "8", "64Gi"), "UPDATE", "kube-system");
+  EXPECT_FALSE(handle(update).reply.outcome.bypass);
 }
 
 TEST(HandleReview, PodsWithoutGpusAreAllowedUnchanged) {

@@ -397,7 +397,7 @@ TEST_F(StatusPage, EscapesHostileInput) {
   recent.add(hostile);
   Policy policy = default_policy();
   policy.source = "/etc/<policy>.yaml";
-  policy.exclude_namespaces.push_back("<ns>");
+  policy.exemptions.namespaces.push_back("<ns>");
   policy.profile_rules.front().text = "label <k> equals \"v\"";
   const std::string page = render(policy, kT0);
 

@@ -1,0 +1,645 @@
+// Bad input against the real binary over TLS, one test per row of the
+// README's "Bad input" table: each asserts the exact answer a caller gets
+// (status, `allowed`, a message that names what is wrong and where) and
+// that the server still answers a normal review afterwards.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <latch>
+#include <thread>
+
+#include "integration/shared_webhook.h"
+#include "support/review_support.h"
+
+namespace gpusizer::testing {
+namespace {
+
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The `error` of a 4xx answer; fails the test when the body is not a JSON
+// object holding one (nlohmann refuses invalid UTF-8, so this also checks
+// the answer is valid JSON).
+std::string error_of(const httplib::Result& result) {
+  if (!result) {
+    ADD_FAILURE() << "no answer: " << httplib::to_string(result.error());
+    return "";
+  }
+  const json body = json::parse(result->body, nullptr, false);
+  if (body.is_discarded() || !body.is_object() || !body.contains("error") || !body["error"].is_string()) {
+    ADD_FAILURE() << "not a JSON {\"error\": ...}: " << result->body;
+    return "";
+  }
+  return body["error"].get<std::string>();
+}
+
+// The `response` of a 200 answer.
+json response_of(const httplib::Result& result) {
+  if (!result) {
+    ADD_FAILURE() << "no answer: " << httplib::to_string(result.error());
+    return json::object();
+  }
+  EXPECT_EQ(result->status, 200) << result->body;
+  const json body = json::parse(result->body, nullptr, false);
+  if (body.is_discarded() || !body.contains("response")) {
+    ADD_FAILURE() << "not an AdmissionReview: " << result->body;
+    return json::object();
+  }
+  return body["response"];
+}
+
+const json kFourGpuPod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
+
+// A 4-GPU pod at 64Gi, on a new connection, is raised to 192Gi: the server
+// is up and deciding. `timeout` bounds the handshake and the answer each.
+void expect_serves_a_normal_review(const WebhookProcess& webhook, int timeout = 10) {
+  auto client = webhook.client();
+  client->set_connection_timeout(timeout);
+  client->set_read_timeout(timeout);
+  auto result = client->Post("/mutate", admission_review(kFourGpuPod).dump(), "application/json");
+  ASSERT_TRUE(result) << "a normal review failed: " << httplib::to_string(result.error());
+  ASSERT_EQ(result->status, 200) << result->body;
+  const json patched = apply_response(kFourGpuPod, json::parse(result->body));
+  EXPECT_EQ(patched["spec"]["containers"][0]["resources"]["requests"]["memory"], "192Gi");
+}
+
+// `"key":value,` inserted first in a JSON object's text.
+std::string with_member_first(const std::string& object_text, const std::string& key, const std::string& value) {
+  return "{\"" + key + "\":" + value + "," + object_text.substr(1);
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  if (at == std::string::npos) throw std::runtime_error("no \"" + from + "\" in the body");
+  return text.replace(at, from.size(), to);
+}
+
+std::string nested_arrays(std::size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
+
+// A pod with `count` containers, each holding `resources`.
+json pod_with_containers(std::size_t count, const json& resources) {
+  json pod = gpu_pod("many", nullptr);
+  json containers = json::array();
+  for (std::size_t i = 0; i < count; ++i) {
+    containers.push_back({{"name", "c" + std::to_string(i)}, {"image", "busybox"}, {"resources", resources}});
+  }
+  pod["spec"]["containers"] = std::move(containers);
+  return pod;
+}
+
+// A client doing at the socket level what well-behaved clients do not:
+// plain HTTP on the TLS port, one byte a second, or nothing at all.
+class RawClient {
+ public:
+  explicit RawClient(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+      throw std::runtime_error("cannot connect to port " + std::to_string(port));
+    }
+  }
+  ~RawClient() {
+    if (ssl_) SSL_free(ssl_);
+    if (context_) SSL_CTX_free(context_);
+    ::close(fd_);
+  }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  // Completes a TLS handshake, verifying the webhook's certificate; then
+  // send and receive go through TLS.
+  void handshake(const std::string& ca_file) {
+    context_ = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_load_verify_locations(context_, ca_file.c_str(), nullptr);
+    SSL_CTX_set_verify(context_, SSL_VERIFY_PEER, nullptr);
+    ssl_ = SSL_new(context_);
+    SSL_set_fd(ssl_, fd_);
+    if (SSL_connect(ssl_) != 1) throw std::runtime_error("TLS handshake failed");
+    // Non-blocking from here, so receive() can wait with a timeout even
+    // when what arrives is only a TLS session ticket.
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  }
+
+  // The bytes a TLS client sends first (its ClientHello), to send by hand.
+  static std::string client_hello() {
+    SSL_CTX* context = SSL_CTX_new(TLS_client_method());
+    SSL* ssl = SSL_new(context);
+    BIO* out = BIO_new(BIO_s_mem());
+    SSL_set_bio(ssl, BIO_new(BIO_s_mem()), out);
+    SSL_connect(ssl);  // writes the ClientHello to `out`, then wants the answer
+    char* data = nullptr;
+    const long size = BIO_get_mem_data(out, &data);
+    std::string hello(data, static_cast<std::size_t>(size));
+    SSL_free(ssl);
+    SSL_CTX_free(context);
+    ERR_clear_error();
+    return hello;
+  }
+
+  // False when the server has closed the connection.
+  bool send(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const int sent = ssl_ ? SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size()))
+                            : static_cast<int>(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL));
+      if (sent > 0) {
+        bytes.remove_prefix(static_cast<std::size_t>(sent));
+        continue;
+      }
+      if (!ssl_ || SSL_get_error(ssl_, sent) != SSL_ERROR_WANT_WRITE) return false;
+      pollfd p{fd_, POLLOUT, 0};
+      ::poll(&p, 1, 1000);
+    }
+    return true;
+  }
+
+  struct Received {
+    std::string bytes;
+    bool closed = false;  // the server closed the connection
+  };
+
+  // What arrives within `timeout`, stopping early when the server closes.
+  Received receive(std::chrono::milliseconds timeout) {
+    Received received;
+    const auto deadline = Clock::now() + timeout;
+    char buffer[4096];
+    while (true) {
+      if (!ssl_ || SSL_pending(ssl_) == 0) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        pollfd p{fd_, POLLIN, 0};
+        if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) == 0) return received;
+      }
+      const int n =
+          ssl_ ? SSL_read(ssl_, buffer, sizeof buffer) : static_cast<int>(::recv(fd_, buffer, sizeof buffer, 0));
+      if (n > 0) {
+        received.bytes.append(buffer, static_cast<std::size_t>(n));
+      } else if (!ssl_ || SSL_get_error(ssl_, n) != SSL_ERROR_WANT_READ) {
+        received.closed = true;
+        ERR_clear_error();
+        return received;
+      }
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  SSL_CTX* context_ = nullptr;
+  SSL* ssl_ = nullptr;
+};
+
+// A review with a padded header, long enough that sending it one byte a
+// second would take minutes.
+const std::string kSlowRequest =
+    "POST /mutate HTTP/1.1\r\nHost: gpu-sizer\r\nContent-Type: application/json\r\n"
+    "X-Padding: " +
+    std::string(200, 'p') + "\r\nContent-Length: 2\r\n\r\n{}";
+
+struct Trickle {
+  std::size_t sent = 0;   // bytes sent before the server closed
+  bool cut = false;       // the server closed the connection
+  bool answered = false;  // the whole request went through and was answered
+  double seconds = 0;     // from the first byte to the close
+};
+
+// Sends `bytes` one a second (waiting for the server to close in between)
+// until the server closes or a minute has passed. `started` counts down
+// after the first byte.
+Trickle trickle(RawClient& client, const std::string& bytes, std::latch& started) {
+  Trickle result;
+  const auto begin = Clock::now();
+  bool first = true;
+  while (result.sent < bytes.size() && Clock::now() - begin < seconds(60)) {
+    if (!client.send(bytes.substr(result.sent, 1))) {
+      result.cut = true;
+      break;
+    }
+    ++result.sent;
+    if (first) started.count_down();
+    first = false;
+    const RawClient::Received received = client.receive(seconds(1));
+    result.answered = contains(received.bytes, "HTTP/1.1 ");
+    if (received.closed || result.answered) {
+      result.cut = received.closed;
+      break;
+    }
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  if (first) started.count_down();
+  return result;
+}
+
+// Waits up to a minute for a line containing `text` in the server's log.
+bool log_shows(const WebhookProcess& webhook, const std::string& text) {
+  const auto deadline = Clock::now() + seconds(60);
+  while (!contains(webhook.stderr_text(), text)) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+const std::string kCutLine = "closed a connection that did not send a whole request in time";
+
+class BadInputTest : public SharedWebhookTest {
+ protected:
+  void TearDown() override { expect_serves_a_normal_review(*webhook_); }
+};
+
+TEST_F(BadInputTest, MalformedOrTruncatedJsonIs400WithLineAndColumn) {
+  const std::string full = admission_review(kFourGpuPod).dump();
+  for (const std::string& body : {std::string("{\"apiVersion\": "), full.substr(0, full.size() / 2),
+                                  std::string("{\"a\": 1} trailing"), std::string()}) {
+    auto result = webhook_->post("/mutate", body);
+    ASSERT_TRUE(result);
+    EXPECT_EQ(result->status, 400) << body;
+    const std::string error = error_of(result);
+    EXPECT_TRUE(contains(error, "request body is not valid JSON: ")) << error;
+    EXPECT_TRUE(contains(error, "parse error at line 1, column ")) << error;
+  }
+  // Cut inside a string: the error says where, never what was read.
+  auto inside_secret = webhook_->post("/validate", R"({"request":{"object":{"env":[{"value":"hunter2-secret)");
+  EXPECT_FALSE(contains(error_of(inside_secret), "hunter2"));
+}
+
+TEST_F(BadInputTest, JsonNestedThousandsDeepIs400PastTheApiServersLimit) {
+  // The same 2 million levels in the template of an UPDATE's object and
+  // oldObject (8 MB, within the body limit): comparing them recursed once
+  // per level and overflowed the server thread's stack.
+  json deployment = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata", {{"name", "serve"}, {"namespace", "team-a"}}},
+      {"spec", {{"template", {{"spec", {{"x", "DEEP"}, {"containers", kFourGpuPod["spec"]["containers"]}}}}}}}};
+  json update = workload_review(deployment, "UPDATE");
+  update["request"]["oldObject"] = deployment;
+  const std::string update_text = update.dump();
+  const std::string deep_update =
+      replaced(replaced(update_text, "\"DEEP\"", nested_arrays(2000000)), "\"DEEP\"", nested_arrays(2000000));
+  const std::string deep_update_error = error_of(webhook_->post("/mutate", deep_update));
+  EXPECT_EQ(deep_update_error,
+            "request body nests JSON deeper than 10000 levels at "
+            "request.object.spec.template.spec.x[0][0][0][0][0][0][0][0][0][0]...");
+
+  // Elsewhere in the review: 100000 objects under an unknown top-level key.
+  std::string deep_objects;
+  for (int i = 0; i < 100000; ++i) deep_objects += "{\"a\":";
+  deep_objects += "1" + std::string(100000, '}');
+  const std::string review_text = admission_review(kFourGpuPod).dump();
+  EXPECT_EQ(error_of(webhook_->post("/validate", with_member_first(review_text, "x", deep_objects))),
+            "request body nests JSON deeper than 10000 levels at x.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a...");
+
+  // The limit is Go's, so the API server never sends more: 10000 levels
+  // (the review's object and 9999 arrays) are read, 10001 are not.
+  auto at_limit = webhook_->post("/mutate", with_member_first(review_text, "x", nested_arrays(9999)));
+  EXPECT_TRUE(response_of(at_limit).contains("patch")) << at_limit->body.substr(0, 300);
+  auto past_limit = webhook_->post("/mutate", with_member_first(review_text, "x", nested_arrays(10000)));
+  EXPECT_EQ(past_limit->status, 400);
+  EXPECT_TRUE(contains(error_of(past_limit), "deeper than 10000 levels at x[0][0]")) << past_limit->body;
+
+  // Within the limit, an UPDATE comparing deep templates is answered.
+  const std::string within =
+      replaced(replaced(update_text, "\"DEEP\"", nested_arrays(9990)), "\"DEEP\"", nested_arrays(9990));
+  const json unchanged = response_of(webhook_->post("/validate", within));
+  EXPECT_EQ(unchanged["allowed"], true);
+}
+
+TEST_F(BadInputTest, BodyOverTheSizeLimitIs413) {
+  auto too_big = webhook_->post("/mutate", std::string((8u << 20) + 1, ' '));
+  ASSERT_TRUE(too_big);
+  EXPECT_EQ(too_big->status, 413);
+  EXPECT_EQ(error_of(too_big), "request body exceeds the size limit of 8388608 bytes (--max-body-bytes)");
+}
+
+TEST_F(BadInputTest, BodyWithoutContentLengthIs411AndTheConnectionCloses) {
+  // cpp-httplib checks the size limit only against a Content-Length: it
+  // read a chunked body of any size whole into memory.
+  const std::string chunked =
+      "POST /mutate HTTP/1.1\r\nHost: gpu-sizer\r\nContent-Type: application/json\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n100000\r\n" +
+      std::string(1 << 20, ' ') + "\r\n";
+  const std::string unframed = "POST /validate HTTP/1.1\r\nHost: gpu-sizer\r\nContent-Type: application/json\r\n\r\n{}";
+  for (const std::string& request : {chunked, unframed}) {
+    RawClient client(webhook_->port());
+    client.handshake(webhook_->ca_file());
+    client.send(request);
+    const RawClient::Received received = client.receive(seconds(30));
+    EXPECT_EQ(received.bytes.rfind("HTTP/1.1 411 Length Required\r\n", 0), 0u) << received.bytes.substr(0, 200);
+    EXPECT_TRUE(contains(received.bytes,
+                         "{\"error\":\"a request body needs a Content-Length header, at most "
+                         "8388608 bytes (--max-body-bytes); chunked transfer encoding is not "
+                         "accepted\"}"))
+        << received.bytes;
+    EXPECT_TRUE(received.closed) << "the unread body cannot be taken for the next request";
+  }
+}
+
+TEST_F(BadInputTest, WrongContentTypeIs415NamingIt) {
+  auto text = webhook_->post("/mutate", admission_review(kFourGpuPod).dump(), "text/plain");
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->status, 415);
+  EXPECT_EQ(error_of(text), "Content-Type must be application/json, found \"text/plain\"");
+  auto yaml = webhook_->post("/validate", "request: {}", "application/yaml");
+  EXPECT_EQ(yaml->status, 415);
+  EXPECT_EQ(error_of(yaml), "Content-Type must be application/json, found \"application/yaml\"");
+}
+
+TEST_F(BadInputTest, MissingRequestOrUidIs400NamingTheField) {
+  json no_request = admission_review(kFourGpuPod);
+  no_request.erase("request");
+  json request_string = admission_review(kFourGpuPod);
+  request_string["request"] = "pod";
+  for (const json& review : {no_request, request_string}) {
+    auto result = webhook_->post("/mutate", review.dump());
+    EXPECT_EQ(result->status, 400);
+    EXPECT_EQ(error_of(result), "request is missing or not an object");
+  }
+  json no_uid = admission_review(kFourGpuPod);
+  no_uid["request"].erase("uid");
+  json numeric_uid = admission_review(kFourGpuPod);
+  numeric_uid["request"]["uid"] = 7;
+  for (const json& review : {no_uid, numeric_uid}) {
+    auto result = webhook_->post("/validate", review.dump());
+    EXPECT_EQ(result->status, 400);
+    EXPECT_EQ(error_of(result), "request.uid is missing or not a non-empty string");
+  }
+}
+
+TEST_F(BadInputTest, ObjectOfTheWrongTypeIs400) {
+  for (const json& object : {json("pod"), json::array({kFourGpuPod}), json(nullptr), json(4)}) {
+    json review = admission_review(kFourGpuPod);
+    review["request"]["object"] = object;
+    auto result = webhook_->post("/mutate", review.dump());
+    EXPECT_EQ(result->status, 400) << object;
+    EXPECT_EQ(error_of(result), "request.object must be the Pod being created, as a JSON object");
+  }
+  json update = workload_review(kFourGpuPod);
+  update["request"]["kind"] = {{"group", "batch"}, {"version", "v1"}, {"kind", "Job"}};
+  update["request"]["operation"] = "UPDATE";
+  update["request"]["object"] = json::array();
+  EXPECT_EQ(error_of(webhook_->post("/validate", update.dump())),
+            "request.object must be the Job being updated, as a JSON object");
+}
+
+TEST_F(BadInputTest, UnknownKindsAreAllowedUnchanged) {
+  json widget = admission_review(kFourGpuPod, "team-a", "CREATE", false, "uid-widget");
+  widget["request"]["kind"] = {{"group", "example.com"}, {"version", "v1"}, {"kind", "GpuWidget"}};
+  json no_kind = admission_review(kFourGpuPod, "team-a", "CREATE", false, "uid-widget");
+  no_kind["request"].erase("kind");
+  for (const json& review : {widget, no_kind}) {
+    for (const char* endpoint : {"/mutate", "/validate"}) {
+      const json response = response_of(webhook_->post(endpoint, review.dump()));
+      EXPECT_EQ(response, json({{"uid", "uid-widget"}, {"allowed", true}})) << endpoint;
+    }
+  }
+}
+
+TEST_F(BadInputTest, PodWithThousandsOfContainersIsAnsweredWithBoundedMessages) {
+  // 5000 containers of 1 GPU each: each gets its share of 5000 GPUs' needs.
+  const json many = pod_with_containers(5000, {{"limits", {{"nvidia.com/gpu", "1"}}}});
+  auto mutated = webhook_->post("/mutate", admission_review(many).dump());
+  const json response = response_of(mutated);
+  ASSERT_TRUE(response.contains("patch"));
+  const json patched = apply_response(many, json::parse(mutated->body));
+  EXPECT_EQ(patched["spec"]["containers"][0]["resources"]["requests"]["memory"], "48Gi");
+  EXPECT_EQ(patched["spec"]["containers"][4999]["resources"]["requests"]["memory"], "48Gi");
+  // The annotation and audit record were 480 KB, past the API server's
+  // 256 KiB for all annotations of an object: the patched pod was invalid.
+  const std::string sized = patched["metadata"]["annotations"]["gpu-sizer.io/sized"];
+  EXPECT_LE(sized.size(), 4200u);
+  EXPECT_TRUE(sized.starts_with("train profile, 5000 GPUs: c0: cpu request unset->8, memory request unset->48Gi"))
+      << sized.substr(0, 200);
+  EXPECT_TRUE(sized.ends_with(" more containers")) << sized.substr(sized.size() - 100);
+  EXPECT_LE(response["auditAnnotations"]["sized"].get<std::string>().size(), 8300u);
+  EXPECT_LE(response["warnings"].dump().size(), 4096u);
+
+  // Denied: the message names the first containers and counts the rest.
+  json opted_out = many;
+  opted_out["metadata"]["annotations"] = {{"gpu-sizer.io/mutate", "false"}};
+  const json denied = response_of(webhook_->post("/validate", admission_review(opted_out).dump()));
+  EXPECT_EQ(denied["allowed"], false);
+  const std::string message = denied["status"]["message"];
+  EXPECT_LE(message.size(), 8300u);
+  EXPECT_TRUE(message.starts_with("pod team-a/many container \"c0\": 1 of 5000 GPUs need memory >= 48Gi")) << message;
+  EXPECT_TRUE(message.ends_with(" more denials")) << message.substr(message.size() - 100);
+
+  // Thousands of containers without GPUs are not touched.
+  const json plain = pod_with_containers(5000, json::object());
+  EXPECT_EQ(response_of(webhook_->post("/mutate", admission_review(plain).dump())),
+            json({{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"}, {"allowed", true}}));
+}
+
+// /validate denies with `message`; /mutate allows without a patch.
+void expect_denied_not_patched(WebhookProcess& webhook, const json& pod, const std::string& message) {
+  const json validated = response_of(webhook.post("/validate", admission_review(pod).dump()));
+  EXPECT_EQ(validated["allowed"], false);
+  EXPECT_EQ(validated["status"]["code"], 403);
+  const std::string found = validated["status"].value("message", "");
+  EXPECT_TRUE(contains(found, message)) << "missing \"" << message << "\" in: " << found;
+  const json mutated = response_of(webhook.post("/mutate", admission_review(pod).dump()));
+  EXPECT_EQ(mutated["allowed"], true);
+  EXPECT_FALSE(mutated.contains("patch")) << mutated;
+}
+
+TEST_F(BadInputTest, OverflowingOrNegativeQuantitiesAreDeniedNamingTheField) {
+  auto pod = [](json limits) { return gpu_pod("train-x", {{"limits", std::move(limits)}}); };
+  expect_denied_not_patched(*webhook_, pod({{"memory", "99999999999999999999999Ei"}, {"nvidia.com/gpu", "4"}}),
+                            "pod team-a/train-x: spec.containers[0].resources.limits.memory quantity "
+                            "\"99999999999999999999999Ei\": exceeds the maximum magnitude of 9223372036854775807 "
+                            "(2^63-1) units");
+  expect_denied_not_patched(*webhook_, pod({{"memory", 1e300}, {"nvidia.com/gpu", "4"}}),
+                            "spec.containers[0].resources.limits.memory quantity \"1e+300\": exceeds the maximum");
+  expect_denied_not_patched(*webhook_, pod({{"memory", "-192Gi"}, {"nvidia.com/gpu", "4"}}),
+                            "pod team-a/train-x: spec.containers[0].resources.limits.memory must not be "
+                            "negative, found -192Gi");
+  expect_denied_not_patched(*webhook_, pod({{"nvidia.com/gpu", -4}}),
+                            "spec.containers[0].resources.limits.nvidia.com/gpu must not be negative, found -4");
+  expect_denied_not_patched(*webhook_, pod({{"nvidia.com/gpu", "9223372036854775807"}}),
+                            "pod team-a/train-x: spec.containers[0].resources nvidia.com/gpu asks for "
+                            "9223372036854775807 GPUs, more than any node has");
+  // Each container within bounds, the sum not: 300 x 2^20 GPUs were sized
+  // to a memory of 2^63-1 bytes (saturated) and patched.
+  expect_denied_not_patched(*webhook_, pod_with_containers(300, {{"limits", {{"nvidia.com/gpu", "1048576"}}}}),
+                            "pod team-a/many: its containers ask for 314572800 GPUs together, more than any node has");
+  // A JSON number beyond a double is not JSON nlohmann reads.
+  std::string review_text = admission_review(pod({{"nvidia.com/gpu", 4}})).dump();
+  auto huge_number =
+      webhook_->post("/mutate", replaced(review_text, "\"nvidia.com/gpu\":4", "\"nvidia.com/gpu\":1e999"));
+  EXPECT_EQ(huge_number->status, 400);
+  EXPECT_TRUE(contains(error_of(huge_number), "request body is not valid JSON: ")) << huge_number->body;
+  EXPECT_TRUE(contains(error_of(huge_number), "number overflow")) << huge_number->body;
+}
+
+TEST_F(BadInputTest, FractionalGpuCountIsDenied) {
+  expect_denied_not_patched(*webhook_, gpu_pod("train-x", {{"limits", {{"nvidia.com/gpu", "0.5"}}}}),
+                            "pod team-a/train-x: spec.containers[0].resources nvidia.com/gpu must be a whole "
+                            "number of GPUs, found 500m");
+  expect_denied_not_patched(*webhook_, gpu_pod("train-x", {{"limits", {{"nvidia.com/gpu", 1.5}}}}),
+                            "nvidia.com/gpu must be a whole number of GPUs, found 1500m");
+}
+
+TEST_F(BadInputTest, GpuRequestDifferentFromLimitIsDenied) {
+  expect_denied_not_patched(*webhook_,
+                            gpu_pod("train-x", {{"requests", {{"nvidia.com/gpu", "2"}}},
+                                                {"limits", {{"memory", "192Gi"}, {"nvidia.com/gpu", "4"}}}}),
+                            "pod team-a/train-x: spec.containers[0].resources nvidia.com/gpu request 2 and limit "
+                            "4 differ; GPUs are not overcommitted: set both to the same number");
+}
+
+TEST_F(BadInputTest, DuplicateKeysAre400NamingTheKeyAndWhere) {
+  const std::string review_text = admission_review(kFourGpuPod).dump();
+  // Which "memory" wins would be a guess; the API server never sends two.
+  auto in_limits = webhook_->post(
+      "/validate", replaced(review_text, "\"memory\":\"64Gi\"", "\"memory\":\"64Gi\",\"memory\":\"192Gi\""));
+  EXPECT_EQ(in_limits->status, 400);
+  EXPECT_EQ(error_of(in_limits),
+            "request body repeats key \"memory\" in request.object.spec.containers[0].resources.limits");
+  auto at_top = webhook_->post("/mutate", with_member_first(review_text, "kind", "\"AdmissionReview\""));
+  EXPECT_EQ(at_top->status, 400);
+  EXPECT_EQ(error_of(at_top), "request body repeats key \"kind\" in the top level");
+}
+
+TEST_F(BadInputTest, InvalidUtf8Is400AndNoAnswerIsInvalidJson) {
+  const std::string review_text = admission_review(kFourGpuPod).dump();
+  for (const std::string& bad : {std::string("train\xff"
+                                             "er"),
+                                 std::string("train\xc3"), std::string("\\ud800")}) {
+    auto result = webhook_->post("/mutate", replaced(review_text, "\"trainer\"", "\"" + bad + "\""));
+    EXPECT_EQ(result->status, 400);
+    const std::string error = error_of(result);
+    EXPECT_TRUE(
+        error.starts_with("request body is not valid JSON: [json.exception.parse_error.101] parse error "
+                          "at line 1, column "))
+        << error;
+  }
+  // Bytes that are not UTF-8 in a header or the path are echoed replaced
+  // (U+FFFD): GET /%FF killed the server (an exception escaping the error
+  // handler), and such a Content-Type got a 500.
+  RawClient path(webhook_->port());
+  path.handshake(webhook_->ca_file());
+  path.send("GET /%FF HTTP/1.1\r\nHost: gpu-sizer\r\nConnection: close\r\n\r\n");
+  const std::string not_found = path.receive(seconds(30)).bytes;
+  EXPECT_EQ(not_found.rfind("HTTP/1.1 404 Not Found\r\n", 0), 0u) << not_found;
+  EXPECT_TRUE(contains(not_found, "{\"error\":\"no route GET /\xef\xbf\xbd (use POST /mutate")) << not_found;
+
+  RawClient header(webhook_->port());
+  header.handshake(webhook_->ca_file());
+  header.send(
+      "POST /mutate HTTP/1.1\r\nHost: gpu-sizer\r\nContent-Type: text/\xff\r\nContent-Length: 2\r\n"
+      "Connection: close\r\n\r\n{}");
+  const std::string unsupported = header.receive(seconds(30)).bytes;
+  EXPECT_EQ(unsupported.rfind("HTTP/1.1 415 Unsupported Media Type\r\n", 0), 0u) << unsupported;
+  EXPECT_TRUE(contains(unsupported, "found \\\"text/\xef\xbf\xbd\\\"\"}")) << unsupported;
+}
+
+TEST_F(BadInputTest, UnknownPathIs404NamingTheRoutes) {
+  auto unknown = webhook_->client()->Get("/mutate/x");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(error_of(unknown), "no route GET /mutate/x (use POST /mutate, POST /validate, GET /healthz, GET /readyz)");
+}
+
+// The transport rows: each starts its own server, with short timeouts.
+
+TEST(BadInputTransport, PlainHttpOnTheTlsPortIsClosedAndNotLogged) {
+  WebhookProcess webhook;
+  expect_serves_a_normal_review(webhook);
+  const std::string log_before = webhook.stderr_text();
+  RawClient plain(webhook.port());
+  plain.send(
+      "POST /mutate HTTP/1.1\r\nHost: gpu-sizer\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+  const RawClient::Received received = plain.receive(seconds(30));
+  EXPECT_TRUE(received.closed);
+  EXPECT_FALSE(contains(received.bytes, "HTTP/")) << "no HTTP answer in plain text";
+  expect_serves_a_normal_review(webhook);
+  // Only the normal review was logged since.
+  const std::string logged = webhook.stderr_text().substr(log_before.size());
+  EXPECT_EQ(std::count(logged.begin(), logged.end(), '\n'), 1) << logged;
+  EXPECT_TRUE(contains(logged, "\"msg\":\"review\"")) << logged;
+}
+
+TEST(BadInputTransport, SlowClientsAreCutAndOthersKeepBeingServed) {
+  WebhookProcess webhook({"--threads", "4", "--read-timeout", "2", "--keep-alive-timeout", "1"});
+  // Three of the four threads: two clients send a request's headers one
+  // byte a second after their handshake, one its TLS ClientHello.
+  RawClient headers_a(webhook.port()), headers_b(webhook.port()), hello(webhook.port());
+  headers_a.handshake(webhook.ca_file());
+  headers_b.handshake(webhook.ca_file());
+  std::latch started(3);
+  Trickle a, b, h;
+  std::thread ta([&] { a = trickle(headers_a, kSlowRequest, started); });
+  std::thread tb([&] { b = trickle(headers_b, kSlowRequest, started); });
+  std::thread th([&] { h = trickle(hello, RawClient::client_hello(), started); });
+  started.wait();
+  for (int i = 0; i < 5; ++i) expect_serves_a_normal_review(webhook);
+  ta.join();
+  tb.join();
+  th.join();
+  // Each was closed once --keep-alive-timeout + --read-timeout (3 s) had
+  // passed without a whole request; at a byte a second, far from done.
+  for (const Trickle* t : {&a, &b, &h}) {
+    EXPECT_TRUE(t->cut) << "sent " << t->sent << " bytes in " << t->seconds << " s without being closed";
+    EXPECT_FALSE(t->answered);
+    EXPECT_LT(t->sent, 60u);
+  }
+  EXPECT_TRUE(log_shows(webhook, kCutLine));
+  expect_serves_a_normal_review(webhook);
+}
+
+TEST(BadInputTransport, SlowClientsHoldingEveryThreadDelayOthersUntilCut) {
+  // cpp-httplib serves one connection per thread: with --threads slow
+  // clients, a new connection waits in the queue until one is cut.
+  WebhookProcess webhook({"--threads", "2", "--read-timeout", "2", "--keep-alive-timeout", "1"});
+  RawClient first(webhook.port()), second(webhook.port());
+  first.handshake(webhook.ca_file());
+  second.handshake(webhook.ca_file());
+  std::latch started(2);
+  Trickle one, two;
+  std::thread t1([&] { one = trickle(first, kSlowRequest, started); });
+  std::thread t2([&] { two = trickle(second, kSlowRequest, started); });
+  started.wait();
+  const auto asked = Clock::now();
+  expect_serves_a_normal_review(webhook, 30);  // answered once a slow client is cut and frees a thread
+  const double waited = std::chrono::duration<double>(Clock::now() - asked).count();
+  t1.join();
+  t2.join();
+  EXPECT_TRUE(one.cut && two.cut);
+  EXPECT_TRUE(log_shows(webhook, kCutLine));
+  ::testing::Test::RecordProperty("normal_review_waited_seconds", std::to_string(waited));
+  std::cout << "a normal review waited " << waited << " s for a thread held by a slow client\n";
+}
+
+TEST(BadInputTransport, ClientsThatNeverSendAreClosedAndOthersKeepBeingServed) {
+  WebhookProcess webhook({"--threads", "4", "--read-timeout", "2", "--keep-alive-timeout", "1"});
+  const auto opened = Clock::now();
+  RawClient tcp_only(webhook.port());
+  RawClient after_handshake(webhook.port());
+  after_handshake.handshake(webhook.ca_file());
+  for (int i = 0; i < 5; ++i) expect_serves_a_normal_review(webhook);
+  // Closed by cpp-httplib itself: the handshake waits --read-timeout for
+  // bytes, an open connection --keep-alive-timeout for its next request.
+  const RawClient::Received silent_tcp = tcp_only.receive(seconds(30));
+  const RawClient::Received silent_tls = after_handshake.receive(seconds(30));
+  EXPECT_TRUE(silent_tcp.closed);
+  EXPECT_TRUE(silent_tls.closed);
+  EXPECT_EQ(silent_tcp.bytes, "");
+  EXPECT_EQ(silent_tls.bytes, "");
+  std::cout << "silent clients closed within " << std::chrono::duration<double>(Clock::now() - opened).count()
+            << " s\n";
+  expect_serves_a_normal_review(webhook);
+}
+
+}  // namespace
+}  // namespace gpusizer::testing
