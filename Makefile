@@ -110,7 +110,7 @@ FUZZ_TARGETS := quantity policy review manifests
 FUZZ_FLAGS = -dict=tests/fuzz/$$t.dict -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ -timeout=60
 
 fuzz-build: deps
-	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=clang++ \
 		-DGPU_SIZER_FUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzzers
 

@@ -1,5 +1,6 @@
-// --client-ca: only a client presenting a certificate from the API server's
-// CA gets reviews answered; the probes still work without one.
+// TLS as a client meets it: the protocol floor and cipher list, and
+// --client-ca (only a client presenting a certificate from the API server's
+// CA gets reviews answered; the probes still work without one).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -89,6 +90,28 @@ TEST(ClientCa, WithoutTheFlagNoClientCertificateIsNeeded) {
   auto answer = client_with(webhook, nullptr)->Post("/mutate", body, "application/json");
   ASSERT_TRUE(answer) << httplib::to_string(answer.error());
   EXPECT_EQ(answer->status, 200);
+}
+
+// Whether `openssl s_client ARGS` completes a handshake with the webhook.
+bool handshake(const WebhookProcess& webhook, const std::string& args) {
+  const std::string command = "openssl s_client -connect 127.0.0.1:" + std::to_string(webhook.port()) +
+                              " -CAfile " + webhook.ca_file() + " -verify_return_error " + args +
+                              " </dev/null >/dev/null 2>&1";
+  return std::system(command.c_str()) == 0;
+}
+
+TEST(Tls, Tls12IsTheFloorAndOnlyForwardSecretAeadCiphersAreOffered) {
+  WebhookProcess webhook;
+  EXPECT_TRUE(handshake(webhook, "-tls1_3"));
+  EXPECT_TRUE(handshake(webhook, "-tls1_2 -cipher ECDHE-ECDSA-AES128-GCM-SHA256"));
+  EXPECT_TRUE(handshake(webhook, "-tls1_2 -cipher ECDHE-ECDSA-CHACHA20-POLY1305"));
+  // @SECLEVEL=0 lets this client offer what the server must refuse.
+  EXPECT_FALSE(handshake(webhook, "-tls1_1 -cipher 'DEFAULT:@SECLEVEL=0'"));
+  EXPECT_FALSE(handshake(webhook, "-tls1 -cipher 'DEFAULT:@SECLEVEL=0'"));
+  // CBC without AEAD, and no forward secrecy.
+  EXPECT_FALSE(handshake(webhook, "-tls1_2 -cipher 'ECDHE-ECDSA-AES128-SHA256:@SECLEVEL=0'"));
+  EXPECT_FALSE(handshake(webhook, "-tls1_2 -cipher 'AES128-GCM-SHA256:@SECLEVEL=0'"));
+  EXPECT_TRUE(handshake(webhook, "-tls1_2"));  // still serving
 }
 
 }  // namespace
