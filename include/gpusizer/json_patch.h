@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpusizer/json_view.h"
+
 namespace gpusizer {
 
 // RFC 6901 escaping of one reference token: `~` -> `~0`, `/` -> `~1`.
@@ -22,7 +24,7 @@ std::string json_pointer(const std::vector<std::string>& tokens);
 class PatchBuilder {
  public:
   // REQUIRES: document outlives the builder.
-  explicit PatchBuilder(const nlohmann::json& document) : document_(document) {}
+  explicit PatchBuilder(JsonView document) : document_(document) {}
 
   // Sets the value at tokens (from the document root). When a parent map is
   // absent (or null) one `add` creates it with the value nested inside;
@@ -34,7 +36,7 @@ class PatchBuilder {
   const nlohmann::json& operations() const { return operations_; }
 
  private:
-  const nlohmann::json& document_;
+  JsonView document_;
   nlohmann::json operations_ = nlohmann::json::array();
   std::set<std::string> created_;  // pointers of maps this patch adds
 };

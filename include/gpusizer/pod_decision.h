@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "gpusizer/json_patch.h"
 #include "gpusizer/policy.h"
 #include "gpusizer/workloads.h"
@@ -29,8 +27,8 @@ struct PodTarget {
   std::string description;  // "pod default/train-x", the start of every message
   Mode mode;                // the policy's mode for the object's namespace
   // The reviewed object's metadata, for labels and annotations a template
-  // lacks; null for a Pod (its own metadata is the object's).
-  const nlohmann::json* parent_metadata = nullptr;
+  // lacks; absent for a Pod (its own metadata is the object's).
+  JsonView parent_metadata;
   // Which template of the object, before "container ..." in warnings:
   // empty for a Pod, `template "finetune" ` for Argo, `Worker ` for a
   // replica type, else the template's field path.
@@ -65,6 +63,6 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
 
 // A quantity written in JSON: a string ("64Gi") or, as custom resources
 // arrive, a bare number (4). Fails naming the value.
-Result<Quantity> quantity_from_json(const nlohmann::json& value);
+Result<Quantity> quantity_from_json(JsonView value);
 
 }  // namespace gpusizer

@@ -24,13 +24,12 @@ struct ObjectIdentity {
 // Decides every pod of one object: the Pod itself, or each pod template of
 // a workload kind (workloads.h), each on its own GPU count. Patch operations
 // go to `patch`, whose document is `object`. Kinds that hold no pods give
-// no decisions. With old_object (an UPDATE), templates equal to the old
+// no decisions. With an old_object (an UPDATE), templates equal to the old
 // object's at the same place are not decided: an update that leaves them
 // alone (a label, a finalizer, a scale) must not be blocked or patched, and
 // some templates (Job's) are immutable.
 std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id,
-                                       const nlohmann::json& object, PatchBuilder& patch,
-                                       const nlohmann::json* old_object = nullptr);
+                                       JsonView object, PatchBuilder& patch, JsonView old_object = {});
 
 // What one review decided, for logs and metrics.
 struct ReviewOutcome {

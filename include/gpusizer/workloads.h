@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "gpusizer/json_view.h"
 
 namespace gpusizer {
 
@@ -18,14 +18,14 @@ enum class PodShape {
 
 // One pod template inside an object.
 struct PodTemplateRef {
-  const nlohmann::json* pod = nullptr;  // points into the object
+  JsonView pod;  // inside the object
   PodShape shape = PodShape::kPod;
   std::vector<std::string> path;  // JSON Pointer tokens from the object root; empty for a Pod
   std::string template_name;      // Argo template name
   std::string replica_type;       // PyTorchJob replica type, JobSet job, Ray group, Volcano task name
   // Argo only: spec.templateDefaults (merged under each template) and
   // whether the workflow sets spec.podSpecPatch (which may change anything).
-  const nlohmann::json* template_defaults = nullptr;
+  JsonView template_defaults;  // absent when the workflow has none
   bool workflow_pod_spec_patch = false;
 };
 
@@ -35,8 +35,7 @@ bool holds_pods(std::string_view group, std::string_view kind);
 // The pod templates of an object of this kind, in document order. Argo
 // templates that do not run a pod (steps, dag, resource, suspend) are left
 // out. Empty for kinds that hold no pods or objects without templates.
-std::vector<PodTemplateRef> find_pod_templates(std::string_view group, std::string_view kind,
-                                               const nlohmann::json& object);
+std::vector<PodTemplateRef> find_pod_templates(std::string_view group, std::string_view kind, JsonView object);
 
 // "spec.templates[2].container" for {"spec", "templates", "2", "container"}.
 std::string field_path(const std::vector<std::string>& tokens);

@@ -1,7 +1,5 @@
 #include "gpusizer/json_patch.h"
 
-#include <charconv>
-
 namespace gpusizer {
 
 std::string escape_pointer_token(std::string_view token) {
@@ -25,34 +23,14 @@ std::string json_pointer(const std::vector<std::string>& tokens) {
   return pointer;
 }
 
-namespace {
-
-// The child of node named by token, or nullptr when absent or null (a null
-// map is as good as a missing one: `add` replaces it).
-const nlohmann::json* child(const nlohmann::json* node, const std::string& token) {
-  if (node == nullptr) return nullptr;
-  if (node->is_object()) {
-    auto it = node->find(token);
-    return it == node->end() || it->is_null() ? nullptr : &*it;
-  }
-  if (node->is_array()) {
-    std::size_t index = 0;
-    auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), index);
-    if (error != std::errc() || end != token.data() + token.size() || index >= node->size()) return nullptr;
-    return &(*node)[index];
-  }
-  return nullptr;
-}
-
-}  // namespace
-
 void PatchBuilder::set(const std::vector<std::string>& tokens, nlohmann::json value) {
-  const nlohmann::json* node = &document_;
+  JsonView node = document_;
   std::string pointer;
   for (std::size_t depth = 0; depth + 1 < tokens.size(); ++depth) {
     pointer += "/" + escape_pointer_token(tokens[depth]);
-    node = child(node, tokens[depth]);
-    if (node != nullptr || created_.contains(pointer)) continue;
+    node = node.child(tokens[depth]);
+    // A null map is as good as a missing one: `add` replaces it.
+    if (!node.is_null() || created_.contains(pointer)) continue;
     // First missing parent: add it with the rest of the path nested inside.
     nlohmann::json nested = std::move(value);
     for (std::size_t k = tokens.size() - 1; k > depth; --k) {

@@ -11,11 +11,9 @@
 
 namespace gpusizer {
 
-using nlohmann::json;
-
-Result<Quantity> quantity_from_json(const json& value) {
-  if (value.is_string()) return Quantity::parse(value.get_ref<const std::string&>());
-  if (value.is_number()) return Quantity::parse(value.dump());
+Result<Quantity> quantity_from_json(JsonView value) {
+  if (value.is_string()) return Quantity::parse(value.string());
+  if (value.is_number()) return Quantity::parse(value.text());
   return Error{"must be a quantity such as \"64Gi\" or 4, found " + std::string(value.type_name())};
 }
 
@@ -69,19 +67,16 @@ struct PodView {
   bool opted_out = false;
 };
 
-bool is_unresolved(const json& value) {
-  if (!value.is_string()) return false;
-  const auto& text = value.get_ref<const std::string&>();
-  return text.find("{{") != std::string::npos || text.find("$(") != std::string::npos;
+bool is_unresolved(JsonView value) {
+  const std::string_view text = value.string();
+  return text.find("{{") != std::string_view::npos || text.find("$(") != std::string_view::npos;
 }
 
-std::map<std::string, std::string, std::less<>> string_map(const json& object) {
-  std::map<std::string, std::string, std::less<>> out;
-  if (!object.is_object()) return out;
-  for (const auto& [key, value] : object.items()) {
-    if (value.is_string()) out.emplace(key, value.get<std::string>());
+// Adds the string members of object that map lacks: earlier sources win.
+void add_strings(JsonView object, std::map<std::string, std::string, std::less<>>& map) {
+  for (const auto& [key, value] : object.members()) {
+    if (value.is_string() && !map.contains(key)) map.emplace(key, value.string());
   }
-  return out;
 }
 
 std::string quoted(const std::string& text) { return "\"" + text + "\""; }
@@ -103,21 +98,19 @@ class PodReader {
  private:
   // The template's own labels and annotations first, then the object's.
   void read_selection() {
-    const json& metadata = member(pod(), "metadata");
+    const JsonView metadata = pod()["metadata"];
     // The sized annotation is added into these maps: a JSON Patch cannot add
     // a key under any other type (nor is it pod metadata).
     if (!metadata.is_null() && !metadata.is_object()) {
       problem(field({"metadata"}), "is not an object");
-    } else if (const json& annotations = member(metadata, "annotations");
-               !annotations.is_null() && !annotations.is_object()) {
+    } else if (const JsonView annotations = metadata["annotations"]; !annotations.is_null() && !annotations.is_object()) {
       problem(field({"metadata", "annotations"}), "is not an object");
     }
-    const json& parent = target_.parent_metadata ? *target_.parent_metadata : member(pod(), "metadata");
-    for (const json* source : {&metadata, &parent}) {
-      view_.selection.labels.merge(string_map(member(*source, "labels")));
-      view_.selection.annotations.merge(string_map(member(*source, "annotations")));
+    for (const JsonView source : {metadata, target_.parent_metadata}) {
+      add_strings(source["labels"], view_.selection.labels);
+      add_strings(source["annotations"], view_.selection.annotations);
       for (const char* key : {"name", "generateName"}) {
-        if (view_.selection.name.empty()) view_.selection.name = string_member(*source, key);
+        if (view_.selection.name.empty()) view_.selection.name = string_member(source, key);
       }
     }
     view_.selection.template_name = target_.ref.template_name;
@@ -127,18 +120,18 @@ class PodReader {
   }
 
   void read_pod_spec() {
-    const json& spec = member(pod(), "spec");
+    const JsonView spec = pod()["spec"];
     if (!spec.is_object()) {
       problem(field({"spec"}), "is missing or not an object");
       return;
     }
-    const json& containers = member(spec, "containers");
+    const JsonView containers = spec["containers"];
     if (!containers.is_array()) {
       problem(field({"spec", "containers"}), "is missing or not a list");
       return;
     }
     read_list(containers, {"spec", "containers"}, Role::kApp);
-    read_list(member(spec, "initContainers"), {"spec", "initContainers"}, Role::kInit);
+    read_list(spec["initContainers"], {"spec", "initContainers"}, Role::kInit);
   }
 
   // Argo runs the template's container, script or containerSet as the main
@@ -151,19 +144,19 @@ class PodReader {
       view_.spec_patch_names_gpu = view_.spec_patch_names_gpu || patch.find(resource) != std::string::npos;
     }
     for (const char* key : {"container", "script"}) {
-      const json& item = member(pod(), key);
+      const JsonView item = pod()[key];
       if (item.is_null()) continue;
-      const json* defaults = target_.ref.template_defaults ? &member(*target_.ref.template_defaults, key) : nullptr;
-      read_container(item, absolute({key}), Role::kApp, defaults, std::string("templateDefaults.") + key, "main");
+      read_container(item, absolute({key}), Role::kApp, target_.ref.template_defaults[key],
+                     std::string("templateDefaults.") + key, "main");
     }
-    read_list(member(member(pod(), "containerSet"), "containers"), {"containerSet", "containers"}, Role::kApp);
-    read_list(member(pod(), "sidecars"), {"sidecars"}, Role::kApp);
-    read_list(member(pod(), "initContainers"), {"initContainers"}, Role::kInit);
+    read_list(pod()["containerSet"]["containers"], {"containerSet", "containers"}, Role::kApp);
+    read_list(pod()["sidecars"], {"sidecars"}, Role::kApp);
+    read_list(pod()["initContainers"], {"initContainers"}, Role::kInit);
   }
 
   enum class Role { kApp, kInit };
 
-  const json& pod() const { return *target_.ref.pod; }
+  JsonView pod() const { return target_.ref.pod; }
 
   std::vector<std::string> absolute(std::initializer_list<std::string> tokens) const {
     std::vector<std::string> path = target_.ref.path;
@@ -177,22 +170,24 @@ class PodReader {
     view_.gpu_problem = view_.gpu_problem || gpu_field;
   }
 
-  void read_list(const json& list, std::initializer_list<std::string> tokens, Role role) {
+  void read_list(JsonView list, std::initializer_list<std::string> tokens, Role role) {
     if (list.is_null()) return;
     if (!list.is_array()) {
       problem(field(tokens), "is not a list");
       return;
     }
-    for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto items = list.elements();
+    for (std::size_t i = 0; i < items.size(); ++i) {
       std::vector<std::string> path = absolute(tokens);
       path.push_back(std::to_string(i));
-      read_container(list[i], std::move(path), role, nullptr, "", "");
+      read_container(items[i], std::move(path), role, JsonView(), "", "");
     }
   }
 
   // unnamed: the name a container without one gets at run time (Argo calls
-  // its main container "main"); empty means its field path.
-  void read_container(const json& item, std::vector<std::string> path, Role role, const json* defaults,
+  // its main container "main"); empty means its field path. defaults:
+  // Argo's templateDefaults for this container, or absent.
+  void read_container(JsonView item, std::vector<std::string> path, Role role, JsonView defaults,
                       const std::string& defaults_field, const std::string& unnamed) {
     const std::string where = field_path(path);
     if (!item.is_object()) {
@@ -205,16 +200,16 @@ class PodReader {
     container.path = std::move(path);
     // The template's values win over its defaults, key by key.
     read_resources(item, where, container);
-    if (defaults && defaults->is_object()) read_resources(*defaults, defaults_field, container);
+    if (defaults.is_object()) read_resources(defaults, defaults_field, container);
     for (const auto& resource : policy_.gpu_resources) container.gpus += gpu_count(container, resource, where);
     // Sidecars (init containers that keep running) hold resources alongside
     // the app containers, so they count with them.
-    const bool sidecar = role == Role::kInit && member(item, "restartPolicy") == "Always";
+    const bool sidecar = role == Role::kInit && item["restartPolicy"].string() == "Always";
     (role == Role::kInit && !sidecar ? view_.init : view_.app).push_back(std::move(container));
   }
 
-  void read_resources(const json& item, const std::string& field, ContainerView& container) {
-    const json& resources = member(item, "resources");
+  void read_resources(JsonView item, const std::string& field, ContainerView& container) {
+    const JsonView resources = item["resources"];
     if (resources.is_null()) return;
     if (!resources.is_object()) {
       problem(field + ".resources", "is not an object");
@@ -224,22 +219,23 @@ class PodReader {
     read_quantities(resources, "limits", field, container.limits);
   }
 
-  void read_quantities(const json& resources, const std::string& key, const std::string& field, QuantityMap& out) {
-    const json& map = member(resources, key.c_str());
+  void read_quantities(JsonView resources, const std::string& key, const std::string& field, QuantityMap& out) {
+    const JsonView map = resources[key];
     if (map.is_null()) return;
     const std::string map_field = field + ".resources." + key;
     if (!map.is_object()) {
       problem(map_field, "is not an object");
       return;
     }
-    for (const auto& [resource, value] : map.items()) {
+    for (const auto& [key_text, value] : map.members()) {
+      const std::string resource(key_text);
       const bool gpu = policy_.is_gpu_resource(resource);
       if (!gpu && resource != kCpu && resource != kMemory && resource != kStorage) continue;
       auto quantity = quantity_from_json(value);
       if (!quantity && is_unresolved(value)) {
         // A template parameter, filled in when the workflow runs: not an
         // error, but nothing to decide on until the Pod exists.
-        view_.unresolved.push_back(resource + " is \"" + value.get<std::string>() + "\"");
+        view_.unresolved.push_back(resource + " is \"" + std::string(value.string()) + "\"");
         view_.unresolved_gpu = view_.unresolved_gpu || gpu;
       } else if (!quantity) {
         problem(map_field + "." + resource, quantity.error(), gpu);

@@ -2,7 +2,8 @@
 
 #include <openssl/evp.h>
 
-#include "gpusizer/json_access.h"
+#include "gpusizer/json_text.h"
+#include "gpusizer/json_view.h"
 #include "gpusizer/strings.h"
 #include "gpusizer/workloads.h"
 
@@ -41,7 +42,7 @@ std::string base64(std::string_view bytes) {
 // Strings in answers come from parsed (valid UTF-8) input, and truncation
 // never splits a character; replacing is a last guard so an answer is
 // always valid JSON.
-std::string serialize(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string serialize(const json& value) { return to_json_text(value); }
 
 HttpReply bad_request(ReviewOutcome outcome, const std::string& message) {
   outcome.decision = ReviewOutcome::Decision::kError;
@@ -68,14 +69,14 @@ std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
 }
 
 std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id,
-                                       const json& object, PatchBuilder& patch, const json* old_object) {
+                                       JsonView object, PatchBuilder& patch, JsonView old_object) {
   const bool is_pod = id.group.empty() && id.kind == "Pod";
   const std::string object_text = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
   std::vector<PodDecision> decisions;
   for (const PodTemplateRef& ref : find_pod_templates(id.group, id.kind, object)) {
-    if (old_object) {
-      const json::json_pointer at(json_pointer(ref.path));
-      if (old_object->contains(at) && old_object->at(at) == *ref.pod) continue;
+    if (!old_object.is_absent()) {
+      const JsonView old_template = at_path(old_object, ref.path);
+      if (!old_template.is_absent() && old_template == ref.pod) continue;
     }
     std::string label;
     if (!ref.template_name.empty()) {
@@ -87,7 +88,7 @@ std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, 
     }
     const std::string description = is_pod ? "pod " + object_text : id.kind + " " + object_text + " " + label;
     const PodTarget target{ref, description.substr(0, description.find_last_not_of(' ') + 1),
-                           policy.mode_for(id.namespace_name), is_pod ? nullptr : &member(object, "metadata"), label};
+                           policy.mode_for(id.namespace_name), is_pod ? JsonView() : object["metadata"], label};
     decisions.push_back(decide_pod(policy, endpoint, target, patch));
   }
   return decisions;
@@ -95,9 +96,11 @@ std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, 
 
 HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body) {
   ReviewOutcome outcome;
-  auto parsed = parse_client_json(body);
+  // One reader per server thread: its buffers are reused, review after review.
+  thread_local JsonReader reader;
+  auto parsed = reader.parse(body);
   if (!parsed) return bad_request(std::move(outcome), "request body " + parsed.error());
-  const json review = std::move(parsed).value();
+  const JsonView review = parsed.value();
   if (!review.is_object()) return bad_request(std::move(outcome), "request body must be a JSON object (an AdmissionReview)");
   const std::string api_version = string_member(review, "apiVersion");
   if (api_version != "admission.k8s.io/v1") {
@@ -107,24 +110,21 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   if (string_member(review, "kind") != "AdmissionReview") {
     return bad_request(std::move(outcome), "kind must be AdmissionReview, found \"" + string_member(review, "kind") + "\"");
   }
-  const auto request_it = review.find("request");
-  if (request_it == review.end() || !request_it->is_object()) {
-    return bad_request(std::move(outcome), "request is missing or not an object");
-  }
-  const json& request = *request_it;
+  const JsonView request = review["request"];
+  if (!request.is_object()) return bad_request(std::move(outcome), "request is missing or not an object");
   outcome.uid = string_member(request, "uid");
   if (outcome.uid.empty()) return bad_request(std::move(outcome), "request.uid is missing or not a non-empty string");
-  const json& kind = member(request, "kind");
+  const JsonView kind = request["kind"];
   outcome.kind = string_member(kind, "kind");
   outcome.operation = string_member(request, "operation");
   outcome.namespace_name = string_member(request, "namespace");
   outcome.name = string_member(request, "name");
-  outcome.dry_run = member(request, "dryRun") == true;
+  outcome.dry_run = request["dryRun"].is_true();
 
   json response = {{"uid", outcome.uid}, {"allowed", true}};
   std::vector<std::string> warnings;
   std::vector<std::string> denials;
-  const json& object = member(request, "object");
+  const JsonView object = request["object"];
   PatchBuilder patch(object);
 
   // Pods are sized when created (their resources cannot change through
@@ -136,14 +136,12 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   const bool decide = holds_pods(group, outcome.kind) && decided_operation &&
                       string_member(request, "subResource").empty() &&
                       // An object being deleted only loses finalizers: let it go.
-                      member(member(object, "metadata"), "deletionTimestamp").is_null();
+                      object["metadata"]["deletionTimestamp"].is_null();
   if (decide) {
-    const json& user_info = member(request, "userInfo");
+    const JsonView user_info = request["userInfo"];
     std::vector<std::string> groups;
-    if (const json& names = member(user_info, "groups"); names.is_array()) {
-      for (const json& name : names) {
-        if (name.is_string()) groups.push_back(name.get<std::string>());
-      }
+    for (const JsonView name : user_info["groups"].elements()) {
+      if (name.is_string()) groups.emplace_back(name.string());
     }
     outcome.bypass = policy.exemption_for(outcome.namespace_name, string_member(user_info, "username"), groups);
   }
@@ -157,13 +155,13 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
                                                  (outcome.operation == "CREATE" ? "created" : "updated") +
                                                  ", as a JSON object");
     }
-    const json& metadata = member(object, "metadata");
+    const JsonView metadata = object["metadata"];
     if (outcome.name.empty()) outcome.name = string_member(metadata, "name");
     if (outcome.name.empty()) outcome.name = string_member(metadata, "generateName") + "*";
     const ObjectIdentity id{group, outcome.kind, outcome.namespace_name, outcome.name};
     std::vector<std::string> changes;
-    const json& old_object = member(request, "oldObject");
-    const json* unchanged_from = outcome.operation == "UPDATE" && old_object.is_object() ? &old_object : nullptr;
+    const JsonView old_object = request["oldObject"];
+    const JsonView unchanged_from = outcome.operation == "UPDATE" && old_object.is_object() ? old_object : JsonView();
     for (PodDecision& pod : decide_object(policy, endpoint, id, object, patch, unchanged_from)) {
       warnings.insert(warnings.end(), pod.warnings.begin(), pod.warnings.end());
       denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gpusizer/json_access.h"
+#include "gpusizer/json_view.h"
 #include "gpusizer/manifests.h"
 #include "gpusizer/osmo_workflow.h"
 #include "gpusizer/policy_store.h"
@@ -91,11 +92,14 @@ ObjectReport check_object(const Policy& policy, const ManifestDocument& document
   report.kind = id.kind;
   report.name = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
   if (policy.exemption_for(id.namespace_name)) return report;
-  PatchBuilder mutation(object);
-  for (const auto& pod : decide_object(policy, Endpoint::kMutate, id, object, mutation)) {
+  JsonReader object_reader;
+  const JsonView object_view = object_reader.view_of(object);
+  PatchBuilder mutation(object_view);
+  for (const auto& pod : decide_object(policy, Endpoint::kMutate, id, object_view, mutation)) {
     report.changes.insert(report.changes.end(), pod.warnings.begin(), pod.warnings.end());
   }
-  const json mutated = applied(object, mutation);
+  JsonReader mutated_reader;
+  const JsonView mutated = mutated_reader.view_of(applied(object, mutation));
   PatchBuilder unused(mutated);
   for (const auto& pod : decide_object(policy, Endpoint::kValidate, id, mutated, unused)) {
     report.denials.insert(report.denials.end(), pod.denials.begin(), pod.denials.end());
@@ -120,7 +124,8 @@ ObjectIdentity identity_of(const json& object) {
 // item of a List).
 Result<bool> fix_object(const Policy& mutate_policy, ManifestFile& file, std::size_t index,
                         const std::string& pointer, const ObjectIdentity& id) {
-  const json object = file.documents[index].object.at(json::json_pointer(pointer));
+  JsonReader reader;
+  const JsonView object = reader.view_of(file.documents[index].object.at(json::json_pointer(pointer)));
   PatchBuilder patch(object);
   decide_object(mutate_policy, Endpoint::kMutate, id, object, patch);
   if (patch.empty()) return false;

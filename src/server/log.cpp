@@ -3,14 +3,14 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "gpusizer/json_text.h"
+
 namespace gpusizer {
 
 namespace {
 LogFormat g_format = LogFormat::kJson;
 
-std::string dump(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string dump(const nlohmann::json& value) { return to_json_text(value); }
 }  // namespace
 
 void configure_logging(LogFormat format, spdlog::level::level_enum level) {

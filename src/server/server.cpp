@@ -20,6 +20,7 @@
 
 #include "gpusizer/certificates.h"
 #include "gpusizer/connection_deadlines.h"
+#include "gpusizer/json_text.h"
 #include "gpusizer/log.h"
 #include "gpusizer/metrics.h"
 #include "gpusizer/policy_store.h"
@@ -117,8 +118,7 @@ void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
 void reply_json_error(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
   // Messages may quote headers and paths, which need not be UTF-8.
-  res.set_content(nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                  "application/json");
+  res.set_content(to_json_text(nlohmann::json{{"error", message}}), "application/json");
 }
 
 // Blocks SIGTERM and SIGINT in this thread and every thread it starts, so

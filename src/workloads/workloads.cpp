@@ -4,7 +4,6 @@
 
 namespace gpusizer {
 
-using nlohmann::json;
 
 namespace {
 
@@ -65,27 +64,25 @@ std::vector<std::string_view> split(std::string_view pattern) {
   return parts;
 }
 
-std::string name_of(const json& element) {
-  if (!element.is_object()) return "";
+std::string name_of(JsonView element) {
   for (const char* key : {"name", "groupName"}) {
-    auto it = element.find(key);
-    if (it != element.end() && it->is_string()) return it->get<std::string>();
+    if (element[key].is_string()) return std::string(element[key].string());
   }
   return "";
 }
 
 // Argo templates that run a pod; steps, dag, resource, suspend and the rest
 // run none.
-bool runs_pod(const json& argo_template) {
-  return argo_template.is_object() && (argo_template.contains("container") || argo_template.contains("script") ||
-                                       argo_template.contains("containerSet"));
+bool runs_pod(JsonView argo_template) {
+  return argo_template.contains("container") || argo_template.contains("script") ||
+         argo_template.contains("containerSet");
 }
 
 class Walker {
  public:
   Walker(PodShape shape, std::vector<PodTemplateRef>& out) : shape_(shape), out_(out) {}
 
-  void walk(const json& node, const std::vector<std::string_view>& parts, std::size_t index,
+  void walk(JsonView node, const std::vector<std::string_view>& parts, std::size_t index,
             std::vector<std::string>& path, const std::string& name) {
     if (index == parts.size()) {
       emit(node, path, name);
@@ -94,24 +91,26 @@ class Walker {
     if (!node.is_object()) return;
     const std::string_view part = parts[index];
     if (part == "*") {
-      for (const auto& [key, value] : node.items()) {
-        path.push_back(key);
-        walk(value, parts, index + 1, path, key);
+      for (const auto& [key, value] : node.members()) {
+        path.emplace_back(key);
+        walk(value, parts, index + 1, path, std::string(key));
         path.pop_back();
       }
       return;
     }
     const bool each = part.ends_with("[]");
-    auto child = node.find(std::string(each ? part.substr(0, part.size() - 2) : part));
-    if (child == node.end()) return;
-    path.push_back(child.key());
+    const std::string_view key = each ? part.substr(0, part.size() - 2) : part;
+    const JsonView child = node[key];
+    if (child.is_absent()) return;
+    path.emplace_back(key);
     if (!each) {
-      walk(*child, parts, index + 1, path, name);
-    } else if (child->is_array()) {
+      walk(child, parts, index + 1, path, name);
+    } else if (child.is_array()) {
       if (shape_ == PodShape::kArgoTemplate) enter_argo_spec(node);
-      for (std::size_t i = 0; i < child->size(); ++i) {
+      const auto items = child.elements();
+      for (std::size_t i = 0; i < items.size(); ++i) {
         path.push_back(std::to_string(i));
-        walk((*child)[i], parts, index + 1, path, name_of((*child)[i]));
+        walk(items[i], parts, index + 1, path, name_of(items[i]));
         path.pop_back();
       }
     }
@@ -121,15 +120,14 @@ class Walker {
  private:
   // The workflow spec around Argo's templates carries defaults and a
   // podSpecPatch that apply to every template.
-  void enter_argo_spec(const json& spec) {
-    auto defaults = spec.find("templateDefaults");
-    template_defaults_ = defaults != spec.end() && defaults->is_object() ? &*defaults : nullptr;
+  void enter_argo_spec(JsonView spec) {
+    template_defaults_ = spec["templateDefaults"].is_object() ? spec["templateDefaults"] : JsonView();
     pod_spec_patch_ = spec.contains("podSpecPatch");
   }
 
-  void emit(const json& node, const std::vector<std::string>& path, const std::string& name) {
+  void emit(JsonView node, const std::vector<std::string>& path, const std::string& name) {
     PodTemplateRef ref;
-    ref.pod = &node;
+    ref.pod = node;
     ref.shape = shape_;
     ref.path = path;
     if (shape_ == PodShape::kArgoTemplate) {
@@ -145,7 +143,7 @@ class Walker {
 
   PodShape shape_;
   std::vector<PodTemplateRef>& out_;
-  const json* template_defaults_ = nullptr;
+  JsonView template_defaults_;
   bool pod_spec_patch_ = false;
 };
 
@@ -153,7 +151,7 @@ class Walker {
 
 bool holds_pods(std::string_view group, std::string_view kind) { return find_kind(group, kind) != nullptr; }
 
-std::vector<PodTemplateRef> find_pod_templates(std::string_view group, std::string_view kind, const json& object) {
+std::vector<PodTemplateRef> find_pod_templates(std::string_view group, std::string_view kind, JsonView object) {
   std::vector<PodTemplateRef> found;
   const KindEntry* entry = find_kind(group, kind);
   if (!entry || !object.is_object()) return found;

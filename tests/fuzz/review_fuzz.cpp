@@ -107,9 +107,11 @@ void check_nothing_lowered(const json& object, const json& patched) {
       if (before != after) fail("GPU counts are never changed", pointer + ": " + before.dump() + " -> " + after.dump());
       continue;
     }
-    const auto old_value = quantity_from_json(before);
+    static JsonReader before_reader;  // reused: a reader allocates its buffers once
+    static JsonReader after_reader;
+    const auto old_value = quantity_from_json(before_reader.view_of(before));
     if (!old_value) continue;
-    const auto new_value = quantity_from_json(after);
+    const auto new_value = quantity_from_json(after_reader.view_of(after));
     if (!new_value || new_value.value() < old_value.value()) {
       fail("no request or limit is lowered", pointer + ": " + before.dump() + " -> " + after.dump());
     }

@@ -68,14 +68,16 @@ json apply(const json& doc, const json& ops) {
 
 TEST(PatchBuilder, NewBuilderIsEmpty) {
   const json doc = json::object();
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   EXPECT_TRUE(patch.empty());
   EXPECT_EQ(patch.operations(), json::array());
 }
 
 TEST(PatchBuilder, KeyUnderExistingMapIsOneAdd) {
   const json doc = container_doc({{"requests", {{"cpu", "4"}}}});
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set(at({"resources", "requests", "memory"}), "64Gi");
   EXPECT_FALSE(patch.empty());
   EXPECT_EQ(patch.operations(),
@@ -86,7 +88,8 @@ TEST(PatchBuilder, KeyUnderExistingMapIsOneAdd) {
 
 TEST(PatchBuilder, ExistingKeyIsReplacedByAdd) {
   const json doc = container_doc({{"limits", {{"cpu", "4"}, {"nvidia.com/gpu", "2"}}}});
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set(at({"resources", "limits", "cpu"}), "16");
   ASSERT_EQ(patch.operations().size(), 1u);
   json result = apply(doc, patch.operations());
@@ -95,7 +98,8 @@ TEST(PatchBuilder, ExistingKeyIsReplacedByAdd) {
 
 TEST(PatchBuilder, SlashInKeyIsEscaped) {
   const json doc = container_doc({{"limits", {{"cpu", "4"}}}});
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set(at({"resources", "limits", "nvidia.com/gpu"}), "2");
   ASSERT_EQ(patch.operations().size(), 1u);
   EXPECT_EQ(patch.operations()[0]["path"], "/spec/containers/0/resources/limits/nvidia.com~1gpu");
@@ -106,7 +110,8 @@ TEST(PatchBuilder, SlashInKeyIsEscaped) {
 
 TEST(PatchBuilder, MissingResourcesIsOneAddOfTheNestedObject) {
   const json doc = container_doc(json(json::value_t::discarded));
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set(at({"resources", "requests", "cpu"}), "16");
   EXPECT_EQ(patch.operations(),
             json::parse(R"([{"op":"add","path":"/spec/containers/0/resources","value":{"requests":{"cpu":"16"}}}])"));
@@ -117,7 +122,8 @@ TEST(PatchBuilder, MissingResourcesIsOneAddOfTheNestedObject) {
 
 TEST(PatchBuilder, TwoKeysUnderTheSameMissingParent) {
   const json doc = container_doc({{"limits", {{"nvidia.com/gpu", "4"}}}});
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set(at({"resources", "requests", "cpu"}), "32");
   patch.set(at({"resources", "requests", "memory"}), "192Gi");
   EXPECT_EQ(patch.operations(), json::parse(R"([
@@ -132,7 +138,8 @@ TEST(PatchBuilder, KeysUnderSiblingsOfACreatedMap) {
   // resources is missing: the first set creates it; the second set adds a
   // sibling map (limits) inside the created one; the third adds to it.
   const json doc = container_doc(json(json::value_t::discarded));
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set(at({"resources", "requests", "cpu"}), "16");
   patch.set(at({"resources", "limits", "cpu"}), "16");
   patch.set(at({"resources", "limits", "memory"}), "64Gi");
@@ -149,7 +156,8 @@ TEST(PatchBuilder, KeysUnderSiblingsOfACreatedMap) {
 
 TEST(PatchBuilder, NullParentIsTreatedAsMissing) {
   const json doc = container_doc({{"requests", nullptr}, {"limits", {{"nvidia.com/gpu", "1"}}}});
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set(at({"resources", "requests", "cpu"}), "16");
   patch.set(at({"resources", "requests", "nvidia.com/gpu"}), "1");
   EXPECT_EQ(patch.operations(), json::parse(R"([
@@ -161,7 +169,8 @@ TEST(PatchBuilder, NullParentIsTreatedAsMissing) {
 
 TEST(PatchBuilder, NullResourcesIsTreatedAsMissing) {
   const json doc = container_doc(nullptr);
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set(at({"resources", "limits", "memory"}), "64Gi");
   ASSERT_EQ(patch.operations().size(), 1u);
   EXPECT_EQ(patch.operations()[0]["path"], "/spec/containers/0/resources");
@@ -171,7 +180,8 @@ TEST(PatchBuilder, NullResourcesIsTreatedAsMissing) {
 
 TEST(PatchBuilder, MissingMetadataAndAnnotationsFromTheRoot) {
   const json doc = json::parse(R"({"spec":{}})");
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set({"metadata", "annotations", "gpu-sizer.io/sized"}, "x");
   patch.set({"metadata", "annotations", "a~b"}, "y");
   ASSERT_EQ(patch.operations().size(), 2u);
@@ -183,7 +193,8 @@ TEST(PatchBuilder, MissingMetadataAndAnnotationsFromTheRoot) {
 
 TEST(PatchBuilder, ExistingAnnotationsKeepTheirKeys) {
   const json doc = json::parse(R"({"metadata":{"name":"p","annotations":{"team":"cv"}}})");
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set({"metadata", "annotations", "gpu-sizer.io/sized"}, "x");
   EXPECT_EQ(patch.operations(),
             json::parse(R"([{"op":"add","path":"/metadata/annotations/gpu-sizer.io~1sized","value":"x"}])"));
@@ -194,7 +205,8 @@ TEST(PatchBuilder, ExistingAnnotationsKeepTheirKeys) {
 
 TEST(PatchBuilder, SecondContainerOfAnArray) {
   const json doc = json::parse(R"({"spec":{"containers":[{"name":"a"},{"name":"b","resources":{}}]}})");
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set({"spec", "containers", "1", "resources", "requests", "cpu"}, "8");
   patch.set({"spec", "containers", "0", "resources", "requests", "cpu"}, "4");
   ASSERT_EQ(patch.operations().size(), 2u);
@@ -209,7 +221,8 @@ TEST(PatchBuilder, SecondContainerOfAnArray) {
 TEST(PatchBuilder, PathBelowANestedTemplate) {
   // Pod templates sit deep inside other objects (Job spec.template).
   const json doc = json::parse(R"({"spec":{"template":{"spec":{"containers":[{"name":"t"}]}}}})");
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set({"spec", "template", "metadata", "annotations", "gpu-sizer.io/sized"}, "yes");
   patch.set({"spec", "template", "spec", "containers", "0", "resources", "limits", "nvidia.com/gpu"}, "1");
   json result = apply(doc, patch.operations());
@@ -220,7 +233,8 @@ TEST(PatchBuilder, PathBelowANestedTemplate) {
 TEST(PatchBuilder, DoesNotModifyTheDocument) {
   const json doc = container_doc(json(json::value_t::discarded));
   const json before = doc;
-  PatchBuilder patch(doc);
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
   patch.set(at({"resources", "requests", "cpu"}), "16");
   EXPECT_EQ(doc, before);
 }

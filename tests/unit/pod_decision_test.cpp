@@ -40,10 +40,18 @@ json apply(const json& doc, const json& ops) {
   }
 }
 
+// quantity_from_json on a value written as nlohmann JSON.
+Result<Quantity> quantity_of(const json& value) {
+  JsonReader reader;
+  return quantity_from_json(reader.view_of(value));
+}
+
 Outcome run(const json& pod, Endpoint endpoint = Endpoint::kMutate, Mode mode = Mode::kMutate,
         const Policy& policy = default_policy()) {
-  PatchBuilder patch(pod);
-  const PodTarget target{{&pod}, kDescription, mode};
+  JsonReader reader;
+  const JsonView view = reader.view_of(pod);
+  PatchBuilder patch(view);
+  const PodTarget target{{view}, kDescription, mode};
   PodDecision decision = decide_pod(policy, endpoint, target, patch);
   const json ops = patch.operations();
   return Outcome{std::move(decision), ops, apply(pod, ops)};
@@ -313,9 +321,9 @@ TEST(DecidePodMutate, AppContainersAreSizedEvenWhenAnInitContainerHasMoreGpus) {
   json pod = pod_of(json::array({gpu_container("trainer", "2", "16", "64Gi")}));
   pod["spec"]["initContainers"] = json::array({gpu_container("warmup", "4", "32", "192Gi")});
   Outcome r = run(pod);
-  const auto memory = quantity_from_json(resources_of(r.patched)["requests"]["memory"]);
+  const auto memory = quantity_of(resources_of(r.patched)["requests"]["memory"]);
   ASSERT_TRUE(memory.ok());
-  EXPECT_GE(memory.value(), quantity_from_json("96Gi").value()) << resources_of(r.patched).dump();
+  EXPECT_GE(memory.value(), quantity_of("96Gi").value()) << resources_of(r.patched).dump();
   Outcome v = validate(pod);
   EXPECT_FALSE(v.decision.denials.empty()) << "2-GPU app container at 64Gi was not denied";
 }
@@ -497,9 +505,11 @@ TEST(DecidePodMutate, TemplatePathPrefixesEveryOperation) {
                     {"kind", "Job"},
                     {"metadata", {{"name", "j"}}},
                     {"spec", {{"template", {{"spec", {{"containers", json::array({gpu_container("t", "2", "1", "1Gi")})}}}}}}}};
-  PatchBuilder patch(job);
-  const PodTarget target{{&job["spec"]["template"], PodShape::kPod, {"spec", "template"}}, "job default/j",
-                         Mode::kMutate, &job["metadata"]};
+  JsonReader reader;
+  const JsonView view = reader.view_of(job);
+  PatchBuilder patch(view);
+  const PodTarget target{{view["spec"]["template"], PodShape::kPod, {"spec", "template"}}, "job default/j",
+                         Mode::kMutate, view["metadata"]};
   const PodDecision d = decide_pod(default_policy(), Endpoint::kMutate, target, patch);
   EXPECT_EQ(d.gpus, 2);
   for (const auto& op : patch.operations()) EXPECT_EQ(op["path"].get<std::string>().rfind("/spec/template/", 0), 0u) << op;
@@ -874,17 +884,17 @@ TEST(DecidePodRobustness, NullMetadataWithGpusStillDecided) {
 }
 
 TEST(QuantityFromJson, StringsNumbersAndOthers) {
-  ASSERT_TRUE(quantity_from_json("64Gi").ok());
-  EXPECT_EQ(quantity_from_json("64Gi").value().to_string(), "64Gi");
-  ASSERT_TRUE(quantity_from_json(4).ok());
-  EXPECT_EQ(quantity_from_json(4).value().to_string(), "4");
-  ASSERT_TRUE(quantity_from_json(0.5).ok());
-  EXPECT_EQ(quantity_from_json(0.5).value().to_string(), "500m");
-  ASSERT_TRUE(quantity_from_json(-3).ok());
-  EXPECT_TRUE(quantity_from_json(-3).value().is_negative());
-  EXPECT_FALSE(quantity_from_json("1KB").ok());
+  ASSERT_TRUE(quantity_of("64Gi").ok());
+  EXPECT_EQ(quantity_of("64Gi").value().to_string(), "64Gi");
+  ASSERT_TRUE(quantity_of(4).ok());
+  EXPECT_EQ(quantity_of(4).value().to_string(), "4");
+  ASSERT_TRUE(quantity_of(0.5).ok());
+  EXPECT_EQ(quantity_of(0.5).value().to_string(), "500m");
+  ASSERT_TRUE(quantity_of(-3).ok());
+  EXPECT_TRUE(quantity_of(-3).value().is_negative());
+  EXPECT_FALSE(quantity_of("1KB").ok());
   for (const json& v : {json(true), json(nullptr), json::array({1}), json::object()}) {
-    const auto q = quantity_from_json(v);
+    const auto q = quantity_of(v);
     ASSERT_FALSE(q.ok()) << v.dump();
     EXPECT_TRUE(contains(q.error(), v.type_name())) << q.error();
   }

@@ -1,0 +1,3 @@
+module gpusizer-peer
+
+go 1.19
