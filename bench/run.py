@@ -433,6 +433,7 @@ class Bench:
             self.warm_up = 1
             self.starts = 1
             self.max_attempts = 1
+            self.retry_budget_s = 0.0
         else:
             self.connections = [1, 16, 64]
             self.seconds = args.seconds or 10
@@ -440,6 +441,8 @@ class Bench:
             self.warm_up = 1
             self.starts = 3
             self.max_attempts = 3
+            # Seconds the reruns of disturbed runs may add to the whole benchmark.
+            self.retry_budget_s = 150.0
 
     def built(self, name, subdirectory=None):
         """A target's binary: in the build directory, or in its CMake subdirectory."""
@@ -575,12 +578,16 @@ class Bench:
         self.results["startup"][name] = {"median": statistics.median(times), "best": min(times), "all": times}
 
     def load_run(self, name, proc, label, argv, seconds, parse=None, log_file=None):
-        """One h2load run against the server `proc`, run again (up to 3 times in all) when
-        other work took more than DISTURBED_PCT of a core meanwhile; the least disturbed
-        attempt is kept. `parse` adds fields from h2load's log file `log_file`, which h2load
-        appends to: it is removed before each attempt."""
+        """One h2load run against the server `proc`, run again (up to 3 times in all, within
+        a retry budget for the whole benchmark, after waiting up to 30 s for the machine to
+        calm down) when other work took more than DISTURBED_PCT of a core meanwhile; the
+        least disturbed attempt is kept. `parse` adds fields from h2load's log file
+        `log_file`, which h2load appends to: it is removed before each attempt."""
         attempts = []
-        for _ in range(self.max_attempts):
+        for attempt in range(self.max_attempts):
+            if attempt > 0:
+                retry_started = time.monotonic()
+                self.wait_quiet(min(30.0, self.retry_budget_s))
             if log_file is not None:
                 with contextlib.suppress(FileNotFoundError):
                     log_file.unlink()
@@ -602,15 +609,32 @@ class Bench:
             r["steal_pct"] = tuple(100.0 * (steal_after.get(c, 0) - steal_before.get(c, 0)) / elapsed
                                    for c in (LOAD_CORE, SERVER_CORE))
             attempts.append(r)
+            if attempt > 0:
+                self.retry_budget_s -= time.monotonic() - retry_started
             if max(other) <= DISTURBED_PCT:
                 break
+            again = len(attempts) < self.max_attempts and self.retry_budget_s > 0
             log(f"  disturbed: other work used {other[0]:.0f}% of core {LOAD_CORE} and {other[1]:.0f}% of core "
-                f"{SERVER_CORE} during the run" + ("; running it again" if len(attempts) < self.max_attempts else ""))
+                f"{SERVER_CORE} during the run" + ("; running it again" if again else ""))
+            if not again:
+                break
         best = min(attempts, key=lambda a: max(a["other_pct"]))
         best["attempts"] = len(attempts)
         self.other_load.append(best["other_pct"])
         self.steal.append(best["steal_pct"])
         return best
+
+    @staticmethod
+    def wait_quiet(limit_s):
+        """Waits (at most limit_s) for a second in which no core was more than 10% busy."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            before = core_busy_seconds()
+            time.sleep(1.0)
+            after = core_busy_seconds()
+            if max(after[c] - before[c] for c in after) < 0.10:
+                return True
+        return False
 
     def saturation(self, name, proc, port, connections, workload=MAIN_WORKLOAD):
         argv = h2load_argv(port, connections, self.seconds, WORKLOADS / workload, self.warm_up)
@@ -958,7 +982,8 @@ def render(bench, results):
           (" **The machine was not quiet: these numbers are disturbed by other work; rerun on a quiet machine.**"
            if noisy else "") +
           f" A run during which other work took more than {DISTURBED_PCT:g}% of a core is run again (up to "
-          f"{bench.max_attempts} times in all) and the least disturbed attempt kept; a number still marked † was "
+          f"{bench.max_attempts} times in all, after waiting up to 30 s for a quiet second, while the reruns have "
+          "taken less than 150 s in all) and the least disturbed attempt kept; a number still marked † was "
           "measured while the machine was busy with other work.")
         w("")
 

@@ -3,6 +3,7 @@
 // are added before the keys under them.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -39,6 +40,12 @@ class PatchBuilder {
   JsonView document_;
   nlohmann::json operations_ = nlohmann::json::array();
   std::set<std::string> created_;  // pointers of maps this patch adds
+  // The elements of each array walked, by pointer: finding element i of a
+  // parsed array takes i steps, and a pod of 5000 containers is patched
+  // at every index.
+  std::map<std::string, std::vector<JsonView>, std::less<>> arrays_;
+
+  JsonView child(JsonView node, const std::string& pointer, const std::string& token);
 };
 
 }  // namespace gpusizer

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -63,6 +64,9 @@ class JsonView {
   bool present_ = false;
 };
 
+// A JSON Pointer token naming an array element ("0", "12"), as a number.
+std::optional<std::size_t> array_index(std::string_view token);
+
 // The value at tokens (JSON Pointer tokens, unescaped) below root; absent
 // when any step is missing.
 JsonView at_path(JsonView root, const std::vector<std::string>& tokens);
@@ -86,6 +90,14 @@ class JsonReader {
 
   // An nlohmann document (from YAML or a test) read as a view.
   JsonView view_of(const nlohmann::json& document);
+
+  // Gives back the buffers a large document grew (simdjson keeps several
+  // times a document's size), keeping those of an ordinary review: a
+  // server thread that once read an 8 MB body must not hold ~50 MB for
+  // the rest of its life. Views from earlier parses become invalid.
+  void release_large_buffers() noexcept;
+  // The largest document the buffers hold now, in bytes.
+  std::size_t capacity() const { return parser_.capacity(); }
 
  private:
   Result<JsonView> parse_fast(std::string_view text);

@@ -23,12 +23,22 @@ std::string json_pointer(const std::vector<std::string>& tokens) {
   return pointer;
 }
 
+JsonView PatchBuilder::child(JsonView node, const std::string& pointer, const std::string& token) {
+  if (!node.is_array()) return node.child(token);
+  auto [slot, inserted] = arrays_.try_emplace(pointer);
+  if (inserted) slot->second = node.elements();
+  const auto index = array_index(token);
+  if (!index || *index >= slot->second.size()) return {};
+  return slot->second[*index];
+}
+
 void PatchBuilder::set(const std::vector<std::string>& tokens, nlohmann::json value) {
   JsonView node = document_;
   std::string pointer;
   for (std::size_t depth = 0; depth + 1 < tokens.size(); ++depth) {
+    const std::string parent_pointer = pointer;
     pointer += "/" + escape_pointer_token(tokens[depth]);
-    node = node.child(tokens[depth]);
+    node = child(node, parent_pointer, tokens[depth]);
     // A null map is as good as a missing one: `add` replaces it.
     if (!node.is_null() || created_.contains(pointer)) continue;
     // First missing parent: add it with the rest of the path nested inside.

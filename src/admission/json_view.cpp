@@ -111,15 +111,18 @@ bool operator==(const JsonView& a, const JsonView& b) {
   }
 }
 
-JsonView JsonView::child(std::string_view token) const {
-  if (!is_array()) return (*this)[token];
+std::optional<std::size_t> array_index(std::string_view token) {
   std::size_t index = 0;
   auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), index);
+  if (error != std::errc() || end != token.data() + token.size()) return std::nullopt;
+  return index;
+}
+
+JsonView JsonView::child(std::string_view token) const {
+  if (!is_array()) return (*this)[token];
+  const auto index = array_index(token);
   element item;
-  if (error != std::errc() || end != token.data() + token.size() ||
-      simdjson::dom::array(element_).at(index).get(item)) {
-    return {};
-  }
+  if (!index || simdjson::dom::array(element_).at(*index).get(item)) return {};
   return JsonView(item);
 }
 
@@ -168,10 +171,28 @@ bool repeats_a_key(element root) {
 
 }  // namespace
 
+namespace {
+// Buffers for documents up to this size are kept between parses: every
+// review the API server sends fits.
+constexpr std::size_t kRetainedCapacity = 256 * 1024;
+}  // namespace
+
 JsonReader::JsonReader(std::size_t max_depth) : max_depth_(max_depth) {
   // simdjson counts depth as parse_client_json does: max_depth nested
   // arrays and objects are read, one more is not.
-  if (parser_.allocate(64 * 1024, max_depth) != simdjson::SUCCESS) throw std::bad_alloc();
+  if (parser_.allocate(kRetainedCapacity, max_depth) != simdjson::SUCCESS) throw std::bad_alloc();
+}
+
+void JsonReader::release_large_buffers() noexcept {
+  if (parser_.capacity() > kRetainedCapacity) {
+    // A new parser: allocate() would shrink the parser's own buffers but
+    // keep the document's and the copy of the input at their large size.
+    parser_ = simdjson::dom::parser();
+    if (parser_.allocate(kRetainedCapacity, max_depth_)) {
+      // The allocation failed: the next parse allocates what it needs.
+    }
+  }
+  if (converted_.capacity() > kRetainedCapacity) std::string().swap(converted_);
 }
 
 Result<JsonView> JsonReader::parse_fast(std::string_view text) {

@@ -98,6 +98,11 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   ReviewOutcome outcome;
   // One reader per server thread: its buffers are reused, review after review.
   thread_local JsonReader reader;
+  // Runs once the answer is built (locals end after the return value).
+  struct ReleaseAfterAnswer {
+    JsonReader& reader;
+    ~ReleaseAfterAnswer() { reader.release_large_buffers(); }
+  } release{reader};
   auto parsed = reader.parse(body);
   if (!parsed) return bad_request(std::move(outcome), "request body " + parsed.error());
   const JsonView review = parsed.value();

@@ -42,6 +42,16 @@ class TempDir {
   std::string path_;
 };
 
+// VmRSS of a process in KiB, or nothing once it is gone.
+inline std::optional<long> resident_kib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return std::nullopt;
+}
+
 class WebhookProcess {
  public:
   // Runs `gpu-sizer serve --listen 127.0.0.1:0 --cert-dir TMP ARGS...` and

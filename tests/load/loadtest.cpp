@@ -368,16 +368,6 @@ void run_connection(const LoadPlan& plan, int index, ConnectionLog& log) {
   }
 }
 
-// VmRSS of a process in KiB, or nothing once it is gone.
-std::optional<long> resident_kib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return std::nullopt;
-}
-
 // CPU time (user and system) a process has used, or nothing once it is gone.
 std::optional<double> cpu_seconds(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");

@@ -27,7 +27,7 @@ std::string slow_outcome(std::string_view text, std::size_t max_depth = kMaxJson
 }
 
 TEST(JsonReader, RefusesWhatParseClientJsonRefusesWithItsMessage) {
-  for (const std::string text :
+  for (const std::string& text :
        {std::string(R"({"a":1,"a":2})"), std::string(R"({"o":{"k":[{"memory":"1","cpu":2,"memory":"3"}]}})"),
         std::string("{\"a\":"), std::string("[1,]"), std::string("\"\xff\""), std::string("[\"\\ud800\"]"),
         std::string(10001, '[') + std::string(10001, ']'), std::string("")}) {
@@ -61,6 +61,24 @@ TEST(JsonReader, ReusedReaderReadsEachDocument) {
     ASSERT_TRUE(parsed) << parsed.error();
     EXPECT_EQ(json::parse(parsed.value().text()), json::parse(text));
   }
+}
+
+TEST(JsonReader, GivesBackTheBuffersOfALargeDocument) {
+  // A server thread keeps its reader: one 8 MB body must not pin tens of
+  // megabytes for the thread's life.
+  JsonReader reader;
+  const std::size_t ordinary = reader.capacity();
+  const std::string large = "[\"" + std::string(4 << 20, 'x') + "\"]";
+  ASSERT_TRUE(reader.parse(large));
+  EXPECT_GE(reader.capacity(), large.size());
+  reader.release_large_buffers();
+  EXPECT_EQ(reader.capacity(), ordinary);
+  auto again = reader.parse(R"({"a":1})");  // still reads after giving back
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again.value()["a"].text(), "1");
+  // An ordinary review keeps its buffers: nothing to allocate next time.
+  reader.release_large_buffers();
+  EXPECT_EQ(reader.capacity(), ordinary);
 }
 
 TEST(JsonView, WrongTypesAndMissingMembersReadAsAbsent) {
