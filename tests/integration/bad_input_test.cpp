@@ -328,6 +328,10 @@ TEST_F(BadInputTest, LargeReviewsLeaveNoLastingMemory) {
   // body it read (several times its size): a few 7 MB reviews pinned tens
   // of megabytes for good until large buffers were given back after each
   // answer.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizer's allocator holds freed memory (quarantine) and ignores mallopt: "
+                  "resident memory is measured in the ordinary build";
+#endif
   json pod = kFourGpuPod;
   pod["metadata"]["annotations"]["big"] = std::string(7u << 20, 'x');
   const std::string body = admission_review(pod).dump();
