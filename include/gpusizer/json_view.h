@@ -1,6 +1,6 @@
-// Read-only JSON for the decisions: documents parsed with simdjson (about
-// 20x faster than building an nlohmann DOM for a 12 KB review, see
-// docs/performance.md) and read through JsonView, where a missing member and
+// Read-only JSON for the decisions: documents parsed with simdjson (the
+// whole handler for a 12 KB pod review went from 275 to about 76 µs when
+// it replaced an nlohmann DOM, docs/performance.md) and read through JsonView, where a missing member and
 // a value of the wrong type read as absent, so odd input gets an answer,
 // not a crash.
 #pragma once
@@ -52,8 +52,6 @@ class JsonView {
   std::vector<JsonView> elements() const;
   // The value as compact JSON text ("4", "1.5" for numbers).
   std::string text() const;
-  // The same value as an nlohmann::json (for answers built from input).
-  nlohmann::json to_nlohmann() const;
 
   // Equal values: objects with the same members in any order, arrays
   // element by element, numbers by type and value.

@@ -52,28 +52,6 @@ std::vector<JsonView> JsonView::elements() const {
 
 std::string JsonView::text() const { return present_ ? simdjson::minify(element_) : "null"; }
 
-nlohmann::json JsonView::to_nlohmann() const {
-  if (is_null()) return nullptr;
-  switch (element_.type()) {
-    case element_type::OBJECT: {
-      nlohmann::json out = nlohmann::json::object();
-      for (const auto& [key, value] : members()) out[std::string(key)] = value.to_nlohmann();
-      return out;
-    }
-    case element_type::ARRAY: {
-      nlohmann::json out = nlohmann::json::array();
-      for (const JsonView& item : elements()) out.push_back(item.to_nlohmann());
-      return out;
-    }
-    case element_type::STRING: return std::string(string());
-    case element_type::BOOL: return is_true();
-    case element_type::INT64: return int64_t(element_);
-    case element_type::UINT64: return uint64_t(element_);
-    case element_type::DOUBLE: return double(element_);
-    default: return nullptr;
-  }
-}
-
 bool operator==(const JsonView& a, const JsonView& b) {
   if (a.is_absent() || b.is_absent()) return a.is_absent() == b.is_absent();
   const element_type type = a.element_.type();
