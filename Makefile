@@ -14,7 +14,7 @@ PACKAGES := g++ cmake make pkg-config curl openssl \
 	prometheus-cpp-dev libyaml-cpp-dev libgtest-dev libgmock-dev \
 	prometheus chromium python3 python3-yaml fonts-dejavu-core fonts-liberation libgl1-mesa-dri \
 	golang-go etcd-server dpkg-dev rsync jq clang libclang-rt-14-dev \
-	libsimdjson-dev libbenchmark-dev nghttp2-client
+	libsimdjson-dev libbenchmark-dev nghttp2-client libboost1.81-dev
 # The end-to-end test needs a kubectl; Debian's (kubernetes-client, 1.20.2)
 # only when none is on PATH, so a newer one already installed is kept.
 KUBECTL_PACKAGE := $(shell command -v kubectl >/dev/null || echo kubernetes-client)

@@ -24,7 +24,8 @@ constexpr const char* kUsage = R"(gpu-sizer: size CPU, memory and ephemeral-stor
 
 Usage:
   gpu-sizer serve [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--client-ca FILE]
-                  [--policy FILE] [--metrics-listen HOST:PORT] [--cert-dir DIR] [--threads N]
+                  [--policy FILE] [--metrics-listen HOST:PORT] [--cert-dir DIR]
+                  [--transport asio|httplib] [--threads N]
                   [--max-body-bytes N] [--read-timeout SECONDS] [--keep-alive-timeout SECONDS]
                   [--policy-poll SECONDS] [--shutdown-delay SECONDS] [--metrics-namespace-cap N]
                   [--log-level LEVEL] [--log-format json|text]
@@ -33,8 +34,12 @@ Usage:
       self-signed CA and certificate in --cert-dir (default /tmp/gpu-sizer)
       and logs where the CA is. With --client-ca, /mutate and /validate
       answer only clients presenting a certificate signed by a CA in FILE
-      (the API server's webhook client certificate). Defaults: --listen 127.0.0.1:8443,
-      --threads 32, --max-body-bytes 8388608, --read-timeout 10,
+      (the API server's webhook client certificate). --transport asio (the
+      default) serves any number of connections from --threads event loops
+      (default: the CPUs the process may use, within its cgroup CPU limit);
+      --transport httplib holds a thread per connection, --threads of them
+      (default 32). Defaults: --listen 127.0.0.1:8443,
+      --max-body-bytes 8388608, --read-timeout 10,
       --keep-alive-timeout 5, --policy-poll 2, --shutdown-delay 0 (seconds
       of failing /readyz while still serving after SIGTERM; set it to the
       time your cluster takes to update endpoints), --metrics-namespace-cap 100,
@@ -263,6 +268,7 @@ int run_serve(Flags& flags) {
   options.cert_dir = flags.take_or("cert-dir", options.cert_dir);
   options.policy_path = flags.take_or("policy", "");
   options.metrics_listen = flags.take_or("metrics-listen", "");
+  options.transport = flags.take_or("transport", options.transport);
   options.threads = static_cast<int>(flags.take_number("threads", options.threads, 1, 4096));
   options.max_body_bytes = static_cast<std::size_t>(
       flags.take_number("max-body-bytes", static_cast<int64_t>(options.max_body_bytes), 1024, int64_t{1} << 30));
@@ -283,6 +289,9 @@ int run_serve(Flags& flags) {
     return usage_error("--log-level must be trace, debug, info, warn, error or off, found \"" + level + "\"");
   }
   if (format != "json" && format != "text") return usage_error("--log-format must be json or text, found \"" + format + "\"");
+  if (options.transport != "asio" && options.transport != "httplib") {
+    return usage_error("--transport must be asio or httplib, found \"" + options.transport + "\"");
+  }
   gpusizer::configure_logging(format == "json" ? gpusizer::LogFormat::kJson : gpusizer::LogFormat::kText, parsed_level);
   return gpusizer::serve(options);
 }

@@ -13,9 +13,17 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace gpusizer {
+
+// "10.0.0.7:51234": the peer of a connected socket, for log lines.
+std::string peer_address(int fd);
+
+// The log line of a connection closed for not sending a whole request
+// within `allowance`, the same for both transports.
+void log_connection_cut(const std::string& peer, std::chrono::milliseconds allowance);
 
 class ConnectionDeadlines {
  public:

@@ -1,10 +1,15 @@
-// The HTTPS webhook server: the only code that knows cpp-httplib.
+// The webhook server: flags, certificates, policy and certificate reloads,
+// signals, the metrics listener, and the transport of the webhook port
+// (transport.h).
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "gpusizer/result.h"
+#include "gpusizer/transport.h"
 
 namespace gpusizer {
 
@@ -19,10 +24,13 @@ struct ServerOptions {
   std::string cert_dir = "/tmp/gpu-sizer";  // where generated certificates are written
   std::string policy_path;                  // empty: the embedded default policy
   std::string metrics_listen;               // HOST:PORT of plain-HTTP /metrics; empty: off
-  int threads = 32;                         // concurrent connections served
+  std::string transport = "asio";           // asio or httplib (transport.h)
+  // asio: event-loop threads, 0 = available_cpus(); httplib: connections
+  // served at once, 0 = 32.
+  int threads = 0;
   std::size_t max_body_bytes = 8u << 20;    // larger bodies get 413
   int read_timeout_seconds = 10;            // per wait for bytes; the API server's own default timeout
-  int keep_alive_timeout_seconds = 5;       // idle connections hold a thread each
+  int keep_alive_timeout_seconds = 5;       // idle connections are closed after it
   // A connection must deliver each whole request within keep-alive + read
   // timeout of its handshake or previous answer, or it is closed.
   int policy_poll_seconds = 2;
@@ -31,13 +39,16 @@ struct ServerOptions {
   std::string version = "dev";              // for gpu_sizer_build_info
 };
 
-struct ListenAddress {
-  std::string host;
-  int port = 0;
-};
-
 // "127.0.0.1:8443", "[::1]:8443", ":8443" (all interfaces). Fails naming the text.
 Result<ListenAddress> parse_listen_address(const std::string& text);
+
+// The CPUs this process may run on: its affinity mask, capped by its cgroup
+// v2 CPU limit (/sys/fs/cgroup/cpu.max) rounded up. At least 1.
+int available_cpus();
+
+// The CPU limit in a cgroup v2 cpu.max text ("150000 100000" -> 2, rounded
+// up); nothing for "max 100000" (no limit) or text that is not a limit.
+std::optional<int> cpus_of_cgroup_limit(std::string_view cpu_max);
 
 // Serves /mutate, /validate, /healthz and /readyz over HTTPS until SIGTERM or
 // SIGINT; then /readyz fails for shutdown_delay_seconds while requests are

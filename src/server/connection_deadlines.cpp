@@ -20,8 +20,9 @@ int context_index() {
   return index;
 }
 
-// "10.0.0.7:51234", for the log line of a cut connection.
-std::string peer_of(int fd) {
+}  // namespace
+
+std::string peer_address(int fd) {
   sockaddr_storage address{};
   socklen_t size = sizeof address;
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return "unknown";
@@ -39,7 +40,10 @@ std::string peer_of(int fd) {
   return std::string(host) + ":" + std::to_string(port);
 }
 
-}  // namespace
+void log_connection_cut(const std::string& peer, std::chrono::milliseconds allowance) {
+  log_event(spdlog::level::info, "closed a connection that did not send a whole request in time",
+            {{"peer", peer}, {"seconds", allowance.count() / 1000.0}});
+}
 
 ConnectionDeadlines::ConnectionDeadlines(std::chrono::milliseconds allowance)
     : allowance_(allowance), watcher_([this] { watch(); }) {}
@@ -115,16 +119,13 @@ void ConnectionDeadlines::watch() {
       // Under the lock, so the descriptor cannot have been closed and
       // reused: forget() runs before cpp-httplib closes it. The shutdown
       // ends the read the connection's thread is blocked in.
-      peers.push_back(peer_of(connection.fd));
+      peers.push_back(peer_address(connection.fd));
       ::shutdown(connection.fd, SHUT_RDWR);
       connection.due = Clock::time_point::max();
     }
     if (!peers.empty()) {
       lock.unlock();
-      for (const auto& peer : peers) {
-        log_event(spdlog::level::info, "closed a connection that did not send a whole request in time",
-                  {{"peer", peer}, {"seconds", allowance_.count() / 1000.0}});
-      }
+      for (const auto& peer : peers) log_connection_cut(peer, allowance_);
       lock.lock();
       continue;
     }

@@ -4,31 +4,30 @@
 #include <malloc.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <csignal>
 #include <chrono>
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <ctime>
-#include <optional>
+#include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "gpusizer/certificates.h"
-#include "gpusizer/connection_deadlines.h"
-#include "gpusizer/json_text.h"
 #include "gpusizer/log.h"
 #include "gpusizer/metrics.h"
 #include "gpusizer/policy_store.h"
-#include "gpusizer/review.h"
 #include "gpusizer/self_signed.h"
 #include "gpusizer/status_page.h"
-#include "gpusizer/strings.h"
+#include "gpusizer/webhook_routes.h"
 
 namespace gpusizer {
 
@@ -45,6 +44,30 @@ Result<ListenAddress> parse_listen_address(const std::string& text) {
     return Error{"listen address \"" + text + "\": port must be a number from 0 to 65535"};
   }
   return ListenAddress{host, std::stoi(port_text)};
+}
+
+std::optional<int> cpus_of_cgroup_limit(std::string_view cpu_max) {
+  // "QUOTA PERIOD" in microseconds; QUOTA is "max" when there is no limit.
+  long long quota = 0;
+  long long period = 0;
+  const std::string text(cpu_max);
+  if (std::sscanf(text.c_str(), "%lld %lld", &quota, &period) != 2 || quota <= 0 || period <= 0) return std::nullopt;
+  return static_cast<int>((quota + period - 1) / period);
+}
+
+int available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                          : static_cast<int>(std::thread::hardware_concurrency());
+  // A Kubernetes CPU limit leaves the affinity mask at every CPU of the
+  // node; threads past the limit would only be throttled.
+  std::ifstream cpu_max("/sys/fs/cgroup/cpu.max");
+  std::string line;
+  if (std::getline(cpu_max, line)) {
+    if (const auto limit = cpus_of_cgroup_limit(line)) cpus = std::min(cpus, *limit);
+  }
+  return std::max(1, cpus);
 }
 
 namespace {
@@ -84,42 +107,6 @@ bool configure_tls(SSL_CTX& context, CertificateStore& certificates, const std::
     SSL_CTX_set_verify(&context, SSL_VERIFY_PEER, nullptr);
   }
   return true;
-}
-
-// Whether the connection presented a client certificate that verified
-// against --client-ca.
-bool verified_client(const httplib::Request& req) {
-  return req.ssl && SSL_get0_peer_certificate(req.ssl) && SSL_get_verify_result(req.ssl) == X509_V_OK;
-}
-
-// One line per review: who, what, the decision and what changed; never the
-// body (it may hold secrets in env values).
-void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
-  std::vector<std::string> changes;
-  std::vector<std::string> denials;
-  for (const auto& pod : o.pods) {
-    changes.insert(changes.end(), pod.changes.begin(), pod.changes.end());
-    denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());
-  }
-  nlohmann::json fields = {{"endpoint", endpoint == Endpoint::kMutate ? "mutate" : "validate"},
-                           {"uid", o.uid},
-                           {"kind", o.kind},
-                           {"operation", o.operation},
-                           {"object", o.namespace_name + "/" + o.name},
-                           {"decision", to_string(o.decision)},
-                           {"dry_run", o.dry_run},
-                           {"duration_us", static_cast<int64_t>(seconds * 1e6)}};
-  if (!changes.empty()) fields["changes"] = changes;
-  if (!denials.empty()) fields["denials"] = denials;
-  if (!o.error.empty()) fields["error"] = o.error;
-  if (o.bypass) fields["bypass"] = {{"reason", o.bypass->reason}, {"name", o.bypass->name}};
-  log_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, "review", fields);
-}
-
-void reply_json_error(httplib::Response& res, int status, const std::string& message) {
-  res.status = status;
-  // Messages may quote headers and paths, which need not be UTF-8.
-  res.set_content(to_json_text(nlohmann::json{{"error", message}}), "application/json");
 }
 
 // Blocks SIGTERM and SIGINT in this thread and every thread it starts, so
@@ -184,132 +171,44 @@ int serve(const ServerOptions& options) {
     return 2;
   }
   CertificateStore& certificates = *opened.value();
-  std::string tls_error;
-  // Declared before the server: it must outlive every connection.
-  ConnectionDeadlines deadlines(
-      std::chrono::seconds(options.keep_alive_timeout_seconds + options.read_timeout_seconds));
-  httplib::SSLServer server([&](SSL_CTX& context) {
-    deadlines.track(context);
-    return configure_tls(context, certificates, options.client_ca, tls_error);
-  });
-  if (!server.is_valid()) {
-    log_event(spdlog::level::err, tls_error);
-    return 2;
-  }
-  const int threads = options.threads;
-  // The pool size compiled into Debian's libcpp-httplib is fixed; size it here.
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
-  server.set_keep_alive_max_count(1u << 20);
-  server.set_keep_alive_timeout(options.keep_alive_timeout_seconds);
-  server.set_read_timeout(options.read_timeout_seconds);
-  server.set_write_timeout(options.read_timeout_seconds);
-  server.set_payload_max_length(options.max_body_bytes);
-  server.set_tcp_nodelay(true);
 
   Metrics metrics(options.version, options.metrics_namespace_cap);
   metrics.set_policy(*policy.current());
   metrics.set_certificate_expiry(certificates.not_after());
   std::atomic<bool> stopping{false};
-
   StatusCounters status_counters;
   RecentDecisions recent_decisions(100);
-  // Every answered review is counted, listed on /status and logged.
-  auto record = [&](Endpoint endpoint, const ReviewOutcome& outcome, std::chrono::steady_clock::time_point started) {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    metrics.count_review(endpoint, outcome, seconds);
-    status_counters.count_review(outcome);
-    recent_decisions.add(make_decision_record(endpoint, outcome));
-    log_review(endpoint, outcome, seconds);
-  };
+  const WebhookRoutes routes(WebhookState{policy, metrics, status_counters, recent_decisions, stopping,
+                                          !options.client_ca.empty(), options.max_body_bytes});
 
-  auto review_route = [&](Endpoint endpoint) {
-    return [&, endpoint](const httplib::Request& req, httplib::Response& res) {
-      const auto started = std::chrono::steady_clock::now();
-      deadlines.request_arrived(req.ssl);
-      if (!options.client_ca.empty() && !verified_client(req)) {
-        const std::string message =
-            "a client certificate signed by --client-ca is required for " + req.path +
-            " (the API server presents one when its admission config names a client certificate for this webhook)";
-        reply_json_error(res, 403, message);
-        ReviewOutcome rejected;
-        rejected.error = message;
-        record(endpoint, rejected, started);
-        return;
-      }
-      const std::string content_type = req.get_header_value("Content-Type");
-      if (content_type.find("application/json") == std::string::npos) {
-        const std::string message = "Content-Type must be application/json, found \"" + content_type + "\"";
-        reply_json_error(res, 415, message);
-        ReviewOutcome rejected;
-        rejected.error = message;
-        record(endpoint, rejected, started);
-        return;
-      }
-      HttpReply reply = handle_review(*policy.current(), endpoint, req.body);
-      res.status = reply.status;
-      res.set_content(std::move(reply.body), "application/json");
-      record(endpoint, reply.outcome, started);
-    };
-  };
-  server.Post("/mutate", review_route(Endpoint::kMutate));
-  server.Post("/validate", review_route(Endpoint::kValidate));
-  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
-  server.Get("/readyz", [&](const httplib::Request&, httplib::Response& res) {
-    if (stopping) {
-      res.status = 503;
-      res.set_content("shutting down\n", "text/plain");
-    } else {
-      res.set_content("ready\n", "text/plain");
-    }
-  });
-  const std::string body_limit = std::to_string(options.max_body_bytes) + " bytes (--max-body-bytes)";
-  // cpp-httplib applies the body limit only to a body with a Content-Length
-  // and would read a chunked or unframed one whole into memory; the API
-  // server always sends Content-Length.
-  server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
-    const bool reads_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" ||
-                            req.method == "DELETE" || req.method == "PRI";
-    if (!req.has_header("Transfer-Encoding") && (!reads_body || req.has_header("Content-Length"))) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    reply_json_error(res, 411, "a request body needs a Content-Length header, at most " + body_limit +
-                                   "; chunked transfer encoding is not accepted");
-    // The body is left unread, so the connection cannot carry another request.
-    res.set_header("Connection", "close");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  // Called once an answer is written: the next request's deadline starts,
-  // and an answer saying Connection: close (a 411, its body unread) ends the
-  // connection, which cpp-httplib would otherwise go on reading.
-  server.set_logger([&](const httplib::Request& req, const httplib::Response& res) {
-    deadlines.answered(req.ssl);
-    if (req.ssl && res.get_header_value("Connection") == "close") ::shutdown(SSL_get_fd(req.ssl), SHUT_RDWR);
-  });
-  server.set_error_handler([&](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    reply_json_error(res, res.status,
-                     res.status == 413   ? "request body exceeds the size limit of " + body_limit
-                     : res.status == 404 ? "no route " + req.method + " " + req.path +
-                                               " (use POST /mutate, POST /validate, GET /healthz, GET /readyz)"
-                                         : "request failed");
-  });
-
-  int port = listen.value().port;
-  if (port == 0) {
-    port = server.bind_to_any_port(listen.value().host);
-  } else if (!server.bind_to_port(listen.value().host, port)) {
-    port = -1;
-  }
-  if (port < 0) {
-    log_event(spdlog::level::err, "cannot listen: address in use or not available", {{"listen", options.listen}});
+  const bool asio = options.transport == "asio";
+  if (!asio && options.transport != "httplib") {
+    log_event(spdlog::level::err, "--transport must be asio or httplib, not \"" + options.transport + "\"");
     return 2;
   }
+  TransportOptions transport_options{
+      listen.value(),
+      options.threads > 0 ? options.threads : asio ? available_cpus() : 32,
+      options.max_body_bytes,
+      std::chrono::seconds(options.read_timeout_seconds),
+      std::chrono::seconds(options.keep_alive_timeout_seconds),
+  };
+  const TlsSetup tls = [&](SSL_CTX& context, std::string& error) {
+    return configure_tls(context, certificates, options.client_ca, error);
+  };
+  auto opened_transport = asio ? open_asio_transport(transport_options, tls, routes)
+                               : open_httplib_transport(transport_options, tls, routes);
+  if (!opened_transport) {
+    log_event(spdlog::level::err, opened_transport.error(), {{"listen", options.listen}});
+    return 2;
+  }
+  Transport& transport = *opened_transport.value();
+  const int port = transport.port();
 
   std::unique_ptr<httplib::Server> metrics_server;
   std::thread metrics_thread;
   // httplib's stop() does nothing before its listen loop runs: a signal that
   // arrives during start-up waits for the loop (or for it to have failed).
-  std::atomic<bool> listen_returned{false};
   std::atomic<bool> metrics_listen_returned{false};
   auto stop_when_running = [](httplib::Server& s, const std::atomic<bool>& returned) {
     while (!s.is_running() && !returned) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -391,18 +290,19 @@ int serve(const ServerOptions& options) {
     // out of the Service's endpoints, so the API server never meets a
     // closed port on a rollout.
     std::this_thread::sleep_for(std::chrono::seconds(options.shutdown_delay_seconds));
-    stop_when_running(server, listen_returned);
+    transport.stop();
     if (metrics_server) stop_when_running(*metrics_server, metrics_listen_returned);
   });
 
   std::printf("listening on https://%s:%d\n", listen.value().host.c_str(), port);
   std::fflush(stdout);
   log_event(spdlog::level::info, "serving /mutate and /validate",
-            {{"address", "https://" + listen.value().host + ":" + std::to_string(port)}, {"threads", threads}});
-  server.listen_after_bind();
-  listen_returned = true;
+            {{"address", "https://" + listen.value().host + ":" + std::to_string(port)},
+             {"transport", options.transport},
+             {"threads", transport_options.threads}});
+  transport.run();
 
-  // listen returns on stop() from the signal thread, or on its own if the
+  // run returns on stop() from the signal thread, or on its own if the
   // socket fails; make sure the helpers end either way.
   if (!stopping) kill(getpid(), SIGTERM);
   signal_thread.join();

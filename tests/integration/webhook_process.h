@@ -52,6 +52,13 @@ inline std::optional<long> resident_kib(pid_t pid) {
   return std::nullopt;
 }
 
+// The transport the webhook under test serves with: GPU_SIZER_TEST_TRANSPORT
+// (CTest runs the transport suites once per transport), else the default.
+inline std::string test_transport() {
+  const char* transport = std::getenv("GPU_SIZER_TEST_TRANSPORT");
+  return transport && *transport ? transport : "asio";
+}
+
 class WebhookProcess {
  public:
   // Runs `gpu-sizer serve --listen 127.0.0.1:0 --cert-dir TMP ARGS...` and
@@ -62,6 +69,7 @@ class WebhookProcess {
     // httplib handles, not kill the test process with SIGPIPE.
     ::signal(SIGPIPE, SIG_IGN);
     std::vector<std::string> argv = {GPU_SIZER_BINARY, "serve", "--listen", "127.0.0.1:0", "--cert-dir", dir()};
+    argv.insert(argv.end(), {"--transport", test_transport()});
     argv.insert(argv.end(), args.begin(), args.end());
     int out[2];
     if (::pipe(out) != 0) throw std::runtime_error("pipe");

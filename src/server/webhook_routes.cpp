@@ -1,0 +1,138 @@
+#include "gpusizer/webhook_routes.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "gpusizer/json_text.h"
+#include "gpusizer/log.h"
+#include "gpusizer/review.h"
+
+namespace gpusizer {
+
+namespace {
+
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kText = "text/plain";
+
+HttpAnswer json_error(int status, const std::string& message) {
+  // Messages may quote headers and paths, which need not be UTF-8.
+  return {status, kJson, to_json_text(nlohmann::json{{"error", message}})};
+}
+
+// One line per review: who, what, the decision and what changed; never the
+// body (it may hold secrets in env values).
+void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
+  std::vector<std::string> changes;
+  std::vector<std::string> denials;
+  for (const auto& pod : o.pods) {
+    changes.insert(changes.end(), pod.changes.begin(), pod.changes.end());
+    denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());
+  }
+  nlohmann::json fields = {{"endpoint", endpoint == Endpoint::kMutate ? "mutate" : "validate"},
+                           {"uid", o.uid},
+                           {"kind", o.kind},
+                           {"operation", o.operation},
+                           {"object", o.namespace_name + "/" + o.name},
+                           {"decision", to_string(o.decision)},
+                           {"dry_run", o.dry_run},
+                           {"duration_us", static_cast<int64_t>(seconds * 1e6)}};
+  if (!changes.empty()) fields["changes"] = changes;
+  if (!denials.empty()) fields["denials"] = denials;
+  if (!o.error.empty()) fields["error"] = o.error;
+  if (o.bypass) fields["bypass"] = {{"reason", o.bypass->reason}, {"name", o.bypass->name}};
+  log_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, "review", fields);
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+WebhookRoutes::WebhookRoutes(WebhookState state)
+    : state_(state), body_limit_(std::to_string(state.max_body_bytes) + " bytes (--max-body-bytes)") {}
+
+HttpAnswer WebhookRoutes::answer(const HttpRequestView& request) const {
+  const bool get = request.method == "GET" || request.method == "HEAD";
+  if (request.method == "POST" && request.path == "/mutate") return review(Endpoint::kMutate, request);
+  if (request.method == "POST" && request.path == "/validate") return review(Endpoint::kValidate, request);
+  if (get && request.path == "/healthz") return {200, kText, "ok\n"};
+  if (get && request.path == "/readyz") {
+    if (state_.stopping) return {503, kText, "shutting down\n"};
+    return {200, kText, "ready\n"};
+  }
+  return json_error(404, "no route " + std::string(request.method) + " " + std::string(request.path) +
+                             " (use POST /mutate, POST /validate, GET /healthz, GET /readyz)");
+}
+
+HttpAnswer WebhookRoutes::review(Endpoint endpoint, const HttpRequestView& request) const {
+  const auto started = std::chrono::steady_clock::now();
+  HttpAnswer answer;
+  ReviewOutcome refused;
+  const ReviewOutcome* outcome = &refused;
+  HttpReply reply;
+  if (state_.require_client_certificate && !request.verified_client) {
+    refused.error = "a client certificate signed by --client-ca is required for " + std::string(request.path) +
+                    " (the API server presents one when its admission config names a client certificate for "
+                    "this webhook)";
+    answer = json_error(403, refused.error);
+  } else if (request.content_type.find("application/json") == std::string_view::npos) {
+    refused.error = "Content-Type must be application/json, found \"" + std::string(request.content_type) + "\"";
+    answer = json_error(415, refused.error);
+  } else {
+    reply = handle_review(*state_.policy.current(), endpoint, request.body);
+    answer = {reply.status, kJson, std::move(reply.body)};
+    outcome = &reply.outcome;
+  }
+  // Every answered review is counted, listed on /status and logged.
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  state_.metrics.count_review(endpoint, *outcome, seconds);
+  state_.status_counters.count_review(*outcome);
+  state_.recent_decisions.add(make_decision_record(endpoint, *outcome));
+  log_review(endpoint, *outcome, seconds);
+  return answer;
+}
+
+HttpAnswer WebhookRoutes::body_too_large() const {
+  return unreadable(413, "request body exceeds the size limit of " + body_limit_);
+}
+
+HttpAnswer WebhookRoutes::length_required() const {
+  return unreadable(411, "a request body needs a Content-Length header, at most " + body_limit_ +
+                             "; chunked transfer encoding is not accepted");
+}
+
+HttpAnswer WebhookRoutes::unreadable(int status, const std::string& message) {
+  HttpAnswer answer = json_error(status, message);
+  answer.close = true;
+  return answer;
+}
+
+bool WebhookRoutes::needs_length(std::string_view method, bool has_content_length, bool has_transfer_encoding) {
+  const bool reads_body =
+      method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE" || method == "PRI";
+  return has_transfer_encoding || (reads_body && !has_content_length);
+}
+
+std::string decoded_path(std::string_view target) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  std::string decoded;
+  decoded.reserve(path.size());
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '%' && i + 2 < path.size() && hex_value(path[i + 1]) >= 0 && hex_value(path[i + 2]) >= 0) {
+      decoded += static_cast<char>(hex_value(path[i + 1]) * 16 + hex_value(path[i + 2]));
+      i += 2;
+    } else {
+      decoded += path[i];
+    }
+  }
+  return decoded;
+}
+
+}  // namespace gpusizer

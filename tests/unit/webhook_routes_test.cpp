@@ -1,0 +1,110 @@
+// The answers both transports give (webhook_routes.h), and how the asio
+// transport sizes itself to the CPUs it may use (server.h).
+#include "gpusizer/webhook_routes.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include "gpusizer/server.h"
+#include "support/review_support.h"
+
+namespace gpusizer {
+namespace {
+
+using testing::admission_review;
+using testing::gpu_pod;
+
+class WebhookRoutesTest : public ::testing::Test {
+ protected:
+  WebhookRoutes routes(bool require_client_certificate = false) {
+    return WebhookRoutes(WebhookState{*policy_, metrics_, counters_, decisions_, stopping_,
+                                      require_client_certificate, 8u << 20});
+  }
+
+  std::unique_ptr<PolicyStore> policy_ = std::move(PolicyStore::open("").value());
+  Metrics metrics_{"test", 100};
+  StatusCounters counters_;
+  RecentDecisions decisions_;
+  std::atomic<bool> stopping_{false};
+};
+
+const std::string kReview =
+    admission_review(gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}})).dump();
+
+TEST_F(WebhookRoutesTest, ReviewsAreAnsweredCountedAndListed) {
+  const HttpAnswer answer = routes().answer({"POST", "/mutate", "application/json", false, kReview});
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_EQ(answer.content_type, "application/json");
+  EXPECT_NE(answer.body.find("\"patch\":"), std::string::npos) << answer.body;
+  EXPECT_FALSE(answer.close);
+  EXPECT_EQ(decisions_.total_added(), 1u);
+  EXPECT_NE(metrics_.render().find("decision=\"mutated\""), std::string::npos);
+}
+
+TEST_F(WebhookRoutesTest, RefusedReviewsNameWhatToChangeAndAreCounted) {
+  const HttpAnswer text = routes().answer({"POST", "/validate", "text/plain", false, kReview});
+  EXPECT_EQ(text.status, 415);
+  EXPECT_EQ(text.body, "{\"error\":\"Content-Type must be application/json, found \\\"text/plain\\\"\"}");
+  const HttpAnswer anonymous = routes(true).answer({"POST", "/mutate", "application/json", false, kReview});
+  EXPECT_EQ(anonymous.status, 403);
+  EXPECT_NE(anonymous.body.find("a client certificate signed by --client-ca is required for /mutate"),
+            std::string::npos);
+  EXPECT_EQ(routes(true).answer({"POST", "/mutate", "application/json", true, kReview}).status, 200);
+  EXPECT_EQ(decisions_.total_added(), 3u);
+}
+
+TEST_F(WebhookRoutesTest, ProbesAndUnknownRoutes) {
+  EXPECT_EQ(routes().answer({"GET", "/healthz", "", false, ""}).body, "ok\n");
+  EXPECT_EQ(routes().answer({"HEAD", "/readyz", "", false, ""}).status, 200);
+  stopping_ = true;
+  const HttpAnswer stopping = routes().answer({"GET", "/readyz", "", false, ""});
+  EXPECT_EQ(stopping.status, 503);
+  EXPECT_EQ(routes().answer({"GET", "/healthz", "", false, ""}).status, 200) << "alive while stopping";
+  const HttpAnswer wrong_method = routes().answer({"GET", "/mutate", "", false, ""});
+  EXPECT_EQ(wrong_method.status, 404);
+  EXPECT_EQ(wrong_method.body,
+            "{\"error\":\"no route GET /mutate (use POST /mutate, POST /validate, GET /healthz, GET /readyz)\"}");
+}
+
+TEST_F(WebhookRoutesTest, RefusalsBeforeTheBodyCloseTheConnection) {
+  const HttpAnswer too_long = routes().body_too_large();
+  EXPECT_EQ(too_long.status, 413);
+  EXPECT_TRUE(too_long.close);
+  EXPECT_EQ(too_long.body, "{\"error\":\"request body exceeds the size limit of 8388608 bytes (--max-body-bytes)\"}");
+  EXPECT_EQ(routes().length_required().status, 411);
+  EXPECT_TRUE(routes().length_required().close);
+  EXPECT_TRUE(WebhookRoutes::needs_length("POST", false, false));
+  EXPECT_TRUE(WebhookRoutes::needs_length("POST", true, true)) << "chunked, whatever the length says";
+  EXPECT_TRUE(WebhookRoutes::needs_length("GET", false, true));
+  EXPECT_FALSE(WebhookRoutes::needs_length("POST", true, false));
+  EXPECT_FALSE(WebhookRoutes::needs_length("GET", false, false));
+}
+
+TEST(DecodedPath, DropsTheQueryAndDecodesPercentEscapes) {
+  EXPECT_EQ(decoded_path("/mutate?timeout=3s"), "/mutate");
+  EXPECT_EQ(decoded_path("/%6Dutate"), "/mutate");
+  EXPECT_EQ(decoded_path("/%FF"), "/\xff");
+  EXPECT_EQ(decoded_path("/100%"), "/100%");
+  EXPECT_EQ(decoded_path("/%zz%4"), "/%zz%4");
+  EXPECT_EQ(decoded_path(""), "");
+}
+
+TEST(AvailableCpus, CgroupLimitsRoundUpAndNoLimitIsNothing) {
+  EXPECT_EQ(cpus_of_cgroup_limit("max 100000"), std::nullopt);
+  EXPECT_EQ(cpus_of_cgroup_limit("200000 100000"), 2);
+  EXPECT_EQ(cpus_of_cgroup_limit("150000 100000"), 2);
+  EXPECT_EQ(cpus_of_cgroup_limit("50000 100000"), 1);
+  EXPECT_EQ(cpus_of_cgroup_limit(""), std::nullopt);
+  EXPECT_EQ(cpus_of_cgroup_limit("0 100000"), std::nullopt);
+}
+
+TEST(AvailableCpus, NeverMoreThanTheAffinityMaskAllows) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  EXPECT_GE(available_cpus(), 1);
+  EXPECT_LE(available_cpus(), CPU_COUNT(&set));
+}
+
+}  // namespace
+}  // namespace gpusizer
