@@ -6,6 +6,7 @@ FROM debian:bookworm AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake make pkg-config ca-certificates \
       libcpp-httplib-dev libssl-dev nlohmann-json3-dev libspdlog-dev prometheus-cpp-dev libyaml-cpp-dev \
+      libsimdjson-dev libboost1.81-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./

@@ -8,20 +8,26 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8443
 CERT_DIR ?= /tmp/gpu-sizer
 
-# Debian packages the build and the tests need.
-PACKAGES := g++ cmake make pkg-config curl openssl \
+# Debian packages the binary's build needs (the Dockerfile's build stage
+# installs the same; tests/e2e/image_rootfs.sh checks it does), then the
+# ones the tests and benchmarks add.
+BUILD_PACKAGES := g++ cmake make pkg-config \
 	libcpp-httplib-dev libssl-dev nlohmann-json3-dev libspdlog-dev \
-	prometheus-cpp-dev libyaml-cpp-dev libgtest-dev libgmock-dev \
+	prometheus-cpp-dev libyaml-cpp-dev libsimdjson-dev libboost1.81-dev
+PACKAGES := $(BUILD_PACKAGES) curl openssl libgtest-dev libgmock-dev \
 	prometheus chromium python3 python3-yaml fonts-dejavu-core fonts-liberation libgl1-mesa-dri \
 	golang-go etcd-server dpkg-dev rsync jq clang libclang-rt-14-dev \
-	libsimdjson-dev libbenchmark-dev nghttp2-client libboost1.81-dev
+	libbenchmark-dev nghttp2-client
 # The end-to-end test needs a kubectl; Debian's (kubernetes-client, 1.20.2)
 # only when none is on PATH, so a newer one already installed is kept.
 KUBECTL_PACKAGE := $(shell command -v kubectl >/dev/null || echo kubernetes-client)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test e2e test-sanitize test-tsan image-rootfs loadtest clean fuzz-build fuzz fuzz-smoke bench
+.PHONY: print-build-packages deps configure build run test e2e test-sanitize test-tsan image-rootfs loadtest clean fuzz-build fuzz fuzz-smoke bench
+
+print-build-packages:
+	@echo $(BUILD_PACKAGES)
 
 # apt-get update once, and only when something is missing.
 deps:

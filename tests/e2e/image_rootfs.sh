@@ -16,6 +16,11 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# The Dockerfile's build stage installs what the Makefile builds with.
+for package in $(make -s -C "$repo" print-build-packages); do
+  grep -qwF -- "$package" "$repo/Dockerfile" || fail "the Dockerfile does not install $package (Makefile BUILD_PACKAGES)"
+done
+
 rootfs=$work/rootfs
 "$repo/deploy/image/assemble-rootfs.sh" "$binary" "$rootfs" >/dev/null
 
