@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpusizer/certificates.h"
 #include "gpusizer/result.h"
 #include "gpusizer/transport.h"
 
@@ -46,9 +47,19 @@ Result<ListenAddress> parse_listen_address(const std::string& text);
 // v2 CPU limit (/sys/fs/cgroup/cpu.max) rounded up. At least 1.
 int available_cpus();
 
+// --threads when not given: asio, available_cpus() event loops; httplib,
+// 32 connections served at once.
+int default_threads(std::string_view transport);
+
 // The CPU limit in a cgroup v2 cpu.max text ("150000 100000" -> 2, rounded
 // up); nothing for "max 100000" (no limit) or text that is not a limit.
 std::optional<int> cpus_of_cgroup_limit(std::string_view cpu_max);
+
+// TLS as the webhook port serves it: TLS 1.2 or later, forward-secret AEAD
+// ciphers only, the certificate from `certificates` per handshake, and with
+// a client_ca file, client certificates requested and verified (not
+// required: the kubelet's probes present none). False with `error` set.
+bool configure_tls(SSL_CTX& context, CertificateStore& certificates, const std::string& client_ca, std::string& error);
 
 // Serves /mutate, /validate, /healthz and /readyz over HTTPS until SIGTERM or
 // SIGINT; then /readyz fails for shutdown_delay_seconds while requests are

@@ -51,7 +51,7 @@ constexpr std::chrono::seconds kCloseWait{1};
 
 // What the transport shares with its connections.
 struct Settings {
-  const WebhookRoutes& routes;
+  const HttpHandler& handler;
   net::ssl::context& tls;
   std::chrono::seconds read_timeout;
   std::chrono::seconds keep_alive_timeout;
@@ -135,9 +135,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void check_framing() {
     const auto& request = parser_->get();
     const auto length = parser_->content_length();
-    if (WebhookRoutes::needs_length(std::string_view(request.method_string()), length.has_value(),
+    if (needs_length(std::string_view(request.method_string()), length.has_value(),
                                     request.count(http::field::transfer_encoding) > 0)) {
-      return send(settings_.routes.length_required());
+      return send(settings_.handler.length_required());
     }
     if (length && *length > settings_.max_body_bytes) return discard_body(*length);
     if (beast::iequals(request[http::field::expect], "100-continue")) {
@@ -162,7 +162,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void discard_more() {
-    if (discard_left_ == 0) return send(settings_.routes.body_too_large());
+    if (discard_left_ == 0) return send(settings_.handler.body_too_large());
     const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(discard_left_, kKeptBufferBytes));
     stream_.async_read_some(buffer_.prepare(chunk), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
       if (ec) return self->read_failed(ec);
@@ -185,12 +185,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
                                std::string_view(request[http::field::content_type]), verified_client(),
                                request.body()};
     try {
-      send(settings_.routes.answer(view));
+      send(settings_.handler.answer(view));
     } catch (const std::exception& e) {
-      // Nothing the routes call is meant to throw; one that does must cost
+      // Nothing a handler calls is meant to throw; one that does must cost
       // this request, not the loop's other connections.
       log_event(spdlog::level::err, "answering a request failed", {{"path", path}, {"error", e.what()}});
-      send(WebhookRoutes::unreadable(500, "internal error answering " + path));
+      send(refusal(500, "internal error answering " + path));
     }
   }
 
@@ -199,12 +199,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_failed(beast::error_code ec) {
     if (ec == beast::error::timeout) return cut();
     if (ec == http::error::header_limit) {
-      return send(WebhookRoutes::unreadable(
+      return send(refusal(
           431, "request line and headers exceed " + std::to_string(kHeaderLimit) + " bytes"));
     }
     if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
         ec != http::error::end_of_stream && ec != http::error::partial_message) {
-      return send(WebhookRoutes::unreadable(400, "malformed HTTP request: " + ec.message()));
+      return send(refusal(400, "malformed HTTP request: " + ec.message()));
     }
     close();
   }
@@ -271,8 +271,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 class AsioTransport final : public Transport {
  public:
-  AsioTransport(const TransportOptions& options, const WebhookRoutes& routes)
-      : settings_{routes,
+  AsioTransport(const TransportOptions& options, const HttpHandler& handler)
+      : settings_{handler,
                   tls_,
                   options.read_timeout,
                   options.keep_alive_timeout,
@@ -368,8 +368,8 @@ class AsioTransport final : public Transport {
 }  // namespace
 
 Result<std::unique_ptr<Transport>> open_asio_transport(const TransportOptions& options, const TlsSetup& tls,
-                                                       const WebhookRoutes& routes) {
-  auto transport = std::make_unique<AsioTransport>(options, routes);
+                                                       const HttpHandler& handler) {
+  auto transport = std::make_unique<AsioTransport>(options, handler);
   auto opened = transport->open(options.address, tls);
   if (!opened) return Error{opened.error()};
   return std::unique_ptr<Transport>(std::move(transport));

@@ -31,13 +31,13 @@ void reply(httplib::Response& res, HttpAnswer answer) {
 
 class HttplibTransport final : public Transport {
  public:
-  HttplibTransport(const TransportOptions& options, const TlsSetup& tls, const WebhookRoutes& routes)
+  HttplibTransport(const TransportOptions& options, const TlsSetup& tls, const HttpHandler& handler)
       : deadlines_(options.keep_alive_timeout + options.read_timeout),
         server_([this, &tls](SSL_CTX& context) {
           deadlines_.track(context);
           return tls(context, tls_error_);
         }),
-        routes_(routes) {
+        handler_(handler) {
     const std::size_t threads = static_cast<std::size_t>(options.threads > 0 ? options.threads : kDefaultThreads);
     // The pool size compiled into Debian's libcpp-httplib is fixed; size it here.
     server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -51,18 +51,18 @@ class HttplibTransport final : public Transport {
     auto route = [this](const httplib::Request& req, httplib::Response& res) {
       deadlines_.request_arrived(req.ssl);
       const std::string content_type = req.get_header_value("Content-Type");
-      reply(res, routes_.answer(view_of(req, content_type)));
+      reply(res, handler_.answer(view_of(req, content_type)));
     };
     for (const char* path : {"/mutate", "/validate"}) server_.Post(path, route);
     for (const char* path : {"/healthz", "/readyz"}) server_.Get(path, route);
     // cpp-httplib applies the body limit only to a body with a Content-Length
     // and would read a chunked or unframed one whole into memory.
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (!WebhookRoutes::needs_length(req.method, req.has_header("Content-Length"),
+      if (!needs_length(req.method, req.has_header("Content-Length"),
                                        req.has_header("Transfer-Encoding"))) {
         return httplib::Server::HandlerResponse::Unhandled;
       }
-      reply(res, routes_.length_required());
+      reply(res, handler_.length_required());
       return httplib::Server::HandlerResponse::Handled;
     });
     // Called once an answer is written: the next request's deadline starts,
@@ -76,9 +76,9 @@ class HttplibTransport final : public Transport {
     server_.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;
       const std::string content_type = req.get_header_value("Content-Type");
-      reply(res, res.status == 413   ? routes_.body_too_large()
-                 : res.status == 404 ? routes_.answer(view_of(req, content_type))
-                                     : WebhookRoutes::unreadable(res.status, "request failed"));
+      reply(res, res.status == 413   ? handler_.body_too_large()
+                 : res.status == 404 ? handler_.answer(view_of(req, content_type))
+                                     : refusal(res.status, "request failed"));
     });
   }
 
@@ -115,7 +115,7 @@ class HttplibTransport final : public Transport {
   ConnectionDeadlines deadlines_;
   std::string tls_error_;
   httplib::SSLServer server_;
-  const WebhookRoutes& routes_;
+  const HttpHandler& handler_;
   int port_ = -1;
   std::atomic<bool> listen_returned_{false};
 };
@@ -123,8 +123,8 @@ class HttplibTransport final : public Transport {
 }  // namespace
 
 Result<std::unique_ptr<Transport>> open_httplib_transport(const TransportOptions& options, const TlsSetup& tls,
-                                                          const WebhookRoutes& routes) {
-  auto transport = std::make_unique<HttplibTransport>(options, tls, routes);
+                                                          const HttpHandler& handler) {
+  auto transport = std::make_unique<HttplibTransport>(options, tls, handler);
   auto bound = transport->bind(options.address);
   if (!bound) return Error{bound.error()};
   return std::unique_ptr<Transport>(std::move(transport));

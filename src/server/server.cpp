@@ -70,6 +70,8 @@ int available_cpus() {
   return std::max(1, cpus);
 }
 
+int default_threads(std::string_view transport) { return transport == "asio" ? available_cpus() : 32; }
+
 namespace {
 
 // TLS 1.2 ciphers with forward secrecy and AEAD only; TLS 1.3 suites are
@@ -84,6 +86,20 @@ std::string openssl_error() {
   ERR_error_string_n(ERR_get_error(), buffer, sizeof buffer);
   return buffer;
 }
+
+// Blocks SIGTERM and SIGINT in this thread and every thread it starts, so
+// one watcher thread receives them with sigwait instead of a handler that
+// could run anywhere.
+sigset_t block_shutdown_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+}  // namespace
 
 bool configure_tls(SSL_CTX& context, CertificateStore& certificates, const std::string& client_ca, std::string& error) {
   SSL_CTX_set_min_proto_version(&context, TLS1_2_VERSION);
@@ -108,20 +124,6 @@ bool configure_tls(SSL_CTX& context, CertificateStore& certificates, const std::
   }
   return true;
 }
-
-// Blocks SIGTERM and SIGINT in this thread and every thread it starts, so
-// one watcher thread receives them with sigwait instead of a handler that
-// could run anywhere.
-sigset_t block_shutdown_signals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  return signals;
-}
-
-}  // namespace
 
 int serve(const ServerOptions& options) {
   const sigset_t shutdown_signals = block_shutdown_signals();
@@ -188,7 +190,7 @@ int serve(const ServerOptions& options) {
   }
   TransportOptions transport_options{
       listen.value(),
-      options.threads > 0 ? options.threads : asio ? available_cpus() : 32,
+      options.threads > 0 ? options.threads : default_threads(options.transport),
       options.max_body_bytes,
       std::chrono::seconds(options.read_timeout_seconds),
       std::chrono::seconds(options.keep_alive_timeout_seconds),

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "gpusizer/json_text.h"
 #include "gpusizer/log.h"
 #include "gpusizer/review.h"
 
@@ -14,13 +13,7 @@ namespace gpusizer {
 
 namespace {
 
-constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kText = "text/plain";
-
-HttpAnswer json_error(int status, const std::string& message) {
-  // Messages may quote headers and paths, which need not be UTF-8.
-  return {status, kJson, to_json_text(nlohmann::json{{"error", message}})};
-}
 
 // One line per review: who, what, the decision and what changed; never the
 // body (it may hold secrets in env values).
@@ -44,13 +37,6 @@ void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
   if (!o.error.empty()) fields["error"] = o.error;
   if (o.bypass) fields["bypass"] = {{"reason", o.bypass->reason}, {"name", o.bypass->name}};
   log_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, "review", fields);
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 }  // namespace
@@ -87,7 +73,7 @@ HttpAnswer WebhookRoutes::review(Endpoint endpoint, const HttpRequestView& reque
     answer = json_error(415, refused.error);
   } else {
     reply = handle_review(*state_.policy.current(), endpoint, request.body);
-    answer = {reply.status, kJson, std::move(reply.body)};
+    answer = {reply.status, "application/json", std::move(reply.body)};
     outcome = &reply.outcome;
   }
   // Every answered review is counted, listed on /status and logged.
@@ -100,39 +86,12 @@ HttpAnswer WebhookRoutes::review(Endpoint endpoint, const HttpRequestView& reque
 }
 
 HttpAnswer WebhookRoutes::body_too_large() const {
-  return unreadable(413, "request body exceeds the size limit of " + body_limit_);
+  return refusal(413, "request body exceeds the size limit of " + body_limit_);
 }
 
 HttpAnswer WebhookRoutes::length_required() const {
-  return unreadable(411, "a request body needs a Content-Length header, at most " + body_limit_ +
+  return refusal(411, "a request body needs a Content-Length header, at most " + body_limit_ +
                              "; chunked transfer encoding is not accepted");
-}
-
-HttpAnswer WebhookRoutes::unreadable(int status, const std::string& message) {
-  HttpAnswer answer = json_error(status, message);
-  answer.close = true;
-  return answer;
-}
-
-bool WebhookRoutes::needs_length(std::string_view method, bool has_content_length, bool has_transfer_encoding) {
-  const bool reads_body =
-      method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE" || method == "PRI";
-  return has_transfer_encoding || (reads_body && !has_content_length);
-}
-
-std::string decoded_path(std::string_view target) {
-  const std::string_view path = target.substr(0, target.find('?'));
-  std::string decoded;
-  decoded.reserve(path.size());
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    if (path[i] == '%' && i + 2 < path.size() && hex_value(path[i + 1]) >= 0 && hex_value(path[i + 2]) >= 0) {
-      decoded += static_cast<char>(hex_value(path[i + 1]) * 16 + hex_value(path[i + 2]));
-      i += 2;
-    } else {
-      decoded += path[i];
-    }
-  }
-  return decoded;
 }
 
 }  // namespace gpusizer

@@ -73,11 +73,11 @@ TEST_F(WebhookRoutesTest, RefusalsBeforeTheBodyCloseTheConnection) {
   EXPECT_EQ(too_long.body, "{\"error\":\"request body exceeds the size limit of 8388608 bytes (--max-body-bytes)\"}");
   EXPECT_EQ(routes().length_required().status, 411);
   EXPECT_TRUE(routes().length_required().close);
-  EXPECT_TRUE(WebhookRoutes::needs_length("POST", false, false));
-  EXPECT_TRUE(WebhookRoutes::needs_length("POST", true, true)) << "chunked, whatever the length says";
-  EXPECT_TRUE(WebhookRoutes::needs_length("GET", false, true));
-  EXPECT_FALSE(WebhookRoutes::needs_length("POST", true, false));
-  EXPECT_FALSE(WebhookRoutes::needs_length("GET", false, false));
+  EXPECT_TRUE(needs_length("POST", false, false));
+  EXPECT_TRUE(needs_length("POST", true, true)) << "chunked, whatever the length says";
+  EXPECT_TRUE(needs_length("GET", false, true));
+  EXPECT_FALSE(needs_length("POST", true, false));
+  EXPECT_FALSE(needs_length("GET", false, false));
 }
 
 TEST(DecodedPath, DropsTheQueryAndDecodesPercentEscapes) {
