@@ -4,7 +4,7 @@
 Three servers, measured in the same run on the same machine:
   ours  build/gpu-sizer serve (the webhook as deployed: logging, metrics, decisions)
   peer  bench/peer-go, a Go standard-library webhook giving the same answers
-  bare  build/gpu-sizer-bare-tls, cpp-httplib's SSLServer configured like ours,
+  bare  build/gpu-sizer-bare-tls, gpu-sizer's own transport and TLS set-up
         answering a fixed body (our exact answer): the ceiling of the transport.
 
 The load generator is h2load (Debian's nghttp2-client) over HTTP/1.1 with
@@ -68,7 +68,7 @@ SERVERS = ["ours", "peer", "bare"]
 LABELS = {
     "ours": "gpu-sizer",
     "peer": "Go peer (net/http)",
-    "bare": "bare TLS (cpp-httplib, fixed body)",
+    "bare": "bare TLS (gpu-sizer's transport, fixed body)",
 }
 
 # Issue #7: the handler for the main workload under 20 µs (micro benchmark, CPU time).
@@ -931,13 +931,14 @@ def render(bench, results):
     w("Three servers over HTTPS (HTTP/1.1 with keep-alive; each server's own TLS choice as negotiated with "
       f"h2load: {tls}), measured in the same run:")
     w("")
-    w("- **gpu-sizer**: `gpu-sizer serve` as deployed (its defaults: 32 threads, a JSON log line per review "
-      "written to a file, Prometheus metrics, the /status counters).")
+    w("- **gpu-sizer**: `gpu-sizer serve` as deployed (its defaults: the asio transport with one event loop per "
+      "CPU it may use, here one as it is pinned to one core; a JSON log line per review written to a file, "
+      "Prometheus metrics, the /status counters).")
     w("- **Go peer**: `bench/peer-go`, a Go standard-library (`net/http`, `crypto/tls`, `encoding/json`) webhook "
       "for pods, one log line per review written to a file. Pinned to one core, the Go runtime runs with "
       "GOMAXPROCS=1.")
-    w("- **bare TLS**: `gpu-sizer-bare-tls` (`bench/bare/`), cpp-httplib's `SSLServer` configured like gpu-sizer's "
-      "(thread pool of 32, keep-alive, TCP_NODELAY, TLS 1.2 minimum) answering POST /mutate with a fixed body, "
+    w("- **bare TLS**: `gpu-sizer-bare-tls` (`bench/bare/`), gpu-sizer's own transport (asio, one event loop) "
+      "and TLS set-up answering POST /mutate with a fixed body, "
       "gpu-sizer's exact answer to the workload (checked byte for byte): no parsing, no decision, no logging. "
       "The ceiling of the transport on this machine.")
     w("")

@@ -28,8 +28,13 @@ void log_event(spdlog::level::level_enum level, std::string_view message, const 
   if (!spdlog::default_logger_raw()->should_log(level)) return;
   std::string line;
   if (g_format == LogFormat::kJson) {
+    // The fields' object written once, its braces dropped: one pass, where
+    // writing each key and value apart cost a string per field per review.
     line = "\"msg\":" + dump(std::string(message));
-    for (const auto& [key, value] : fields.items()) line += "," + dump(key) + ":" + dump(value);
+    if (fields.is_object() && !fields.empty()) {
+      const std::string object = dump(fields);
+      line.append(",").append(object, 1, object.size() - 2);
+    }
   } else {
     line = std::string(message);
     for (const auto& [key, value] : fields.items()) {
