@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The load benchmark over TLS (issue #7; `make bench`, docs/performance.md).
 
-Three servers, measured in the same run on the same machine:
+Four servers, measured in the same run on the same machine:
   ours  build/gpu-sizer serve (the webhook as deployed: logging, metrics, decisions)
+  ours-httplib  the same with --transport httplib (cpp-httplib, a thread per connection)
   peer  bench/peer-go, a Go standard-library webhook giving the same answers
   bare  build/gpu-sizer-bare-tls, gpu-sizer's own transport and TLS set-up
         answering a fixed body (our exact answer): the ceiling of the transport.
@@ -11,7 +12,7 @@ The load generator is h2load (Debian's nghttp2-client) over HTTP/1.1 with
 keep-alive and TLS, pinned to core 0; the servers are pinned to core 1.
 For each server and connection count: throughput at saturation, then the
 latency (p50/p99/max from h2load's per-request log) at one fixed offered
-rate, the same for the three servers (half of the lowest saturation
+rate, the same for all the servers (half of the lowest saturation
 throughput at that connection count); resident memory idle and under load;
 start-up time to the first answered POST /mutate; and the micro benchmarks
 of the handler. The result is written as a Markdown document.
@@ -64,9 +65,10 @@ EXTRA_WORKLOADS = ["pod-3k-mutated.json", "pod-60k-mutated.json"]
 EXTRA_CONNECTIONS = 16
 LOAD_CORE = 0
 SERVER_CORE = 1
-SERVERS = ["ours", "peer", "bare"]
+SERVERS = ["ours", "ours-httplib", "peer", "bare"]
 LABELS = {
     "ours": "gpu-sizer",
+    "ours-httplib": "gpu-sizer --transport httplib",
     "peer": "Go peer (net/http)",
     "bare": "bare TLS (gpu-sizer's transport, fixed body)",
 }
@@ -401,7 +403,7 @@ def read_latency_log(path):
     return durations, straddling
 
 
-# --- the three servers -------------------------------------------------------------
+# --- the servers -------------------------------------------------------------
 
 class Bench:
     def __init__(self, args):
@@ -419,6 +421,7 @@ class Bench:
         self.steal = []  # (% of core 0, % of core 1) stolen by the hypervisor, per load run
         self.binaries = {
             "ours": self.built("gpu-sizer"),
+            "ours-httplib": self.built("gpu-sizer"),
             "bare": self.built("gpu-sizer-bare-tls", "bench/bare"),
             "peer": self.build / "gpu-sizer-peer-go",
             "micro": self.built("gpu-sizer-micro-bench", "bench"),
@@ -454,9 +457,10 @@ class Bench:
     # Each server's command line; port 0 is never used, so each prints the
     # port it was given.
     def server_argv(self, name, port, body_file=None):
-        if name == "ours":
+        if name in ("ours", "ours-httplib"):
+            transport = ["--transport", "httplib"] if name == "ours-httplib" else []
             return [self.binaries["ours"], "serve", "--listen", f"127.0.0.1:{port}", "--tls-cert", self.cert,
-                    "--tls-key", self.key]
+                    "--tls-key", self.key] + transport
         if name == "peer":
             return [self.binaries["peer"], "-listen", f"127.0.0.1:{port}", "-cert", self.cert, "-key", self.key]
         return [self.binaries["bare"], "--listen", f"127.0.0.1:{port}", "--cert", self.cert, "--key", self.key,
@@ -724,8 +728,9 @@ class Bench:
         context = tls_context(self.ca)
         main_body = (WORKLOADS / MAIN_WORKLOAD).read_bytes()
 
-        log("start gpu-sizer and the Go peer")
+        log("start gpu-sizer (both transports) and the Go peer")
         ours, ours_port = self.start_server("ours")
+        httplib, httplib_port = self.start_server("ours-httplib")
         peer, peer_port = self.start_server("peer")
         status, answer = post(ours_port, "/mutate", main_body, context)
         check_answer("gpu-sizer", status, answer)
@@ -736,7 +741,11 @@ class Bench:
         self.results["answer_bytes"] = {"ours": len(answer), "peer": len(peer_answer)}
         # Idle: after start-up and one answered request.
         time.sleep(0.2)
+        status, httplib_answer = post(httplib_port, "/mutate", main_body, context)
+        if status != 200 or httplib_answer != answer:
+            raise BenchError("gpu-sizer's two transports give different answers")
         self.results["rss_idle"]["ours"] = vm_rss_kib(ours.pid)
+        self.results["rss_idle"]["ours-httplib"] = vm_rss_kib(httplib.pid)
         self.results["rss_idle"]["peer"] = vm_rss_kib(peer.pid)
         self.compare_answers(ours_port, peer_port)
 
@@ -747,10 +756,13 @@ class Bench:
             raise BenchError("the bare TLS server does not answer gpu-sizer's bytes")
         time.sleep(0.2)
         self.results["rss_idle"]["bare"] = vm_rss_kib(bare.pid)
-        servers = {"ours": (ours, ours_port), "peer": (peer, peer_port), "bare": (bare, bare_port)}
+        servers = {"ours": (ours, ours_port), "ours-httplib": (httplib, httplib_port), "peer": (peer, peer_port),
+                   "bare": (bare, bare_port)}
 
         self.commands += [
             ("gpu-sizer (core 1)", shlex.join(["taskset", "-c", "1"] + [str(a) for a in self.server_argv("ours", "PORT")])),
+            ("gpu-sizer on cpp-httplib (core 1)",
+             shlex.join(["taskset", "-c", "1"] + [str(a) for a in self.server_argv("ours-httplib", "PORT")])),
             ("Go peer (core 1)", shlex.join(["taskset", "-c", "1"] + [str(a) for a in self.server_argv("peer", "PORT")])),
             ("bare TLS server (core 1)", shlex.join(["taskset", "-c", "1"] + [str(a) for a in self.server_argv("bare", "PORT")])),
             ("throughput at saturation (core 0)", shlex.join(str(a) for a in h2load_argv(
@@ -806,7 +818,8 @@ class Bench:
                 extra_body.write_bytes(extra_answer)
                 extra_bare, extra_port = self.start_server("bare", tag=f"-{workload}", body_file=extra_body)
                 try:
-                    targets = {"ours": (ours, ours_port), "peer": (peer, peer_port), "bare": (extra_bare, extra_port)}
+                    targets = {"ours": (ours, ours_port), "ours-httplib": (httplib, httplib_port),
+                               "peer": (peer, peer_port), "bare": (extra_bare, extra_port)}
                     for name in SERVERS:
                         proc, port = targets[name]
                         answered = probe_connections(port, EXTRA_CONNECTIONS, context, body)
@@ -928,12 +941,14 @@ def render(bench, results):
     w("## Method")
     w("")
     tls = "; ".join(f"{LABELS[n].split(' (')[0]} {v}" for n, v in r.get("tls", {}).items()) or "unknown"
-    w("Three servers over HTTPS (HTTP/1.1 with keep-alive; each server's own TLS choice as negotiated with "
+    w("Four servers over HTTPS (HTTP/1.1 with keep-alive; each server's own TLS choice as negotiated with "
       f"h2load: {tls}), measured in the same run:")
     w("")
     w("- **gpu-sizer**: `gpu-sizer serve` as deployed (its defaults: the asio transport with one event loop per "
       "CPU it may use, here one as it is pinned to one core; a JSON log line per review written to a file, "
       "Prometheus metrics, the /status counters).")
+    w("- **gpu-sizer --transport httplib**: the same binary on its other transport, cpp-httplib (a pool of 32 "
+      "threads, one per keep-alive connection): what the event-loop transport changed, measured beside it.")
     w("- **Go peer**: `bench/peer-go`, a Go standard-library (`net/http`, `crypto/tls`, `encoding/json`) webhook "
       "for pods, one log line per review written to a file. Pinned to one core, the Go runtime runs with "
       "GOMAXPROCS=1.")
@@ -944,7 +959,7 @@ def render(bench, results):
     w("")
     w(f"**Pinning**: the load generator (h2load, one thread) runs on core {LOAD_CORE} (`taskset -c {LOAD_CORE}`), "
       f"the server under test on core {SERVER_CORE} (`taskset -c {SERVER_CORE}`); this script and its TLS client "
-      f"stay on core {LOAD_CORE}. All three servers run at once, idle but for the one under load.")
+      f"stay on core {LOAD_CORE}. All the servers run at once, idle but for the one under load.")
     w("")
     w(f"**Workload**: `bench/workloads/{MAIN_WORKLOAD}` ({(WORKLOADS / MAIN_WORKLOAD).stat().st_size} bytes, an "
       "AdmissionReview of a pod that is mutated), POSTed to /mutate. Requests that fail, error, time out or "
@@ -962,7 +977,7 @@ def render(bench, results):
     w("")
     w(f"- **Throughput at saturation**: h2load with N connections, each with one request in flight, for "
       f"{bench.seconds} s" + (f" after a {bench.warm_up} s warm-up" if bench.warm_up else "") + ".")
-    w(f"- **Latency at a fixed offered rate**: for each N, one total rate R for all three servers, half of the "
+    w(f"- **Latency at a fixed offered rate**: for each N, one total rate R for all the servers, half of the "
       f"lowest saturation throughput measured at N in this run; h2load with `--rps R/N` (per connection) for "
       f"{bench.latency_seconds} s, its `--log-file` holds each request's duration (from sending the request to the "
       "end of the answer); p50 and p99 (nearest rank) and the max are computed from it. h2load paces each "
