@@ -141,7 +141,9 @@ class WebhookProcess {
     client->set_ca_cert_path(ca_file().c_str());
     client->enable_server_certificate_verification(true);
     client->set_connection_timeout(5);
-    client->set_read_timeout(10);
+    // Generous: a 5000-container review takes seconds under TSan on a
+    // loaded machine.
+    client->set_read_timeout(30);
     client->set_keep_alive(true);
     return client;
   }
