@@ -5,10 +5,10 @@
 namespace gpusizer {
 
 namespace {
-
 constexpr char kHex[] = "0123456789abcdef";
+}  // namespace
 
-void append_string(std::string& out, const std::string& text) {
+void append_json_string(std::string& out, std::string_view text) {
   if (!simdjson::validate_utf8(text.data(), text.size())) {
     // Rare (answers quote parsed, valid input): nlohmann replaces what is
     // not UTF-8.
@@ -40,6 +40,8 @@ void append_string(std::string& out, const std::string& text) {
   out += '"';
 }
 
+namespace {
+
 void append_value(std::string& out, const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::object: {
@@ -48,7 +50,7 @@ void append_value(std::string& out, const nlohmann::json& value) {
       for (const auto& [key, item] : value.items()) {
         if (!first) out += ',';
         first = false;
-        append_string(out, key);
+        append_json_string(out, key);
         out += ':';
         append_value(out, item);
       }
@@ -64,7 +66,7 @@ void append_value(std::string& out, const nlohmann::json& value) {
       out += ']';
       return;
     }
-    case nlohmann::json::value_t::string: append_string(out, value.get_ref<const std::string&>()); return;
+    case nlohmann::json::value_t::string: append_json_string(out, value.get_ref<const std::string&>()); return;
     default: out += value.dump(); return;  // numbers, booleans, null
   }
 }
