@@ -50,6 +50,19 @@ class JsonView {
   std::vector<std::pair<std::string_view, JsonView>> members() const;
   // The elements of an array; empty for anything else.
   std::vector<JsonView> elements() const;
+  // Calls visit(key, value) for each member of an object in document order,
+  // or visit(element) for each element of an array, reading them in place
+  // where members() and elements() copy them out; nothing for anything else.
+  template <typename Visit>
+  void for_each_member(Visit&& visit) const {
+    if (!is_object()) return;
+    for (auto field : simdjson::dom::object(element_)) visit(field.key, JsonView(field.value));
+  }
+  template <typename Visit>
+  void for_each_element(Visit&& visit) const {
+    if (!is_array()) return;
+    for (simdjson::dom::element item : simdjson::dom::array(element_)) visit(JsonView(item));
+  }
   // The value as compact JSON text ("4", "1.5" for numbers).
   std::string text() const;
 

@@ -38,15 +38,13 @@ std::string_view JsonView::string() const {
 
 std::vector<std::pair<std::string_view, JsonView>> JsonView::members() const {
   std::vector<std::pair<std::string_view, JsonView>> out;
-  if (!is_object()) return out;
-  for (auto field : simdjson::dom::object(element_)) out.emplace_back(field.key, JsonView(field.value));
+  for_each_member([&](std::string_view key, JsonView value) { out.emplace_back(key, value); });
   return out;
 }
 
 std::vector<JsonView> JsonView::elements() const {
   std::vector<JsonView> out;
-  if (!is_array()) return out;
-  for (element item : simdjson::dom::array(element_)) out.emplace_back(item);
+  for_each_element([&](JsonView item) { out.push_back(item); });
   return out;
 }
 
