@@ -112,10 +112,15 @@ class JsonReader {
 
  private:
   Result<JsonView> parse_fast(std::string_view text);
+  bool repeats_a_key(simdjson::dom::element root);
+
 
   std::size_t max_depth_;
   simdjson::dom::parser parser_;
   std::string converted_;  // the text of a document read through nlohmann first
+  // repeats_a_key's work lists, kept between parses.
+  std::vector<simdjson::dom::element> pending_;
+  std::vector<std::string_view> keys_;
 };
 
 }  // namespace gpusizer

@@ -6,18 +6,18 @@ namespace gpusizer {
 
 namespace {
 
-// Appends "/" and the token, escaped, to a JSON Pointer.
+// Appends "/" and the token, escaped, to a JSON Pointer: the runs between
+// the characters to escape are copied whole.
 void append_pointer_token(std::string& pointer, std::string_view token) {
   pointer += '/';
-  for (char c : token) {
-    if (c == '~') {
-      pointer += "~0";
-    } else if (c == '/') {
-      pointer += "~1";
-    } else {
-      pointer += c;
-    }
+  std::size_t run = 0;  // start of the characters not yet copied
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    if (token[i] != '~' && token[i] != '/') continue;
+    pointer.append(token, run, i - run);
+    pointer += token[i] == '~' ? "~0" : "~1";
+    run = i + 1;
   }
+  pointer.append(token, run);
 }
 
 }  // namespace
@@ -63,6 +63,7 @@ void PatchBuilder::set(const std::vector<std::string>& tokens, std::string_view 
   JsonView node = document_;
   // The pointer grows token by token as the walk goes down.
   std::string pointer;
+  pointer.reserve(128);
   for (std::size_t depth = 0; depth + 1 < tokens.size(); ++depth) {
     const std::size_t parent_length = pointer.size();
     append_pointer_token(pointer, tokens[depth]);

@@ -46,7 +46,9 @@ class Quantities {
   }
   // Keeps an earlier value over a later one (a template's over its default).
   void add(std::string_view resource, const Quantity& quantity) {
-    if (!find(resource)) items_.emplace_back(resource, quantity);
+    if (find(resource)) return;
+    if (items_.empty()) items_.reserve(4);  // cpu, memory, ephemeral-storage, a GPU
+    items_.emplace_back(resource, quantity);
   }
 
  private:
