@@ -1,11 +1,23 @@
 #include "gpusizer/json_text.h"
 
+#include <array>
+
 #include <simdjson.h>
 
 namespace gpusizer {
 
 namespace {
 constexpr char kHex[] = "0123456789abcdef";
+
+// The bytes a JSON string escapes: control characters, '"' and '\\'. A
+// table lookup per byte is the whole test for the others.
+constexpr std::array<bool, 256> kEscaped = [] {
+  std::array<bool, 256> escaped{};
+  for (int c = 0; c < 0x20; ++c) escaped[c] = true;
+  escaped['"'] = true;
+  escaped['\\'] = true;
+  return escaped;
+}();
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
@@ -19,7 +31,7 @@ void append_json_string(std::string& out, std::string_view text) {
   std::size_t run = 0;  // start of the bytes not yet copied
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    if (!kEscaped[c]) continue;
     out.append(text, run, i - run);
     run = i + 1;
     switch (c) {
