@@ -51,6 +51,16 @@ class PatchBuilder {
   // parsed array takes i steps, and a pod of 5000 containers is patched
   // at every index.
   std::map<std::string, std::vector<JsonView>, std::less<>> arrays_;
+  // The last walk down the document, one step per token: a pod's sets come
+  // in runs under one container (requests, then limits, resource after
+  // resource), so each walk resumes where it parts from the previous one.
+  struct Step {
+    std::string token;
+    std::size_t pointer_length;  // of pointer_ through this token
+    JsonView node;               // what the token names
+  };
+  std::vector<Step> walked_;
+  std::string pointer_;  // through the walked steps (and beyond, while a set runs)
 
   JsonView child(JsonView node, std::string_view pointer, const std::string& token);
   // Writes one operation: {"op":"add","path":pointer,"value":...} with the

@@ -60,16 +60,24 @@ void PatchBuilder::add_operation(std::string_view pointer, std::span<const std::
 }
 
 void PatchBuilder::set(const std::vector<std::string>& tokens, std::string_view value) {
-  JsonView node = document_;
-  // The pointer grows token by token as the walk goes down.
-  std::string pointer;
-  pointer.reserve(128);
-  for (std::size_t depth = 0; depth + 1 < tokens.size(); ++depth) {
+  // The steps the last walk took with the same tokens name the same nodes:
+  // the document does not change, and a map this patch created stays
+  // created.
+  std::size_t depth = 0;
+  while (depth + 1 < tokens.size() && depth < walked_.size() && walked_[depth].token == tokens[depth]) ++depth;
+  walked_.resize(depth);
+  std::string& pointer = pointer_;  // grows token by token as the walk goes down
+  pointer.resize(depth == 0 ? 0 : walked_.back().pointer_length);
+  JsonView node = depth == 0 ? document_ : walked_.back().node;
+  for (; depth + 1 < tokens.size(); ++depth) {
     const std::size_t parent_length = pointer.size();
     append_pointer_token(pointer, tokens[depth]);
     node = child(node, std::string_view(pointer).substr(0, parent_length), tokens[depth]);
     // A null map is as good as a missing one: `add` replaces it.
-    if (!node.is_null() || created_.contains(pointer)) continue;
+    if (!node.is_null() || created_.contains(pointer)) {
+      walked_.push_back({tokens[depth], pointer.size(), node});
+      continue;
+    }
     // First missing parent: add it with the rest of the path nested inside.
     add_operation(pointer, std::span(tokens).subspan(depth + 1), value);
     created_.insert(pointer);
