@@ -105,10 +105,11 @@ bool is_unresolved(JsonView value) {
   return text.find("{{") != std::string_view::npos || text.find("$(") != std::string_view::npos;
 }
 
-// Adds the string members of object that map lacks: earlier sources win.
-void add_strings(JsonView object, std::map<std::string, std::string, std::less<>>& map) {
+// Adds the string members of object whose key is wanted and that map
+// lacks: earlier sources win.
+void add_strings(JsonView object, std::map<std::string, std::string, std::less<>>& map, auto wanted) {
   object.for_each_member([&](std::string_view key, JsonView value) {
-    if (value.is_string() && !map.contains(key)) map.emplace(key, value.string());
+    if (value.is_string() && wanted(key) && !map.contains(key)) map.emplace(key, value.string());
   });
 }
 
@@ -139,9 +140,17 @@ class PodReader {
     } else if (const JsonView annotations = metadata["annotations"]; !annotations.is_null() && !annotations.is_object()) {
       problem(field({"metadata", "annotations"}), "is not an object");
     }
+    // Only the labels and annotations the decision reads are copied: one
+    // last-applied-configuration annotation can be most of a review.
+    auto wanted_label = [&](std::string_view key) {
+      return selection_reads(policy_, ProfileRule::Subject::kLabel, key);
+    };
+    auto wanted_annotation = [&](std::string_view key) {
+      return key == kMutateOptOutKey || selection_reads(policy_, ProfileRule::Subject::kAnnotation, key);
+    };
     for (const JsonView source : {metadata, target_.parent_metadata}) {
-      add_strings(source["labels"], view_.selection.labels);
-      add_strings(source["annotations"], view_.selection.annotations);
+      add_strings(source["labels"], view_.selection.labels, wanted_label);
+      add_strings(source["annotations"], view_.selection.annotations, wanted_annotation);
       for (const char* key : {"name", "generateName"}) {
         if (view_.selection.name.empty()) view_.selection.name = string_member(source, key);
       }
