@@ -5,6 +5,7 @@
 
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,7 +22,9 @@ std::string escape_pointer_token(std::string_view token);
 // A JSON Pointer string from tokens, each escaped.
 std::string json_pointer(const std::vector<std::string>& tokens);
 
-// Collects `add` operations against a document without copying it.
+// Collects `add` operations against a document without copying it, as the
+// JSON text of the patch: the answer carries that text, so no JSON values
+// are built on the way.
 class PatchBuilder {
  public:
   // REQUIRES: document outlives the builder.
@@ -31,21 +34,38 @@ class PatchBuilder {
   // absent (or null) one `add` creates it with the value nested inside;
   // later sets under it add to the created map. Array indices are tokens
   // such as "0" and must exist.
-  void set(const std::vector<std::string>& tokens, nlohmann::json value);
+  void set(const std::vector<std::string>& tokens, std::string_view value);
 
   bool empty() const { return operations_.empty(); }
-  const nlohmann::json& operations() const { return operations_; }
+  // The patch as compact JSON text: an array of operations, keys in
+  // nlohmann's (sorted) order.
+  std::string text() const { return "[" + operations_ + "]"; }
+  // The patch as a JSON value, for tools that apply it.
+  nlohmann::json operations() const { return nlohmann::json::parse(text()); }
 
  private:
   JsonView document_;
-  nlohmann::json operations_ = nlohmann::json::array();
+  std::string operations_;  // the operations written so far, comma-separated
   std::set<std::string> created_;  // pointers of maps this patch adds
   // The elements of each array walked, by pointer: finding element i of a
   // parsed array takes i steps, and a pod of 5000 containers is patched
   // at every index.
   std::map<std::string, std::vector<JsonView>, std::less<>> arrays_;
+  // The last walk down the document, one step per token: a pod's sets come
+  // in runs under one container (requests, then limits, resource after
+  // resource), so each walk resumes where it parts from the previous one.
+  struct Step {
+    std::string token;
+    std::size_t pointer_length;  // of pointer_ through this token
+    JsonView node;               // what the token names
+  };
+  std::vector<Step> walked_;
+  std::string pointer_;  // through the walked steps (and beyond, while a set runs)
 
-  JsonView child(JsonView node, const std::string& pointer, const std::string& token);
+  JsonView child(JsonView node, std::string_view pointer, const std::string& token);
+  // Writes one operation: {"op":"add","path":pointer,"value":...} with the
+  // value nested under nested_keys (outermost first).
+  void add_operation(std::string_view pointer, std::span<const std::string> nested_keys, std::string_view value);
 };
 
 }  // namespace gpusizer

@@ -6,11 +6,17 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 namespace gpusizer {
 
 std::string to_json_text(const nlohmann::json& value);
+
+// Appends text as a JSON string, quoted and escaped exactly as to_json_text
+// writes strings: answers written piece by piece stay byte for byte what
+// a whole nlohmann value would have written.
+void append_json_string(std::string& out, std::string_view text);
 
 }  // namespace gpusizer

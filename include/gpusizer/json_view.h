@@ -50,6 +50,19 @@ class JsonView {
   std::vector<std::pair<std::string_view, JsonView>> members() const;
   // The elements of an array; empty for anything else.
   std::vector<JsonView> elements() const;
+  // Calls visit(key, value) for each member of an object in document order,
+  // or visit(element) for each element of an array, reading them in place
+  // where members() and elements() copy them out; nothing for anything else.
+  template <typename Visit>
+  void for_each_member(Visit&& visit) const {
+    if (!is_object()) return;
+    for (auto field : simdjson::dom::object(element_)) visit(field.key, JsonView(field.value));
+  }
+  template <typename Visit>
+  void for_each_element(Visit&& visit) const {
+    if (!is_array()) return;
+    for (simdjson::dom::element item : simdjson::dom::array(element_)) visit(JsonView(item));
+  }
   // The value as compact JSON text ("4", "1.5" for numbers).
   std::string text() const;
 
@@ -99,10 +112,15 @@ class JsonReader {
 
  private:
   Result<JsonView> parse_fast(std::string_view text);
+  bool repeats_a_key(simdjson::dom::element root);
+
 
   std::size_t max_depth_;
   simdjson::dom::parser parser_;
   std::string converted_;  // the text of a document read through nlohmann first
+  // repeats_a_key's work lists, kept between parses.
+  std::vector<simdjson::dom::element> pending_;
+  std::vector<std::string_view> keys_;
 };
 
 }  // namespace gpusizer

@@ -53,6 +53,11 @@ struct ProfileChoice {
 // Fails when the label or annotation names a profile the policy lacks.
 Result<ProfileChoice> select_profile(const Policy& policy, const SelectionInput& input);
 
+// Whether select_profile reads the label (subject kLabel) or the annotation
+// (kAnnotation) named key: kProfileKey or a rule's key. A SelectionInput
+// needs no other labels or annotations.
+bool selection_reads(const Policy& policy, ProfileRule::Subject subject, std::string_view key);
+
 // `*` matches any run of characters, everything else itself.
 bool glob_match(std::string_view pattern, std::string_view text);
 

@@ -1,60 +1,94 @@
 #include "gpusizer/json_patch.h"
 
+#include "gpusizer/json_text.h"
+
 namespace gpusizer {
+
+namespace {
+
+// Appends "/" and the token, escaped, to a JSON Pointer: the runs between
+// the characters to escape are copied whole.
+void append_pointer_token(std::string& pointer, std::string_view token) {
+  pointer += '/';
+  std::size_t run = 0;  // start of the characters not yet copied
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    if (token[i] != '~' && token[i] != '/') continue;
+    pointer.append(token, run, i - run);
+    pointer += token[i] == '~' ? "~0" : "~1";
+    run = i + 1;
+  }
+  pointer.append(token, run);
+}
+
+}  // namespace
 
 std::string escape_pointer_token(std::string_view token) {
   std::string escaped;
-  escaped.reserve(token.size());
-  for (char c : token) {
-    if (c == '~') {
-      escaped += "~0";
-    } else if (c == '/') {
-      escaped += "~1";
-    } else {
-      escaped += c;
-    }
-  }
-  return escaped;
+  append_pointer_token(escaped, token);
+  return escaped.substr(1);
 }
 
 std::string json_pointer(const std::vector<std::string>& tokens) {
   std::string pointer;
-  for (const auto& token : tokens) pointer += "/" + escape_pointer_token(token);
+  for (const auto& token : tokens) append_pointer_token(pointer, token);
   return pointer;
 }
 
-JsonView PatchBuilder::child(JsonView node, const std::string& pointer, const std::string& token) {
+JsonView PatchBuilder::child(JsonView node, std::string_view pointer, const std::string& token) {
   if (!node.is_array()) return node.child(token);
-  auto [slot, inserted] = arrays_.try_emplace(pointer);
-  if (inserted) slot->second = node.elements();
+  auto slot = arrays_.find(pointer);
+  if (slot == arrays_.end()) slot = arrays_.emplace(pointer, node.elements()).first;
   const auto index = array_index(token);
   if (!index || *index >= slot->second.size()) return {};
   return slot->second[*index];
 }
 
-void PatchBuilder::set(const std::vector<std::string>& tokens, nlohmann::json value) {
-  JsonView node = document_;
-  std::string pointer;
-  for (std::size_t depth = 0; depth + 1 < tokens.size(); ++depth) {
-    const std::string parent_pointer = pointer;
-    pointer += "/" + escape_pointer_token(tokens[depth]);
-    node = child(node, parent_pointer, tokens[depth]);
+void PatchBuilder::add_operation(std::string_view pointer, std::span<const std::string> nested_keys,
+                                 std::string_view value) {
+  if (!operations_.empty()) operations_ += ',';
+  operations_ += R"({"op":"add","path":)";
+  append_json_string(operations_, pointer);
+  operations_ += R"(,"value":)";
+  for (const std::string& key : nested_keys) {
+    operations_ += '{';
+    append_json_string(operations_, key);
+    operations_ += ':';
+  }
+  append_json_string(operations_, value);
+  operations_.append(nested_keys.size(), '}');
+  operations_ += '}';
+}
+
+void PatchBuilder::set(const std::vector<std::string>& tokens, std::string_view value) {
+  // The steps the last walk took with the same tokens name the same nodes:
+  // the document does not change, and a map this patch created stays
+  // created.
+  std::size_t depth = 0;
+  while (depth + 1 < tokens.size() && depth < walked_.size() && walked_[depth].token == tokens[depth]) ++depth;
+  walked_.resize(depth);
+  std::string& pointer = pointer_;  // grows token by token as the walk goes down
+  pointer.resize(depth == 0 ? 0 : walked_.back().pointer_length);
+  JsonView node = depth == 0 ? document_ : walked_.back().node;
+  for (; depth + 1 < tokens.size(); ++depth) {
+    const std::size_t parent_length = pointer.size();
+    append_pointer_token(pointer, tokens[depth]);
+    node = child(node, std::string_view(pointer).substr(0, parent_length), tokens[depth]);
     // A null map is as good as a missing one: `add` replaces it.
-    if (!node.is_null() || created_.contains(pointer)) continue;
-    // First missing parent: add it with the rest of the path nested inside.
-    nlohmann::json nested = std::move(value);
-    for (std::size_t k = tokens.size() - 1; k > depth; --k) {
-      nested = nlohmann::json{{tokens[k], std::move(nested)}};
+    if (!node.is_null() || created_.contains(pointer)) {
+      walked_.push_back({tokens[depth], pointer.size(), node});
+      continue;
     }
-    operations_.push_back({{"op", "add"}, {"path", pointer}, {"value", std::move(nested)}});
+    // First missing parent: add it with the rest of the path nested inside.
+    add_operation(pointer, std::span(tokens).subspan(depth + 1), value);
     created_.insert(pointer);
     for (std::size_t k = depth + 1; k + 1 < tokens.size(); ++k) {
-      pointer += "/" + escape_pointer_token(tokens[k]);
+      append_pointer_token(pointer, tokens[k]);
       created_.insert(pointer);
     }
     return;
   }
-  operations_.push_back({{"op", "add"}, {"path", json_pointer(tokens)}, {"value", std::move(value)}});
+  if (!tokens.empty()) append_pointer_token(pointer, tokens.back());
+  add_operation(pointer, {}, value);
 }
 
 }  // namespace gpusizer

@@ -1,14 +1,26 @@
 #include "gpusizer/json_text.h"
 
+#include <array>
+
 #include <simdjson.h>
 
 namespace gpusizer {
 
 namespace {
-
 constexpr char kHex[] = "0123456789abcdef";
 
-void append_string(std::string& out, const std::string& text) {
+// The bytes a JSON string escapes: control characters, '"' and '\\'. A
+// table lookup per byte is the whole test for the others.
+constexpr std::array<bool, 256> kEscaped = [] {
+  std::array<bool, 256> escaped{};
+  for (int c = 0; c < 0x20; ++c) escaped[c] = true;
+  escaped['"'] = true;
+  escaped['\\'] = true;
+  return escaped;
+}();
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view text) {
   if (!simdjson::validate_utf8(text.data(), text.size())) {
     // Rare (answers quote parsed, valid input): nlohmann replaces what is
     // not UTF-8.
@@ -19,7 +31,7 @@ void append_string(std::string& out, const std::string& text) {
   std::size_t run = 0;  // start of the bytes not yet copied
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    if (!kEscaped[c]) continue;
     out.append(text, run, i - run);
     run = i + 1;
     switch (c) {
@@ -40,6 +52,8 @@ void append_string(std::string& out, const std::string& text) {
   out += '"';
 }
 
+namespace {
+
 void append_value(std::string& out, const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::object: {
@@ -48,7 +62,7 @@ void append_value(std::string& out, const nlohmann::json& value) {
       for (const auto& [key, item] : value.items()) {
         if (!first) out += ',';
         first = false;
-        append_string(out, key);
+        append_json_string(out, key);
         out += ':';
         append_value(out, item);
       }
@@ -64,7 +78,7 @@ void append_value(std::string& out, const nlohmann::json& value) {
       out += ']';
       return;
     }
-    case nlohmann::json::value_t::string: append_string(out, value.get_ref<const std::string&>()); return;
+    case nlohmann::json::value_t::string: append_json_string(out, value.get_ref<const std::string&>()); return;
     default: out += value.dump(); return;  // numbers, booleans, null
   }
 }

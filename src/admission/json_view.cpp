@@ -38,15 +38,13 @@ std::string_view JsonView::string() const {
 
 std::vector<std::pair<std::string_view, JsonView>> JsonView::members() const {
   std::vector<std::pair<std::string_view, JsonView>> out;
-  if (!is_object()) return out;
-  for (auto field : simdjson::dom::object(element_)) out.emplace_back(field.key, JsonView(field.value));
+  for_each_member([&](std::string_view key, JsonView value) { out.emplace_back(key, value); });
   return out;
 }
 
 std::vector<JsonView> JsonView::elements() const {
   std::vector<JsonView> out;
-  if (!is_array()) return out;
-  for (element item : simdjson::dom::array(element_)) out.emplace_back(item);
+  for_each_element([&](JsonView item) { out.push_back(item); });
   return out;
 }
 
@@ -112,47 +110,57 @@ JsonView at_path(JsonView root, const std::vector<std::string>& tokens) {
 
 namespace {
 
-// Whether any object in the document repeats a key. Iterative: documents
-// nest up to the reader's depth limit.
-bool repeats_a_key(element root) {
-  std::vector<element> pending{root};
-  std::vector<std::string_view> keys;
-  while (!pending.empty()) {
-    const element node = pending.back();
-    pending.pop_back();
-    if (node.is_array()) {
-      for (element item : simdjson::dom::array(node)) {
-        if (item.is_array() || item.is_object()) pending.push_back(item);
-      }
-    } else if (node.is_object()) {
-      keys.clear();
-      for (auto field : simdjson::dom::object(node)) {
-        keys.push_back(field.key);
-        if (field.value.is_array() || field.value.is_object()) pending.push_back(field.value);
-      }
-      if (keys.size() <= 16) {
-        // Most objects have a few keys: comparing pairs beats sorting.
-        for (std::size_t i = 1; i < keys.size(); ++i) {
-          if (std::find(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(i), keys[i]) !=
-              keys.begin() + static_cast<std::ptrdiff_t>(i)) {
-            return true;
-          }
-        }
-        continue;
-      }
-      std::sort(keys.begin(), keys.end());
-      if (std::adjacent_find(keys.begin(), keys.end()) != keys.end()) return true;
-    }
-  }
-  return false;
+bool is_container(element value) {
+  const element_type type = value.type();
+  return type == element_type::OBJECT || type == element_type::ARRAY;
 }
 
 }  // namespace
+
+// Whether any object in the document repeats a key. Iterative: documents
+// nest up to the reader's depth limit. Its two lists are the reader's, so a
+// thread that has read one review reads the next without allocating.
+bool JsonReader::repeats_a_key(element root) {
+  std::vector<element>& pending = pending_;
+  std::vector<std::string_view>& keys = keys_;
+  pending.clear();
+  if (is_container(root)) pending.push_back(root);
+  while (!pending.empty()) {
+    const element node = pending.back();
+    pending.pop_back();
+    if (node.type() == element_type::ARRAY) {
+      for (element item : simdjson::dom::array(node)) {
+        if (is_container(item)) pending.push_back(item);
+      }
+      continue;
+    }
+    keys.clear();
+    for (auto field : simdjson::dom::object(node)) {
+      keys.push_back(field.key);
+      if (is_container(field.value)) pending.push_back(field.value);
+    }
+    if (keys.size() <= 16) {
+      // Most objects have a few keys: comparing pairs beats sorting.
+      for (std::size_t i = 1; i < keys.size(); ++i) {
+        if (std::find(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(i), keys[i]) !=
+            keys.begin() + static_cast<std::ptrdiff_t>(i)) {
+          return true;
+        }
+      }
+      continue;
+    }
+    std::sort(keys.begin(), keys.end());
+    if (std::adjacent_find(keys.begin(), keys.end()) != keys.end()) return true;
+  }
+  return false;
+}
 
 namespace {
 // Buffers for documents up to this size are kept between parses: every
 // review the API server sends fits.
 constexpr std::size_t kRetainedCapacity = 256 * 1024;
+// repeats_a_key's lists keep room for this many entries between parses.
+constexpr std::size_t kRetainedEntries = 4096;
 }  // namespace
 
 JsonReader::JsonReader(std::size_t max_depth) : max_depth_(max_depth) {
@@ -171,6 +179,8 @@ void JsonReader::release_large_buffers() noexcept {
     }
   }
   if (converted_.capacity() > kRetainedCapacity) std::string().swap(converted_);
+  if (pending_.capacity() > kRetainedEntries) std::vector<element>().swap(pending_);
+  if (keys_.capacity() > kRetainedEntries) std::vector<std::string_view>().swap(keys_);
 }
 
 Result<JsonView> JsonReader::parse_fast(std::string_view text) {

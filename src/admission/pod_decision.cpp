@@ -33,25 +33,58 @@ const std::string kCpu = "cpu";
 const std::string kMemory = "memory";
 const std::string kStorage = "ephemeral-storage";
 
-using QuantityMap = std::map<std::string, Quantity, std::less<>>;
+// A container's requests or limits of the resources gpu-sizer reads: a few
+// at most, so a list searched in order beats a map. Names point into the
+// reviewed document.
+class Quantities {
+ public:
+  const Quantity* find(std::string_view resource) const {
+    for (const auto& [name, quantity] : items_) {
+      if (name == resource) return &quantity;
+    }
+    return nullptr;
+  }
+  // Keeps an earlier value over a later one (a template's over its default).
+  void add(std::string_view resource, const Quantity& quantity) {
+    if (find(resource)) return;
+    if (items_.empty()) items_.reserve(4);  // cpu, memory, ephemeral-storage, a GPU
+    items_.emplace_back(resource, quantity);
+  }
+
+ private:
+  std::vector<std::pair<std::string_view, Quantity>> items_;
+};
+
+std::optional<Quantity> value_of(const Quantity* quantity) {
+  return quantity ? std::optional<Quantity>(*quantity) : std::nullopt;
+}
 
 struct ContainerView {
   std::string name;
   std::vector<std::string> path;  // tokens to the container in the reviewed object
-  QuantityMap requests;
-  QuantityMap limits;
+  Quantities requests;
+  Quantities limits;
   int64_t gpus = 0;
 
   // What the container asks for: the request, or the limit it defaults to.
   std::optional<Quantity> effective_request(const std::string& resource) const {
-    if (auto it = requests.find(resource); it != requests.end()) return it->second;
-    if (auto it = limits.find(resource); it != limits.end()) return it->second;
-    return std::nullopt;
+    if (const Quantity* request = requests.find(resource)) return *request;
+    return limit(resource);
   }
-  std::optional<Quantity> limit(const std::string& resource) const {
-    auto it = limits.find(resource);
-    return it == limits.end() ? std::nullopt : std::optional<Quantity>(it->second);
-  }
+  std::optional<Quantity> limit(const std::string& resource) const { return value_of(limits.find(resource)); }
+};
+
+// A field's name in messages ("spec.containers[0]"), written out only when a
+// message needs it: most containers have nothing to report.
+class FieldName {
+ public:
+  explicit FieldName(const std::vector<std::string>& path) : path_(&path) {}
+  explicit FieldName(std::string text) : text_(std::move(text)) {}
+  std::string text() const { return path_ ? field_path(*path_) : text_; }
+
+ private:
+  const std::vector<std::string>* path_ = nullptr;
+  std::string text_;
 };
 
 struct PodView {
@@ -72,11 +105,12 @@ bool is_unresolved(JsonView value) {
   return text.find("{{") != std::string_view::npos || text.find("$(") != std::string_view::npos;
 }
 
-// Adds the string members of object that map lacks: earlier sources win.
-void add_strings(JsonView object, std::map<std::string, std::string, std::less<>>& map) {
-  for (const auto& [key, value] : object.members()) {
-    if (value.is_string() && !map.contains(key)) map.emplace(key, value.string());
-  }
+// Adds the string members of object whose key is wanted and that map
+// lacks: earlier sources win.
+void add_strings(JsonView object, std::map<std::string, std::string, std::less<>>& map, auto wanted) {
+  object.for_each_member([&](std::string_view key, JsonView value) {
+    if (value.is_string() && wanted(key) && !map.contains(key)) map.emplace(key, value.string());
+  });
 }
 
 std::string quoted(const std::string& text) { return "\"" + text + "\""; }
@@ -106,9 +140,17 @@ class PodReader {
     } else if (const JsonView annotations = metadata["annotations"]; !annotations.is_null() && !annotations.is_object()) {
       problem(field({"metadata", "annotations"}), "is not an object");
     }
+    // Only the labels and annotations the decision reads are copied: one
+    // last-applied-configuration annotation can be most of a review.
+    auto wanted_label = [&](std::string_view key) {
+      return selection_reads(policy_, ProfileRule::Subject::kLabel, key);
+    };
+    auto wanted_annotation = [&](std::string_view key) {
+      return key == kMutateOptOutKey || selection_reads(policy_, ProfileRule::Subject::kAnnotation, key);
+    };
     for (const JsonView source : {metadata, target_.parent_metadata}) {
-      add_strings(source["labels"], view_.selection.labels);
-      add_strings(source["annotations"], view_.selection.annotations);
+      add_strings(source["labels"], view_.selection.labels, wanted_label);
+      add_strings(source["annotations"], view_.selection.annotations, wanted_annotation);
       for (const char* key : {"name", "generateName"}) {
         if (view_.selection.name.empty()) view_.selection.name = string_member(source, key);
       }
@@ -176,12 +218,12 @@ class PodReader {
       problem(field(tokens), "is not a list");
       return;
     }
-    const auto items = list.elements();
-    for (std::size_t i = 0; i < items.size(); ++i) {
+    std::size_t index = 0;
+    list.for_each_element([&](JsonView item) {
       std::vector<std::string> path = absolute(tokens);
-      path.push_back(std::to_string(i));
-      read_container(items[i], std::move(path), role, JsonView(), "", "");
-    }
+      path.push_back(std::to_string(index++));
+      read_container(item, std::move(path), role, JsonView(), "", "");
+    });
   }
 
   // unnamed: the name a container without one gets at run time (Argo calls
@@ -189,18 +231,18 @@ class PodReader {
   // Argo's templateDefaults for this container, or absent.
   void read_container(JsonView item, std::vector<std::string> path, Role role, JsonView defaults,
                       const std::string& defaults_field, const std::string& unnamed) {
-    const std::string where = field_path(path);
     if (!item.is_object()) {
-      problem(where, "is not an object");
+      problem(field_path(path), "is not an object");
       return;
     }
     ContainerView container;
-    container.name = string_member(item, "name");
-    if (container.name.empty()) container.name = unnamed.empty() ? where : unnamed;
     container.path = std::move(path);
+    const FieldName where(container.path);
+    container.name = string_member(item, "name");
+    if (container.name.empty()) container.name = unnamed.empty() ? where.text() : unnamed;
     // The template's values win over its defaults, key by key.
     read_resources(item, where, container);
-    if (defaults.is_object()) read_resources(defaults, defaults_field, container);
+    if (defaults.is_object()) read_resources(defaults, FieldName(defaults_field), container);
     for (const auto& resource : policy_.gpu_resources) container.gpus += gpu_count(container, resource, where);
     // Sidecars (init containers that keep running) hold resources alongside
     // the app containers, so they count with them.
@@ -208,65 +250,63 @@ class PodReader {
     (role == Role::kInit && !sidecar ? view_.init : view_.app).push_back(std::move(container));
   }
 
-  void read_resources(JsonView item, const std::string& field, ContainerView& container) {
+  void read_resources(JsonView item, const FieldName& field, ContainerView& container) {
     const JsonView resources = item["resources"];
     if (resources.is_null()) return;
     if (!resources.is_object()) {
-      problem(field + ".resources", "is not an object");
+      problem(field.text() + ".resources", "is not an object");
       return;
     }
     read_quantities(resources, "requests", field, container.requests);
     read_quantities(resources, "limits", field, container.limits);
   }
 
-  void read_quantities(JsonView resources, const std::string& key, const std::string& field, QuantityMap& out) {
+  void read_quantities(JsonView resources, std::string_view key, const FieldName& field, Quantities& out) {
     const JsonView map = resources[key];
     if (map.is_null()) return;
-    const std::string map_field = field + ".resources." + key;
+    auto map_field = [&] { return field.text() + ".resources." + std::string(key); };
     if (!map.is_object()) {
-      problem(map_field, "is not an object");
+      problem(map_field(), "is not an object");
       return;
     }
-    for (const auto& [key_text, value] : map.members()) {
-      const std::string resource(key_text);
+    map.for_each_member([&](std::string_view resource, JsonView value) {
       const bool gpu = policy_.is_gpu_resource(resource);
-      if (!gpu && resource != kCpu && resource != kMemory && resource != kStorage) continue;
+      if (!gpu && resource != kCpu && resource != kMemory && resource != kStorage) return;
       auto quantity = quantity_from_json(value);
       if (!quantity && is_unresolved(value)) {
         // A template parameter, filled in when the workflow runs: not an
         // error, but nothing to decide on until the Pod exists.
-        view_.unresolved.push_back(resource + " is \"" + std::string(value.string()) + "\"");
+        view_.unresolved.push_back(std::string(resource) + " is \"" + std::string(value.string()) + "\"");
         view_.unresolved_gpu = view_.unresolved_gpu || gpu;
       } else if (!quantity) {
-        problem(map_field + "." + resource, quantity.error(), gpu);
+        problem(map_field() + "." + std::string(resource), quantity.error(), gpu);
       } else if (quantity.value().is_negative()) {
-        problem(map_field + "." + resource, "must not be negative, found " + quantity.value().to_string(), gpu);
+        problem(map_field() + "." + std::string(resource),
+                "must not be negative, found " + quantity.value().to_string(), gpu);
       } else {
-        out.emplace(resource, quantity.value());  // keeps an earlier (template) value over a default
+        out.add(resource, quantity.value());  // keeps an earlier (template) value over a default
       }
-    }
+    });
   }
 
-  int64_t gpu_count(const ContainerView& container, const std::string& resource, const std::string& field) {
-    const auto request = container.requests.find(resource);
-    const auto limit = container.limits.find(resource);
-    const bool has_request = request != container.requests.end();
-    const bool has_limit = limit != container.limits.end();
-    if (!has_request && !has_limit) return 0;
-    const std::string where = field + ".resources";
-    if (has_request && has_limit && request->second != limit->second) {
-      problem(where, resource + " request " + request->second.to_string() + " and limit " +
-                         limit->second.to_string() + " differ; GPUs are not overcommitted: set both to the same number",
+  int64_t gpu_count(const ContainerView& container, const std::string& resource, const FieldName& field) {
+    const Quantity* request = container.requests.find(resource);
+    const Quantity* limit = container.limits.find(resource);
+    if (!request && !limit) return 0;
+    auto where = [&] { return field.text() + ".resources"; };
+    if (request && limit && *request != *limit) {
+      problem(where(), resource + " request " + request->to_string() + " and limit " + limit->to_string() +
+                         " differ; GPUs are not overcommitted: set both to the same number",
               true);
       return 0;
     }
-    const Quantity& count = has_limit ? limit->second : request->second;
+    const Quantity& count = limit ? *limit : *request;
     if (!count.is_whole()) {
-      problem(where, resource + " must be a whole number of GPUs, found " + count.to_string(), true);
+      problem(where(), resource + " must be a whole number of GPUs, found " + count.to_string(), true);
       return 0;
     }
     if (count.value_ceil() > kMaxGpusPerPod) {
-      problem(where, resource + " asks for " + count.to_string() + " GPUs, more than any node has", true);
+      problem(where(), resource + " asks for " + count.to_string() + " GPUs, more than any node has", true);
       return 0;
     }
     return count.value_ceil();
@@ -443,30 +483,30 @@ class PodDecider {
   void raise_shortfalls() {
     std::vector<std::string> per_container;
     const ContainerView* current = nullptr;
+    const std::string profile = profile_text();
+    std::vector<std::string> tokens;  // where the patch sets a value
     for (const Shortfall& s : shortfalls_) {
       const bool raise_request = !s.request || *s.request < s.need;
       const Quantity new_request = raise_request ? s.need : *s.request;
-      std::vector<std::string> resources = s.container->path;
-      resources.push_back("resources");
-      std::vector<std::string> parts;
+      const std::string new_text = new_request.to_string();
+      tokens = s.container->path;
+      tokens.insert(tokens.end(), {"resources", "requests", *s.resource});
+      std::string change;
       if (raise_request) {
-        patch_.set(with(resources, {"requests", *s.resource}), new_request.to_string());
+        patch_.set(tokens, new_text);
         decision_.raised.push_back({*s.resource, s.request ? new_request.plus(s.request->times(-1)) : new_request});
-        const auto written = s.container->requests.find(*s.resource);
-        parts.push_back(*s.resource + " request " +
-                        (written == s.container->requests.end() ? "unset" : written->second.to_string()) + "->" +
-                        new_request.to_string());
+        const Quantity* written = s.container->requests.find(*s.resource);
+        change = *s.resource + " request " + (written ? written->to_string() : "unset") + "->" + new_text;
       }
       // A request above its limit is invalid: a limit below the new request
       // rises with it.
       if (s.limit && *s.limit < new_request) {
-        patch_.set(with(resources, {"limits", *s.resource}), new_request.to_string());
-        parts.push_back((raise_request ? "limit " : *s.resource + " limit ") + s.limit->to_string() + "->" +
-                        new_request.to_string());
+        tokens[tokens.size() - 2] = "limits";
+        patch_.set(tokens, new_text);
+        change += (raise_request ? ", limit " : *s.resource + " limit ") + s.limit->to_string() + "->" + new_text;
       }
-      const std::string change = join(parts, ", ");
-      decision_.warnings.push_back(fit_warning(
-          target_.label, s.container->name, change + " (" + holder_gpus(s) + ", " + profile_text() + ")"));
+      decision_.warnings.push_back(
+          fit_warning(target_.label, s.container->name, change + " (" + holder_gpus(s) + ", " + profile + ")"));
       if (s.container != current) {
         per_container.push_back(s.container->name + ": " + change);
         current = s.container;
@@ -475,15 +515,12 @@ class PodDecider {
       }
     }
     if (per_container.empty()) return;
-    decision_.changes = per_container;
-    const std::string sized = profile_text() + ", " + gpus_text(decision_.gpus) + ": " +
+    const std::string sized = profile + ", " + gpus_text(decision_.gpus) + ": " +
                               join_capped(per_container, "; ", kSizedAnnotationBytes, "containers");
-    patch_.set(with(target_.ref.path, {"metadata", "annotations", kSizedKey}), sized);
-  }
-
-  static std::vector<std::string> with(std::vector<std::string> base, std::initializer_list<std::string> more) {
-    base.insert(base.end(), more);
-    return base;
+    decision_.changes = std::move(per_container);
+    tokens = target_.ref.path;
+    tokens.insert(tokens.end(), {"metadata", "annotations", kSizedKey});
+    patch_.set(tokens, sized);
   }
 
   std::string denial(const Shortfall& s) const {

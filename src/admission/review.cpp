@@ -9,8 +9,6 @@
 
 namespace gpusizer {
 
-using nlohmann::json;
-
 std::string_view to_string(ReviewOutcome::Decision decision) {
   switch (decision) {
     case ReviewOutcome::Decision::kAllowed: return "allowed";
@@ -39,15 +37,76 @@ std::string base64(std::string_view bytes) {
   return out;
 }
 
+// What a 200 answer says. Optional fields are left out when unset.
+struct Response {
+  std::string_view uid;
+  std::optional<std::string> bypassed;  // audit annotation: why sizing was skipped
+  std::optional<std::string> sized;     // audit annotation: what the patch raised
+  std::optional<std::string> patch;     // base64 JSON Patch
+  // Set to deny: the status message of the 403 and the "denied" audit
+  // annotation.
+  std::optional<std::string> denial;
+  std::optional<std::vector<std::string>> warnings;
+};
+
+// Appends ,"key":"value" (or "key":"value" first in its object).
+void append_member(std::string& out, std::string_view key, std::string_view value, bool& first) {
+  if (!first) out += ',';
+  first = false;
+  append_json_string(out, key);
+  out += ':';
+  append_json_string(out, value);
+}
+
+// The AdmissionReview answer as compact JSON text, written directly: keys in
+// sorted order and strings escaped as nlohmann's dump() writes them, the
+// bytes the answers have always had, without building a JSON value first.
 // Strings in answers come from parsed (valid UTF-8) input, and truncation
-// never splits a character; replacing is a last guard so an answer is
-// always valid JSON.
-std::string serialize(const json& value) { return to_json_text(value); }
+// never splits a character; the escaping still replaces what is not UTF-8,
+// so an answer is always valid JSON.
+std::string answer_text(const Response& response) {
+  std::string out = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"allowed":)";
+  out += response.denial ? "false" : "true";
+  if (response.bypassed || response.denial || response.sized) {
+    out += R"(,"auditAnnotations":{)";
+    bool first = true;
+    if (response.bypassed) append_member(out, "bypassed", *response.bypassed, first);
+    if (response.denial) append_member(out, "denied", *response.denial, first);
+    if (response.sized) append_member(out, "sized", *response.sized, first);
+    out += '}';
+  }
+  if (response.patch) {
+    // Base64 has no character JSON escapes: the text goes in as it is.
+    out += R"(,"patch":")";
+    out += *response.patch;
+    out += R"(","patchType":"JSONPatch")";
+  }
+  if (response.denial) {
+    out += R"(,"status":{"code":403,"message":)";
+    append_json_string(out, *response.denial);
+    out += R"(,"reason":"Forbidden"})";
+  }
+  out += R"(,"uid":)";
+  append_json_string(out, response.uid);
+  if (response.warnings) {
+    out += R"(,"warnings":[)";
+    for (std::size_t i = 0; i < response.warnings->size(); ++i) {
+      if (i > 0) out += ',';
+      append_json_string(out, (*response.warnings)[i]);
+    }
+    out += ']';
+  }
+  out += "}}";
+  return out;
+}
 
 HttpReply bad_request(ReviewOutcome outcome, const std::string& message) {
   outcome.decision = ReviewOutcome::Decision::kError;
   outcome.error = message;
-  return HttpReply{400, serialize(json{{"error", message}}), std::move(outcome)};
+  std::string body = R"({"error":)";
+  append_json_string(body, message);
+  body += '}';
+  return HttpReply{400, std::move(body), std::move(outcome)};
 }
 
 }  // namespace
@@ -126,7 +185,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   outcome.name = string_member(request, "name");
   outcome.dry_run = request["dryRun"].is_true();
 
-  json response = {{"uid", outcome.uid}, {"allowed", true}};
+  Response response;
   std::vector<std::string> warnings;
   std::vector<std::string> denials;
   const JsonView object = request["object"];
@@ -152,7 +211,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   }
   if (outcome.bypass) {
     // The API server's audit log records who skipped sizing and why.
-    response["auditAnnotations"]["bypassed"] =
+    response.bypassed =
         outcome.bypass->reason + " \"" + outcome.bypass->name + "\" is exempt in the gpu-sizer policy";
   } else if (decide) {
     if (!object.is_object()) {
@@ -174,25 +233,22 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
       outcome.pods.push_back(std::move(pod));
     }
     if (!changes.empty()) {
-      response["auditAnnotations"]["sized"] = join_capped(changes, "; ", kMessageBudget, "containers");
+      response.sized = join_capped(changes, "; ", kMessageBudget, "containers");
     }
   }
 
   outcome.decision = ReviewOutcome::Decision::kAllowed;
   if (!denials.empty()) {
     outcome.decision = ReviewOutcome::Decision::kDenied;
-    const std::string message = join_capped(denials, "; ", kMessageBudget, "denials");
-    response["allowed"] = false;
-    response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", message}};
-    response["auditAnnotations"]["denied"] = message;
+    response.denial = join_capped(denials, "; ", kMessageBudget, "denials");
   } else if (endpoint == Endpoint::kMutate && !patch.empty()) {
     outcome.decision = ReviewOutcome::Decision::kMutated;
-    response["patchType"] = "JSONPatch";
-    response["patch"] = base64(serialize(patch.operations()));
+    response.patch = base64(patch.text());
   }
-  if (!warnings.empty()) response["warnings"] = cap_warnings(std::move(warnings));
-  const json answer = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", response}};
-  return HttpReply{200, serialize(answer), std::move(outcome)};
+  if (!warnings.empty()) response.warnings = cap_warnings(std::move(warnings));
+  response.uid = outcome.uid;
+  std::string answer = answer_text(response);
+  return HttpReply{200, std::move(answer), std::move(outcome)};
 }
 
 }  // namespace gpusizer

@@ -70,6 +70,11 @@ std::string quoted(std::string_view text) {
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 std::string to_decimal(int128 value) {
+  // Most values fit 64 bits, whose division the compiler inlines; 128-bit
+  // division is a library call per digit.
+  if (value >= std::numeric_limits<int64_t>::min() && value <= std::numeric_limits<int64_t>::max()) {
+    return std::to_string(static_cast<int64_t>(value));
+  }
   const bool negative = value < 0;
   auto magnitude = negative ? -static_cast<uint128>(value) : static_cast<uint128>(value);
   std::string digits;
@@ -200,6 +205,17 @@ std::optional<int128> magnitude_in_nanos(std::string digits, int64_t nano_expone
   if (static_cast<int64_t>(digits.size()) - 1 + nano_exponent > kMaxNanosDigits) {
     return std::nullopt;
   }
+  if (nano_exponent >= 0 && digits.size() <= 18) {
+    // The usual quantity ("64Gi", "500m", "4"): a whole number of nanos from
+    // at most 18 digits (below 2^60), times at most 1024^6 (2^60), times 10
+    // only while within kMaxNanos, all exact in int128.
+    uint64_t number = 0;
+    for (char c : digits) number = number * 10 + static_cast<uint64_t>(c - '0');
+    int128 nanos = int128{number} << (10 * binary_power);
+    for (int64_t i = 0; i < nano_exponent && nanos <= kMaxNanos; ++i) nanos *= 10;
+    if (nanos > kMaxNanos) return std::nullopt;
+    return nanos;
+  }
   // Working on the digit string keeps the product exact for any input length:
   // fractions finer than 1n may carry hundreds of digits, all of which matter
   // for rounding up.
@@ -314,6 +330,11 @@ std::string Quantity::to_string() const {
   // exponent ends up in [-9, 18].
   int128 mantissa = nanos_;
   int64_t exponent = -9;
+  if (mantissa % kNanosPerUnit == 0) {
+    // Whole units, the usual case: their nine nano digits go in one step.
+    mantissa /= kNanosPerUnit;
+    exponent = 0;
+  }
   while (mantissa % 10 == 0) {
     mantissa /= 10;
     ++exponent;

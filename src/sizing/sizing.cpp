@@ -1,5 +1,7 @@
 #include "gpusizer/sizing.h"
 
+#include <algorithm>
+
 namespace gpusizer {
 
 std::optional<Requirement> required_resources(const Profile& profile, int64_t gpus) {
@@ -21,6 +23,12 @@ std::string set_hint(const Profile& profile, int64_t gpus) {
     hint += " " + profile.set_prefix + "_memory=" + need->memory.to_string();
   }
   return hint;
+}
+
+bool selection_reads(const Policy& policy, ProfileRule::Subject subject, std::string_view key) {
+  if (key == kProfileKey) return true;
+  return std::any_of(policy.profile_rules.begin(), policy.profile_rules.end(),
+                     [&](const ProfileRule& rule) { return rule.subject == subject && rule.key == key; });
 }
 
 bool glob_match(std::string_view pattern, std::string_view text) {

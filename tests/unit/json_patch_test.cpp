@@ -57,7 +57,7 @@ std::vector<std::string> at(std::initializer_list<std::string> more) {
 }
 
 // Applies ops to doc; fails the test (and returns doc) when they do not apply.
-json apply(const json& doc, const json& ops) {
+json apply_ops(const json& doc, const json& ops) {
   try {
     return doc.patch(ops);
   } catch (const json::exception& e) {
@@ -82,7 +82,7 @@ TEST(PatchBuilder, KeyUnderExistingMapIsOneAdd) {
   EXPECT_FALSE(patch.empty());
   EXPECT_EQ(patch.operations(),
             json::parse(R"([{"op":"add","path":"/spec/containers/0/resources/requests/memory","value":"64Gi"}])"));
-  json result = apply(doc, patch.operations());
+  json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result["spec"]["containers"][0]["resources"]["requests"], json({{"cpu", "4"}, {"memory", "64Gi"}}));
 }
 
@@ -92,7 +92,7 @@ TEST(PatchBuilder, ExistingKeyIsReplacedByAdd) {
   PatchBuilder patch(reader.view_of(doc));
   patch.set(at({"resources", "limits", "cpu"}), "16");
   ASSERT_EQ(patch.operations().size(), 1u);
-  json result = apply(doc, patch.operations());
+  json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result["spec"]["containers"][0]["resources"]["limits"], json({{"cpu", "16"}, {"nvidia.com/gpu", "2"}}));
 }
 
@@ -103,7 +103,7 @@ TEST(PatchBuilder, SlashInKeyIsEscaped) {
   patch.set(at({"resources", "limits", "nvidia.com/gpu"}), "2");
   ASSERT_EQ(patch.operations().size(), 1u);
   EXPECT_EQ(patch.operations()[0]["path"], "/spec/containers/0/resources/limits/nvidia.com~1gpu");
-  json result = apply(doc, patch.operations());
+  json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "2");
   EXPECT_EQ(result["spec"]["containers"][0]["resources"]["limits"].size(), 2u);
 }
@@ -115,7 +115,7 @@ TEST(PatchBuilder, MissingResourcesIsOneAddOfTheNestedObject) {
   patch.set(at({"resources", "requests", "cpu"}), "16");
   EXPECT_EQ(patch.operations(),
             json::parse(R"([{"op":"add","path":"/spec/containers/0/resources","value":{"requests":{"cpu":"16"}}}])"));
-  json result = apply(doc, patch.operations());
+  json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result["spec"]["containers"][0],
             json::parse(R"({"name":"trainer","resources":{"requests":{"cpu":"16"}}})"));
 }
@@ -129,7 +129,7 @@ TEST(PatchBuilder, TwoKeysUnderTheSameMissingParent) {
   EXPECT_EQ(patch.operations(), json::parse(R"([
     {"op":"add","path":"/spec/containers/0/resources/requests","value":{"cpu":"32"}},
     {"op":"add","path":"/spec/containers/0/resources/requests/memory","value":"192Gi"}])"));
-  json result = apply(doc, patch.operations());
+  json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result["spec"]["containers"][0]["resources"],
             json::parse(R"({"limits":{"nvidia.com/gpu":"4"},"requests":{"cpu":"32","memory":"192Gi"}})"));
 }
@@ -149,7 +149,7 @@ TEST(PatchBuilder, KeysUnderSiblingsOfACreatedMap) {
   EXPECT_EQ(patch.operations()[1]["path"], "/spec/containers/0/resources/limits");
   EXPECT_EQ(patch.operations()[2]["path"], "/spec/containers/0/resources/limits/memory");
   EXPECT_EQ(patch.operations()[3]["path"], "/spec/containers/0/resources/requests/memory");
-  json result = apply(doc, patch.operations());
+  json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result["spec"]["containers"][0]["resources"],
             json::parse(R"({"requests":{"cpu":"16","memory":"64Gi"},"limits":{"cpu":"16","memory":"64Gi"}})"));
 }
@@ -163,7 +163,7 @@ TEST(PatchBuilder, NullParentIsTreatedAsMissing) {
   EXPECT_EQ(patch.operations(), json::parse(R"([
     {"op":"add","path":"/spec/containers/0/resources/requests","value":{"cpu":"16"}},
     {"op":"add","path":"/spec/containers/0/resources/requests/nvidia.com~1gpu","value":"1"}])"));
-  json result = apply(doc, patch.operations());
+  json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result["spec"]["containers"][0]["resources"]["requests"], json({{"cpu", "16"}, {"nvidia.com/gpu", "1"}}));
 }
 
@@ -174,7 +174,7 @@ TEST(PatchBuilder, NullResourcesIsTreatedAsMissing) {
   patch.set(at({"resources", "limits", "memory"}), "64Gi");
   ASSERT_EQ(patch.operations().size(), 1u);
   EXPECT_EQ(patch.operations()[0]["path"], "/spec/containers/0/resources");
-  json result = apply(doc, patch.operations());
+  json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result["spec"]["containers"][0]["resources"], json::parse(R"({"limits":{"memory":"64Gi"}})"));
 }
 
@@ -187,7 +187,7 @@ TEST(PatchBuilder, MissingMetadataAndAnnotationsFromTheRoot) {
   ASSERT_EQ(patch.operations().size(), 2u);
   EXPECT_EQ(patch.operations()[0]["path"], "/metadata");
   EXPECT_EQ(patch.operations()[1]["path"], "/metadata/annotations/a~0b");
-  json result = apply(doc, patch.operations());
+  json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result["metadata"], json::parse(R"({"annotations":{"gpu-sizer.io/sized":"x","a~b":"y"}})"));
 }
 
@@ -198,7 +198,7 @@ TEST(PatchBuilder, ExistingAnnotationsKeepTheirKeys) {
   patch.set({"metadata", "annotations", "gpu-sizer.io/sized"}, "x");
   EXPECT_EQ(patch.operations(),
             json::parse(R"([{"op":"add","path":"/metadata/annotations/gpu-sizer.io~1sized","value":"x"}])"));
-  json result = apply(doc, patch.operations());
+  json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result["metadata"]["annotations"], json({{"team", "cv"}, {"gpu-sizer.io/sized", "x"}}));
   EXPECT_EQ(result["metadata"]["name"], "p");
 }
@@ -212,7 +212,7 @@ TEST(PatchBuilder, SecondContainerOfAnArray) {
   ASSERT_EQ(patch.operations().size(), 2u);
   EXPECT_EQ(patch.operations()[0]["path"], "/spec/containers/1/resources/requests");
   EXPECT_EQ(patch.operations()[1]["path"], "/spec/containers/0/resources");
-  json result = apply(doc, patch.operations());
+  json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result, json::parse(R"({"spec":{"containers":[
       {"name":"a","resources":{"requests":{"cpu":"4"}}},
       {"name":"b","resources":{"requests":{"cpu":"8"}}}]}})"));
@@ -225,7 +225,7 @@ TEST(PatchBuilder, PathBelowANestedTemplate) {
   PatchBuilder patch(reader.view_of(doc));
   patch.set({"spec", "template", "metadata", "annotations", "gpu-sizer.io/sized"}, "yes");
   patch.set({"spec", "template", "spec", "containers", "0", "resources", "limits", "nvidia.com/gpu"}, "1");
-  json result = apply(doc, patch.operations());
+  json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result["spec"]["template"]["metadata"]["annotations"]["gpu-sizer.io/sized"], "yes");
   EXPECT_EQ(result["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "1");
 }

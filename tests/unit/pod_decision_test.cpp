@@ -31,7 +31,7 @@ struct Outcome {
   json patched;  // the pod with ops applied
 };
 
-json apply(const json& doc, const json& ops) {
+json apply_ops(const json& doc, const json& ops) {
   try {
     return doc.patch(ops);
   } catch (const json::exception& e) {
@@ -54,7 +54,7 @@ Outcome run(const json& pod, Endpoint endpoint = Endpoint::kMutate, Mode mode = 
   const PodTarget target{{view}, kDescription, mode};
   PodDecision decision = decide_pod(policy, endpoint, target, patch);
   const json ops = patch.operations();
-  return Outcome{std::move(decision), ops, apply(pod, ops)};
+  return Outcome{std::move(decision), ops, apply_ops(pod, ops)};
 }
 
 Outcome validate(const json& pod, Mode mode = Mode::kMutate, const Policy& policy = default_policy()) {
@@ -513,7 +513,7 @@ TEST(DecidePodMutate, TemplatePathPrefixesEveryOperation) {
   const PodDecision d = decide_pod(default_policy(), Endpoint::kMutate, target, patch);
   EXPECT_EQ(d.gpus, 2);
   for (const auto& op : patch.operations()) EXPECT_EQ(op["path"].get<std::string>().rfind("/spec/template/", 0), 0u) << op;
-  json patched = apply(job, patch.operations());
+  json patched = apply_ops(job, patch.operations());
   json tpl = patched["spec"]["template"];
   EXPECT_EQ(tpl["spec"]["containers"][0]["resources"]["requests"]["memory"], "96Gi");
   EXPECT_TRUE(tpl["metadata"]["annotations"].contains(kSizedKey)) << tpl.dump();

@@ -288,6 +288,19 @@ TEST(SelectProfile, CustomRulesInOrderWithAnnotationAndGlob) {
   EXPECT_NE(reason.value().reason.find("name glob \"*\""), std::string::npos) << reason.value().reason;
 }
 
+TEST(SelectProfile, ReadsTheProfileKeyAndTheRulesKeysOnly) {
+  // Pod decisions copy only these labels and annotations into a SelectionInput.
+  const Policy policy = custom_rules_policy();
+  using Subject = ProfileRule::Subject;
+  EXPECT_TRUE(selection_reads(policy, Subject::kLabel, kProfileKey));
+  EXPECT_TRUE(selection_reads(policy, Subject::kAnnotation, kProfileKey));
+  EXPECT_TRUE(selection_reads(policy, Subject::kLabel, "job"));
+  EXPECT_FALSE(selection_reads(policy, Subject::kAnnotation, "job"));  // a label rule
+  EXPECT_TRUE(selection_reads(policy, Subject::kAnnotation, "team"));
+  EXPECT_FALSE(selection_reads(policy, Subject::kLabel, "team"));
+  EXPECT_FALSE(selection_reads(policy, Subject::kAnnotation, "kubectl.kubernetes.io/last-applied-configuration"));
+}
+
 TEST(SelectProfile, NoRuleMatchesGivesDefaultProfile) {
   auto parsed = parse_policy("profileRules: []\ndefaultProfile: infer\n", "t");
   ASSERT_TRUE(parsed.ok()) << parsed.error();
