@@ -44,8 +44,10 @@ using Clock = std::chrono::steady_clock;
 
 // As cpp-httplib: request line and headers together, in bytes.
 constexpr std::uint32_t kHeaderLimit = 8192;
-// A read buffer grown past this by a large request is given back after it.
-constexpr std::size_t kKeptBufferBytes = 64 * 1024;
+// Each connection's read buffer: room for the headers (kHeaderLimit) and a
+// TLS record of body at a time, which the parser moves into the request as
+// it reads. Unbounded, Beast grows it to 64 KiB+ per busy connection.
+constexpr std::size_t kReadBufferBytes = 16 * 1024;
 // How long a closing connection waits for the client's TLS close_notify.
 constexpr std::chrono::seconds kCloseWait{1};
 
@@ -163,7 +165,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void discard_more() {
     if (discard_left_ == 0) return send(settings_.handler.body_too_large());
-    const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(discard_left_, kKeptBufferBytes));
+    const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(discard_left_, kReadBufferBytes));
     stream_.async_read_some(buffer_.prepare(chunk), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
       if (ec) return self->read_failed(ec);
       self->discard_left_ -= n;
@@ -230,7 +232,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
     due_ = Clock::now() + settings_.allowance;
     response_.reset();
     parser_.reset();
-    if (buffer_.capacity() > kKeptBufferBytes) buffer_.shrink_to_fit();
     wait_for_request();
   }
 
@@ -260,7 +261,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Settings& settings_;
   Loop& loop_;
   const std::list<Connection*>::iterator in_loop_;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_{kReadBufferBytes};
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::response<http::string_body>> response_;
   std::optional<http::response<http::empty_body>> continue_;
