@@ -126,6 +126,10 @@ bool looks_like_a_document_marker(std::string_view text) {
          (text.size() == 3 || text[3] == ' ' || text[3] == '\t');
 }
 
+// 1024 / 6: a key this long stays within YAML's implicit-key limit even
+// with every character escaped.
+constexpr std::size_t kShortKeyCharacters = 170;
+
 void emit(YAML::Emitter& out, const YAML::Node& node) {
   // Flow collections ([a, b], {k: v}) stay flow, as the author wrote them.
   if (node.Style() == YAML::EmitterStyle::Flow) out << YAML::Flow;
@@ -133,6 +137,11 @@ void emit(YAML::Emitter& out, const YAML::Node& node) {
     case YAML::NodeType::Map:
       out << YAML::BeginMap;
       for (const auto& entry : node) {
+        // YAML reads an implicit key of at most 1024 characters: a longer
+        // one (up to 6 per character once escaped) is written as an
+        // explicit `? key`, or what --fix writes would not read back.
+        const bool long_key = !entry.first.IsScalar() || entry.first.Scalar().size() > kShortKeyCharacters;
+        if (long_key) out << YAML::LongKey;
         out << YAML::Key;
         emit(out, entry.first);
         out << YAML::Value;
