@@ -67,7 +67,6 @@ int main(int argc, char** argv) {
     return usage("--cert, --key and --body are required");
   }
   const std::string transport_name = flags["--transport"];
-  if (transport_name != "asio" && transport_name != "httplib") return usage("--transport must be asio or httplib");
   auto listen = gpusizer::parse_listen_address(flags["--listen"]);
   if (!listen) return usage(listen.error());
   std::string body;
@@ -81,8 +80,7 @@ int main(int argc, char** argv) {
   const gpusizer::TlsSetup tls = [&](SSL_CTX& context, std::string& error) {
     return gpusizer::configure_tls(context, *certificates.value(), "", error);
   };
-  auto transport = transport_name == "asio" ? gpusizer::open_asio_transport(options, tls, handler)
-                                            : gpusizer::open_httplib_transport(options, tls, handler);
+  auto transport = gpusizer::open_transport(transport_name, options, tls, handler);
   if (!transport) return usage(transport.error());
   std::printf("listening on https://%s:%d\n", listen.value().host.c_str(), transport.value()->port());
   std::fflush(stdout);

@@ -19,4 +19,8 @@ std::string to_json_text(const nlohmann::json& value);
 // a whole nlohmann value would have written.
 void append_json_string(std::string& out, std::string_view text);
 
+// {"error":"message"}: the body of every 4xx/5xx answer, from the review
+// handler and from both transports.
+std::string json_error_text(std::string_view message);
+
 }  // namespace gpusizer

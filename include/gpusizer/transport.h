@@ -106,5 +106,9 @@ Result<std::unique_ptr<Transport>> open_asio_transport(const TransportOptions& o
                                                        const HttpHandler& handler);
 Result<std::unique_ptr<Transport>> open_httplib_transport(const TransportOptions& options, const TlsSetup& tls,
                                                           const HttpHandler& handler);
+// The one named "asio" or "httplib" (serve --transport); any other name
+// fails, saying which names there are.
+Result<std::unique_ptr<Transport>> open_transport(std::string_view name, const TransportOptions& options,
+                                                  const TlsSetup& tls, const HttpHandler& handler);
 
 }  // namespace gpusizer

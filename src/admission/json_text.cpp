@@ -85,6 +85,13 @@ void append_value(std::string& out, const nlohmann::json& value) {
 
 }  // namespace
 
+std::string json_error_text(std::string_view message) {
+  std::string body = R"({"error":)";
+  append_json_string(body, message);
+  body += '}';
+  return body;
+}
+
 std::string to_json_text(const nlohmann::json& value) {
   std::string out;
   append_value(out, value);

@@ -103,10 +103,7 @@ std::string answer_text(const Response& response) {
 HttpReply bad_request(ReviewOutcome outcome, const std::string& message) {
   outcome.decision = ReviewOutcome::Decision::kError;
   outcome.error = message;
-  std::string body = R"({"error":)";
-  append_json_string(body, message);
-  body += '}';
-  return HttpReply{400, std::move(body), std::move(outcome)};
+  return HttpReply{400, json_error_text(message), std::move(outcome)};
 }
 
 }  // namespace

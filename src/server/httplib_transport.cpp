@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -13,8 +14,6 @@
 namespace gpusizer {
 
 namespace {
-
-constexpr int kDefaultThreads = 32;
 
 // Whether the connection presented a client certificate that verified
 // against --client-ca.
@@ -38,7 +37,7 @@ class HttplibTransport final : public Transport {
           return tls(context, tls_error_);
         }),
         handler_(handler) {
-    const std::size_t threads = static_cast<std::size_t>(options.threads > 0 ? options.threads : kDefaultThreads);
+    const std::size_t threads = static_cast<std::size_t>(std::max(1, options.threads));
     // The pool size compiled into Debian's libcpp-httplib is fixed; size it here.
     server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     server_.set_keep_alive_max_count(1u << 20);

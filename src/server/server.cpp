@@ -183,11 +183,6 @@ int serve(const ServerOptions& options) {
   const WebhookRoutes routes(WebhookState{policy, metrics, status_counters, recent_decisions, stopping,
                                           !options.client_ca.empty(), options.max_body_bytes});
 
-  const bool asio = options.transport == "asio";
-  if (!asio && options.transport != "httplib") {
-    log_event(spdlog::level::err, "--transport must be asio or httplib, not \"" + options.transport + "\"");
-    return 2;
-  }
   TransportOptions transport_options{
       listen.value(),
       options.threads > 0 ? options.threads : default_threads(options.transport),
@@ -198,8 +193,7 @@ int serve(const ServerOptions& options) {
   const TlsSetup tls = [&](SSL_CTX& context, std::string& error) {
     return configure_tls(context, certificates, options.client_ca, error);
   };
-  auto opened_transport = asio ? open_asio_transport(transport_options, tls, routes)
-                               : open_httplib_transport(transport_options, tls, routes);
+  auto opened_transport = open_transport(options.transport, transport_options, tls, routes);
   if (!opened_transport) {
     log_event(spdlog::level::err, opened_transport.error(), {{"listen", options.listen}});
     return 2;

@@ -1,8 +1,6 @@
 // What both transports share: request framing rules and error answers.
 #include "gpusizer/transport.h"
 
-#include <nlohmann/json.hpp>
-
 #include "gpusizer/json_text.h"
 
 namespace gpusizer {
@@ -25,14 +23,22 @@ bool needs_length(std::string_view method, bool has_content_length, bool has_tra
 }
 
 HttpAnswer json_error(int status, const std::string& message) {
-  // Messages may quote headers and paths, which need not be UTF-8.
-  return {status, "application/json", to_json_text(nlohmann::json{{"error", message}})};
+  // Messages may quote headers and paths, which need not be UTF-8: the
+  // escaping replaces what is not.
+  return {status, "application/json", json_error_text(message)};
 }
 
 HttpAnswer refusal(int status, const std::string& message) {
   HttpAnswer answer = json_error(status, message);
   answer.close = true;
   return answer;
+}
+
+Result<std::unique_ptr<Transport>> open_transport(std::string_view name, const TransportOptions& options,
+                                                  const TlsSetup& tls, const HttpHandler& handler) {
+  if (name == "asio") return open_asio_transport(options, tls, handler);
+  if (name == "httplib") return open_httplib_transport(options, tls, handler);
+  return Error{"--transport must be asio or httplib, not \"" + std::string(name) + "\""};
 }
 
 std::string decoded_path(std::string_view target) {
