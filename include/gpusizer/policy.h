@@ -72,6 +72,91 @@ struct Exemption {
   std::string name;
 };
 
+// What a check that no patch can fix does when it fails: warn and admit, or
+// deny (at the validating endpoint; audit mode only warns).
+enum class CheckAction { kWarn, kDeny };
+
+// Decimal coefficients (safety margin, overhead factor, shares) are held in
+// thousandths so every computation stays in exact integers: 0.85 -> 850.
+using Milli = int64_t;
+
+// /dev/shm for torchrun and DataLoader workers: a memory-backed emptyDir on
+// the GPU containers of these profiles (REFERENCE.md section 1).
+struct SharedMemoryPolicy {
+  std::vector<std::string> profiles;
+  Quantity minimum;         // below it: enforce denies, mutate enlarges to `size`
+  Quantity size;            // what mutate adds, or enlarges a too-small one to
+  Quantity table_includes;  // /dev/shm the table's memory already holds
+  std::string volume_name;  // the volume mutate adds
+};
+
+// Host RAM of DataLoader prefetch buffers (seed 001), from the annotation
+// gpu-sizer.io/dataloader.
+struct DataLoaderPolicy {
+  Milli overhead_factor = 0;  // on each prefetched batch
+  Quantity per_gpu_base;      // per rank: the process and its copy of the weights
+  Quantity pod_base;          // per pod: OS and base
+  int64_t default_prefetch = 2;
+  Quantity round_up_to;       // the floor is a whole multiple of this
+  std::map<std::string, int64_t, std::less<>> dtype_bytes;
+};
+
+// One GPU model: the product label values it matches (globs) and its memory.
+struct GpuModel {
+  std::string name;
+  Quantity memory;
+  std::vector<std::string> match;
+};
+
+// How a training method's memory divides (seed 004), as proportions.
+struct TrainingShares {
+  Milli weights = 0;
+  Milli optimizer = 0;
+  Milli gradients = 0;
+  Milli activations = 0;
+};
+
+// GPU memory (VRAM) fit, from the annotation gpu-sizer.io/model (seeds 002-004).
+struct GpuMemoryPolicy {
+  CheckAction action = CheckAction::kDeny;
+  Milli safety_margin = 0;     // usable share of a GPU's memory
+  std::string product_label;   // node label naming the GPU model
+  std::vector<std::string> infer_profiles;  // mode=infer by default for these
+  int64_t max_suggested_gpus = 8;
+  std::map<std::string, Milli, std::less<>> precision_bytes;  // per parameter
+  Quantity context_bytes_per_token;   // inference KV cache and overhead
+  Milli bytes_per_param = 0;          // full training, Adam, mixed precision
+  std::map<std::string, TrainingShares, std::less<>> shares;  // full, lora, qlora
+  std::vector<GpuModel> gpus;         // first match wins
+
+  // The entry named `name` exactly, else the first whose glob matches it;
+  // nullptr when none does.
+  const GpuModel* find_gpu(std::string_view name_or_product) const;
+};
+
+// One node shape of a pool: its allocatable resources.
+struct NodeShape {
+  std::string name;
+  int64_t gpus = 0;
+  Quantity cpu;
+  Quantity memory;
+  Quantity ephemeral_storage;
+};
+
+struct NodePool {
+  std::string name;
+  std::map<std::string, std::string, std::less<>> node_selector;
+  std::string gpu_product;  // the GPU model of pods in this pool; may be empty
+  std::vector<NodeShape> nodes;
+};
+
+// Whether a sized pod fits any node of its pool. No pools: not checked.
+struct NodeFitPolicy {
+  CheckAction action = CheckAction::kWarn;
+  std::string pool_label;  // a pod label naming its pool
+  std::vector<NodePool> pools;
+};
+
 struct Policy {
   Mode mode = Mode::kMutate;
   std::map<std::string, Mode, std::less<>> namespace_modes;
@@ -81,6 +166,10 @@ struct Policy {
   std::vector<ProfileRule> profile_rules;
   std::string default_profile;
   std::map<std::string, Profile, std::less<>> profiles;
+  SharedMemoryPolicy shared_memory;
+  DataLoaderPolicy data_loader;
+  GpuMemoryPolicy gpu_memory;
+  NodeFitPolicy node_fit;
 
   std::string source;  // the file it came from, or "embedded default"
   std::string sha256;  // of the YAML text, to tell which policy is active

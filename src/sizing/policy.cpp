@@ -3,12 +3,14 @@
 #include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
+#include "gpusizer/sizing.h"
 #include "gpusizer/strings.h"
 #include "gpusizer/yaml_keys.h"
 
 #include <algorithm>
 #include <array>
 #include <initializer_list>
+#include <tuple>
 
 namespace gpusizer {
 
@@ -47,6 +49,18 @@ bool Policy::is_gpu_resource(std::string_view resource) const { return contains(
 const Profile* Policy::find_profile(std::string_view name) const {
   auto it = profiles.find(name);
   return it == profiles.end() ? nullptr : &it->second;
+}
+
+const GpuModel* GpuMemoryPolicy::find_gpu(std::string_view name_or_product) const {
+  for (const auto& gpu : gpus) {
+    if (gpu.name == name_or_product) return &gpu;
+  }
+  for (const auto& gpu : gpus) {
+    for (const auto& pattern : gpu.match) {
+      if (glob_match(pattern, name_or_product)) return &gpu;
+    }
+  }
+  return nullptr;
 }
 
 std::string sha256_hex(std::string_view text) {
@@ -115,13 +129,54 @@ int64_t read_int(const YAML::Node& node, const std::string& path, int64_t minimu
   return value;
 }
 
-Quantity read_quantity(const YAML::Node& node, const std::string& path) {
+enum class Zero { kRefused, kAllowed };
+
+Quantity read_quantity(const YAML::Node& node, const std::string& path, Zero zero = Zero::kRefused) {
   auto parsed = Quantity::parse(read_string(node, path));
   if (!parsed) fail(path, node, parsed.error());
-  if (parsed.value().is_negative() || parsed.value().is_zero()) {
+  if (parsed.value().is_negative()) fail(path, node, "must not be negative, found " + node.Scalar());
+  if (zero == Zero::kRefused && parsed.value().is_zero()) {
     fail(path, node, "must be greater than zero, found " + node.Scalar());
   }
   return parsed.value();
+}
+
+// A plain decimal ("0.85", "40", "1.5"), held in thousandths; at most three
+// fraction digits and no suffix, so a typo such as "85%" is an error.
+Milli read_decimal(const YAML::Node& node, const std::string& path, Milli minimum, Milli maximum) {
+  const std::string text = read_string(node, path);
+  const std::size_t dot = text.find('.');
+  const std::string whole = text.substr(0, dot);
+  const std::string fraction = dot == std::string::npos ? "" : text.substr(dot + 1);
+  auto digits = [](const std::string& part) {
+    return std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  auto range = [&] {
+    auto show = [](Milli milli) {
+      std::string text = std::to_string(milli / 1000);
+      if (milli % 1000 != 0) {
+        std::string rest = std::to_string(1000 + milli % 1000).substr(1);
+        while (rest.back() == '0') rest.pop_back();
+        text += "." + rest;
+      }
+      return text;
+    };
+    return "a decimal number from " + show(minimum) + " to " + show(maximum);
+  };
+  if (whole.empty() || whole.size() > 9 || !digits(whole) || !digits(fraction) || fraction.size() > 3 ||
+      (dot != std::string::npos && fraction.empty())) {
+    fail(path, node, "must be " + range() + " with at most 3 decimals, found \"" + text + "\"");
+  }
+  const Milli value = std::stoll(whole) * 1000 + (fraction.empty() ? 0 : std::stoll((fraction + "00").substr(0, 3)));
+  if (value < minimum || value > maximum) fail(path, node, "must be " + range() + ", found " + text);
+  return value;
+}
+
+CheckAction read_action(const YAML::Node& node, const std::string& path) {
+  const std::string text = read_string(node, path);
+  if (text == "warn") return CheckAction::kWarn;
+  if (text == "deny") return CheckAction::kDeny;
+  fail(path, node, "must be warn or deny, found \"" + text + "\"");
 }
 
 Mode read_mode(const YAML::Node& node, const std::string& path) {
@@ -245,16 +300,218 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
   return rule;
 }
 
+// One block of the policy (sharedMemory, gpuMemory.training, ...): a key
+// given replaces the base's value, an absent key keeps it. Without a base
+// (parsing the embedded default) every key is required.
+class Block {
+ public:
+  Block(const YAML::Node& node, std::string path, bool complete, std::initializer_list<std::string_view> keys)
+      : node_(node), path_(std::move(path)), complete_(complete) {
+    require_map(node_, path_);
+    check_keys(node_, path_, keys);
+  }
+  // Calls read(value, path of the value) when the key is present.
+  void read(const char* key, auto read) const {
+    if (const YAML::Node value = node_[key]) {
+      read(value, path_ + "." + key);
+    } else if (complete_) {
+      fail(path_, node_, std::string("missing field ") + key);
+    }
+  }
+  const YAML::Node& node() const { return node_; }
+
+ private:
+  YAML::Node node_;
+  std::string path_;
+  bool complete_;
+};
+
+// A Kubernetes volume name: a DNS-1123 label.
+std::string read_dns_label(const YAML::Node& node, const std::string& path) {
+  const std::string text = read_string(node, path);
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  const bool valid = text.size() <= 63 && alnum(text.front()) && alnum(text.back()) &&
+                     std::all_of(text.begin(), text.end(), [&](char c) { return alnum(c) || c == '-'; });
+  if (!valid) fail(path, node, "must be a DNS-1123 label (lowercase letters, digits, '-'), found \"" + text + "\"");
+  return text;
+}
+
+// A mapping of names to values read by read_value(node, path).
+template <class Value>
+std::map<std::string, Value, std::less<>> read_named(const YAML::Node& node, const std::string& path, auto read_value) {
+  if (!node.IsMap() || node.size() == 0) fail(path, node, "must be a non-empty mapping");
+  check_unique_keys(node, path);
+  std::map<std::string, Value, std::less<>> values;
+  for (const auto& entry : node) {
+    const auto name = entry.first.as<std::string>();
+    values[name] = read_value(entry.second, path + "." + name);
+  }
+  return values;
+}
+
+void read_shared_memory(const YAML::Node& node, bool complete, SharedMemoryPolicy& out) {
+  const Block block(node, "sharedMemory", complete, {"profiles", "minimum", "size", "tableIncludes", "volumeName"});
+  block.read("profiles", [&](const auto& value, const auto& path) { out.profiles = read_string_list(value, path); });
+  block.read("minimum", [&](const auto& value, const auto& path) { out.minimum = read_quantity(value, path); });
+  block.read("size", [&](const auto& value, const auto& path) { out.size = read_quantity(value, path); });
+  block.read("tableIncludes",
+             [&](const auto& value, const auto& path) { out.table_includes = read_quantity(value, path, Zero::kAllowed); });
+  block.read("volumeName", [&](const auto& value, const auto& path) { out.volume_name = read_dns_label(value, path); });
+  if (out.size < out.minimum) {
+    fail("sharedMemory.size", node["size"] ? node["size"] : node,
+         "is below sharedMemory.minimum " + out.minimum.to_string());
+  }
+}
+
+void read_data_loader(const YAML::Node& node, bool complete, DataLoaderPolicy& out) {
+  const Block block(node, "dataLoader", complete,
+                    {"overheadFactor", "perGpuBase", "podBase", "defaultPrefetch", "roundUpTo", "dtypeBytes"});
+  block.read("overheadFactor",
+             [&](const auto& value, const auto& path) { out.overhead_factor = read_decimal(value, path, 1000, 1000000); });
+  block.read("perGpuBase", [&](const auto& value, const auto& path) { out.per_gpu_base = read_quantity(value, path, Zero::kAllowed); });
+  block.read("podBase", [&](const auto& value, const auto& path) { out.pod_base = read_quantity(value, path, Zero::kAllowed); });
+  block.read("defaultPrefetch", [&](const auto& value, const auto& path) { out.default_prefetch = read_int(value, path, 1); });
+  block.read("roundUpTo", [&](const auto& value, const auto& path) { out.round_up_to = read_quantity(value, path); });
+  block.read("dtypeBytes", [&](const auto& value, const auto& path) {
+    out.dtype_bytes = read_named<int64_t>(value, path, [](const auto& item, const auto& item_path) { return read_int(item, item_path, 1); });
+  });
+}
+
+TrainingShares read_shares(const YAML::Node& node, const std::string& path) {
+  const Block block(node, path, true, {"weights", "optimizer", "gradients", "activations"});
+  TrainingShares shares;
+  block.read("weights", [&](const auto& value, const auto& at) { shares.weights = read_decimal(value, at, 0, 1000000); });
+  block.read("optimizer", [&](const auto& value, const auto& at) { shares.optimizer = read_decimal(value, at, 0, 1000000); });
+  block.read("gradients", [&](const auto& value, const auto& at) { shares.gradients = read_decimal(value, at, 0, 1000000); });
+  block.read("activations", [&](const auto& value, const auto& at) { shares.activations = read_decimal(value, at, 0, 1000000); });
+  if (shares.weights + shares.optimizer + shares.gradients + shares.activations == 0) {
+    fail(path, node, "the four shares must not all be 0");
+  }
+  return shares;
+}
+
+std::vector<GpuModel> read_gpu_models(const YAML::Node& node, const std::string& path) {
+  if (!node.IsSequence()) fail(path, node, "must be a list of {name, memory, match}");
+  std::vector<GpuModel> gpus;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    const Block block(node[i], at, true, {"name", "memory", "match"});
+    GpuModel gpu;
+    block.read("name", [&](const auto& value, const auto& field) { gpu.name = read_string(value, field); });
+    block.read("memory", [&](const auto& value, const auto& field) { gpu.memory = read_quantity(value, field); });
+    block.read("match", [&](const auto& value, const auto& field) {
+      gpu.match = read_string_list(value, field);
+      if (gpu.match.empty()) fail(field, value, "must be a non-empty list of glob patterns");
+    });
+    for (const auto& earlier : gpus) {
+      if (earlier.name == gpu.name) fail(at + ".name", node[i]["name"], "repeats GPU \"" + gpu.name + "\"");
+    }
+    gpus.push_back(std::move(gpu));
+  }
+  return gpus;
+}
+
+void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out) {
+  const Block block(node, "gpuMemory", complete,
+                    {"action", "safetyMargin", "productLabel", "inferProfiles", "maxSuggestedGpus",
+                     "precisionBytes", "inference", "training", "gpus"});
+  block.read("action", [&](const auto& value, const auto& path) { out.action = read_action(value, path); });
+  block.read("safetyMargin", [&](const auto& value, const auto& path) { out.safety_margin = read_decimal(value, path, 1, 1000); });
+  block.read("productLabel", [&](const auto& value, const auto& path) { out.product_label = read_string(value, path); });
+  block.read("inferProfiles", [&](const auto& value, const auto& path) { out.infer_profiles = read_string_list(value, path); });
+  block.read("maxSuggestedGpus", [&](const auto& value, const auto& path) { out.max_suggested_gpus = read_int(value, path, 1); });
+  block.read("precisionBytes", [&](const auto& value, const auto& path) {
+    out.precision_bytes =
+        read_named<Milli>(value, path, [](const auto& item, const auto& at) { return read_decimal(item, at, 1, 64000); });
+  });
+  block.read("inference", [&](const auto& value, const auto& path) {
+    const Block inference(value, path, complete, {"contextBytesPerToken"});
+    inference.read("contextBytesPerToken", [&](const auto& item, const auto& at) {
+      out.context_bytes_per_token = read_quantity(item, at, Zero::kAllowed);
+    });
+  });
+  block.read("training", [&](const auto& value, const auto& path) {
+    const Block training(value, path, complete, {"bytesPerParam", "shares"});
+    training.read("bytesPerParam",
+                  [&](const auto& item, const auto& at) { out.bytes_per_param = read_decimal(item, at, 1, 1000000); });
+    training.read("shares", [&](const auto& item, const auto& at) {
+      const Block shares(item, at, true, {"full", "lora", "qlora"});
+      for (const char* method : {"full", "lora", "qlora"}) {
+        shares.read(method, [&](const auto& one, const auto& one_path) { out.shares[method] = read_shares(one, one_path); });
+      }
+    });
+  });
+  block.read("gpus", [&](const auto& value, const auto& path) {
+    // A file's GPUs come first (first match wins) and replace built-ins of
+    // the same name; the other built-ins stay.
+    std::vector<GpuModel> gpus = read_gpu_models(value, path);
+    for (auto& builtin : out.gpus) {
+      const bool replaced = std::any_of(gpus.begin(), gpus.end(), [&](auto& gpu) { return gpu.name == builtin.name; });
+      if (!replaced) gpus.push_back(std::move(builtin));
+    }
+    out.gpus = std::move(gpus);
+  });
+}
+
+NodeShape read_node_shape(const YAML::Node& node, const std::string& path) {
+  const Block block(node, path, true, {"name", "gpus", "cpu", "memory", "ephemeralStorage"});
+  NodeShape shape;
+  block.read("name", [&](const auto& value, const auto& at) { shape.name = read_string(value, at); });
+  block.read("gpus", [&](const auto& value, const auto& at) { shape.gpus = read_int(value, at, 0); });
+  block.read("cpu", [&](const auto& value, const auto& at) { shape.cpu = read_quantity(value, at); });
+  block.read("memory", [&](const auto& value, const auto& at) { shape.memory = read_quantity(value, at); });
+  block.read("ephemeralStorage", [&](const auto& value, const auto& at) { shape.ephemeral_storage = read_quantity(value, at); });
+  return shape;
+}
+
+NodePool read_node_pool(const YAML::Node& node, const std::string& path) {
+  require_map(node, path);
+  check_keys(node, path, {"name", "nodeSelector", "gpuProduct", "nodes"});
+  NodePool pool;
+  if (!node["name"]) fail(path, node, "missing field name");
+  if (!node["nodes"]) fail(path, node, "missing field nodes");
+  pool.name = read_string(node["name"], path + ".name");
+  if (const YAML::Node selector = node["nodeSelector"]) {
+    pool.node_selector = read_named<std::string>(selector, path + ".nodeSelector",
+                                                 [](const auto& value, const auto& at) { return read_string(value, at); });
+  }
+  if (node["gpuProduct"]) pool.gpu_product = read_string(node["gpuProduct"], path + ".gpuProduct");
+  const YAML::Node nodes = node["nodes"];
+  if (!nodes.IsSequence() || nodes.size() == 0) fail(path + ".nodes", nodes, "must be a non-empty list of node shapes");
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    pool.nodes.push_back(read_node_shape(nodes[i], path + ".nodes[" + std::to_string(i) + "]"));
+  }
+  return pool;
+}
+
+void read_node_fit(const YAML::Node& node, bool complete, NodeFitPolicy& out) {
+  const Block block(node, "nodeFit", complete, {"action", "poolLabel", "pools"});
+  block.read("action", [&](const auto& value, const auto& path) { out.action = read_action(value, path); });
+  block.read("poolLabel", [&](const auto& value, const auto& path) { out.pool_label = read_string(value, path); });
+  block.read("pools", [&](const auto& value, const auto& path) {
+    if (!value.IsSequence()) fail(path, value, "must be a list of node pools");
+    out.pools.clear();
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      const std::string at = path + "[" + std::to_string(i) + "]";
+      NodePool pool = read_node_pool(value[i], at);
+      for (const auto& earlier : out.pools) {
+        if (earlier.name == pool.name) fail(at + ".name", value[i]["name"], "repeats pool \"" + pool.name + "\"");
+      }
+      out.pools.push_back(std::move(pool));
+    }
+  });
+}
+
 // Fields absent from `root` keep their value from `base` (the embedded
 // default), so `mode: enforce` alone is a complete policy file. Without a
 // base (parsing the default itself) every field is required.
 Policy read_policy(const YAML::Node& root, const Policy* base) {
   if (!root.IsMap()) fail("policy", root, "must be a YAML mapping of policy fields");
-  check_keys(root, "", {"mode", "namespaceModes", "exemptions", "gpuResources",
-                        "denyFromGpus", "profileRules", "defaultProfile", "profiles"});
+  check_keys(root, "", {"mode", "namespaceModes", "exemptions", "gpuResources", "denyFromGpus", "profileRules",
+                        "defaultProfile", "profiles", "sharedMemory", "dataLoader", "gpuMemory", "nodeFit"});
   if (!base) {
-    for (const char* key : {"mode", "exemptions", "gpuResources", "denyFromGpus",
-                            "profileRules", "defaultProfile", "profiles"}) {
+    for (const char* key : {"mode", "exemptions", "gpuResources", "denyFromGpus", "profileRules", "defaultProfile",
+                            "profiles", "sharedMemory", "dataLoader", "gpuMemory", "nodeFit"}) {
       if (!root[key]) fail(key, root, "missing");
     }
   }
@@ -302,6 +559,11 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
     }
   }
   if (root["defaultProfile"]) policy.default_profile = read_string(root["defaultProfile"], "defaultProfile");
+  const bool complete = base == nullptr;
+  if (root["sharedMemory"]) read_shared_memory(root["sharedMemory"], complete, policy.shared_memory);
+  if (root["dataLoader"]) read_data_loader(root["dataLoader"], complete, policy.data_loader);
+  if (root["gpuMemory"]) read_gpu_memory(root["gpuMemory"], complete, policy.gpu_memory);
+  if (root["nodeFit"]) read_node_fit(root["nodeFit"], complete, policy.node_fit);
 
   // Cross references are checked after merging, so a file may name a profile
   // that only the default defines.
@@ -319,6 +581,23 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
       fail("profileRules[" + std::to_string(i) + "].profile", rules ? rules[i] : root,
            "names unknown profile \"" + profile + "\"" + known);
     }
+  }
+  for (const auto& [block, list, names] :
+       {std::tuple{"sharedMemory", "profiles", &policy.shared_memory.profiles},
+        std::tuple{"gpuMemory", "inferProfiles", &policy.gpu_memory.infer_profiles}}) {
+    for (std::size_t i = 0; i < names->size(); ++i) {
+      if (policy.find_profile((*names)[i])) continue;
+      const YAML::Node given = root[block] ? root[block][list] : YAML::Node();
+      fail(std::string(block) + "." + list + "[" + std::to_string(i) + "]", given ? given[i] : root,
+           "names unknown profile \"" + (*names)[i] + "\"" + known);
+    }
+  }
+  for (std::size_t i = 0; i < policy.node_fit.pools.size(); ++i) {
+    const NodePool& pool = policy.node_fit.pools[i];
+    if (pool.gpu_product.empty() || policy.gpu_memory.find_gpu(pool.gpu_product)) continue;
+    const YAML::Node given = root["nodeFit"] ? root["nodeFit"]["pools"] : YAML::Node();
+    fail("nodeFit.pools[" + std::to_string(i) + "].gpuProduct", given ? given[i]["gpuProduct"] : root,
+         "\"" + pool.gpu_product + "\" matches no entry of gpuMemory.gpus");
   }
   return policy;
 }
