@@ -35,6 +35,11 @@ class PatchBuilder {
   // later sets under it add to the created map. Array indices are tokens
   // such as "0" and must exist.
   void set(const std::vector<std::string>& tokens, std::string_view value);
+  // As set, with a JSON value (an object or array written as JSON text).
+  void set_json(const std::vector<std::string>& tokens, std::string_view json_value);
+  // Appends a JSON value to the array at tokens: `/-` when the array exists
+  // (or this patch added it), else one `add` of a one-element array.
+  void append_json(const std::vector<std::string>& array_tokens, std::string_view json_value);
 
   bool empty() const { return operations_.empty(); }
   // The patch as compact JSON text: an array of operations, keys in
@@ -65,7 +70,10 @@ class PatchBuilder {
   JsonView child(JsonView node, std::string_view pointer, const std::string& token);
   // Writes one operation: {"op":"add","path":pointer,"value":...} with the
   // value nested under nested_keys (outermost first).
-  void add_operation(std::string_view pointer, std::span<const std::string> nested_keys, std::string_view value);
+  // json: the value is JSON text, written as it is; else a string.
+  void add_operation(std::string_view pointer, std::span<const std::string> nested_keys, std::string_view value,
+                     bool json);
+  void put(const std::vector<std::string>& tokens, std::string_view value, bool json);
 };
 
 }  // namespace gpusizer

@@ -31,6 +31,8 @@ std::optional<Requirement> required_resources(const Profile& profile, int64_t gp
 // "train_gpu=4 train_cpu=32 train_memory=192Gi"; for a profile without a
 // table only the GPU value ("render_gpu=1").
 std::string set_hint(const Profile& profile, int64_t gpus);
+// The same with the values a rule beyond the table set (a larger memory floor).
+std::string set_hint(const Profile& profile, int64_t gpus, const Requirement& need);
 
 // What profile selection looks at on a pod (or pod template).
 struct SelectionInput {

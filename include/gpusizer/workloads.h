@@ -26,6 +26,10 @@ struct PodTemplateRef {
   // Argo only: spec.templateDefaults (merged under each template) and
   // whether the workflow sets spec.podSpecPatch (which may change anything).
   JsonView template_defaults;  // absent when the workflow has none
+  // Argo only: the workflow spec around the templates (its volumes,
+  // nodeSelector and affinity apply to every template) and where it is.
+  JsonView workflow_spec;
+  std::vector<std::string> workflow_spec_path;
   bool workflow_pod_spec_patch = false;
 };
 

@@ -44,7 +44,7 @@ JsonView PatchBuilder::child(JsonView node, std::string_view pointer, const std:
 }
 
 void PatchBuilder::add_operation(std::string_view pointer, std::span<const std::string> nested_keys,
-                                 std::string_view value) {
+                                 std::string_view value, bool json) {
   if (!operations_.empty()) operations_ += ',';
   operations_ += R"({"op":"add","path":)";
   append_json_string(operations_, pointer);
@@ -54,12 +54,39 @@ void PatchBuilder::add_operation(std::string_view pointer, std::span<const std::
     append_json_string(operations_, key);
     operations_ += ':';
   }
-  append_json_string(operations_, value);
+  if (json) {
+    operations_ += value;
+  } else {
+    append_json_string(operations_, value);
+  }
   operations_.append(nested_keys.size(), '}');
   operations_ += '}';
 }
 
-void PatchBuilder::set(const std::vector<std::string>& tokens, std::string_view value) {
+void PatchBuilder::set(const std::vector<std::string>& tokens, std::string_view value) { put(tokens, value, false); }
+
+void PatchBuilder::set_json(const std::vector<std::string>& tokens, std::string_view json_value) {
+  put(tokens, json_value, true);
+}
+
+void PatchBuilder::append_json(const std::vector<std::string>& array_tokens, std::string_view json_value) {
+  std::string pointer;
+  JsonView node = document_;
+  for (const auto& token : array_tokens) {
+    node = child(node, pointer, token);
+    append_pointer_token(pointer, token);
+  }
+  if (node.is_array() || created_.contains(pointer)) {
+    std::vector<std::string> end = array_tokens;
+    end.push_back("-");
+    put(end, json_value, true);
+    return;
+  }
+  put(array_tokens, "[" + std::string(json_value) + "]", true);
+  created_.insert(pointer);
+}
+
+void PatchBuilder::put(const std::vector<std::string>& tokens, std::string_view value, bool json) {
   // The steps the last walk took with the same tokens name the same nodes:
   // the document does not change, and a map this patch created stays
   // created.
@@ -79,7 +106,7 @@ void PatchBuilder::set(const std::vector<std::string>& tokens, std::string_view 
       continue;
     }
     // First missing parent: add it with the rest of the path nested inside.
-    add_operation(pointer, std::span(tokens).subspan(depth + 1), value);
+    add_operation(pointer, std::span(tokens).subspan(depth + 1), value, json);
     created_.insert(pointer);
     for (std::size_t k = depth + 1; k + 1 < tokens.size(); ++k) {
       append_pointer_token(pointer, tokens[k]);
@@ -88,7 +115,7 @@ void PatchBuilder::set(const std::vector<std::string>& tokens, std::string_view 
     return;
   }
   if (!tokens.empty()) append_pointer_token(pointer, tokens.back());
-  add_operation(pointer, {}, value);
+  add_operation(pointer, {}, value, json);
 }
 
 }  // namespace gpusizer

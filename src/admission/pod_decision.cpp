@@ -1,10 +1,12 @@
 #include "gpusizer/pod_decision.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
 
 #include "gpusizer/json_access.h"
+#include "gpusizer/json_text.h"
 #include "gpusizer/sizing.h"
 #include "gpusizer/strings.h"
 #include "gpusizer/workloads.h"
@@ -62,6 +64,7 @@ std::optional<Quantity> value_of(const Quantity* quantity) {
 struct ContainerView {
   std::string name;
   std::vector<std::string> path;  // tokens to the container in the reviewed object
+  std::string shm_volume;         // the volume mounted at /dev/shm; empty: none
   Quantities requests;
   Quantities limits;
   int64_t gpus = 0;
@@ -247,7 +250,18 @@ class PodReader {
     // Sidecars (init containers that keep running) hold resources alongside
     // the app containers, so they count with them.
     const bool sidecar = role == Role::kInit && item["restartPolicy"].string() == "Always";
+    if ((role == Role::kApp || sidecar) && container.gpus > 0) container.shm_volume = shm_mount(item);
     (role == Role::kInit && !sidecar ? view_.init : view_.app).push_back(std::move(container));
+  }
+
+  // The volume a container mounts at /dev/shm, or empty.
+  static std::string shm_mount(JsonView item) {
+    std::string volume;
+    item["volumeMounts"].for_each_element([&](JsonView mount) {
+      const std::string_view path = mount["mountPath"].string();
+      if (volume.empty() && (path == "/dev/shm" || path == "/dev/shm/")) volume = string_member(mount, "name");
+    });
+    return volume;
   }
 
   void read_resources(JsonView item, const FieldName& field, ContainerView& container) {
@@ -321,12 +335,30 @@ class PodReader {
 struct Group {
   std::vector<const ContainerView*> holders;
   int64_t gpus = 0;
+  bool app = false;  // the app containers (and sidecars), not an init container
+};
+
+// The pod's /dev/shm against the policy's sharedMemory: for the GPU
+// containers of the profiles it lists.
+struct ShmPlan {
+  bool applies = false;
+  std::string volume;                      // the /dev/shm volume, existing or to add
+  std::vector<std::string> volume_path;    // tokens of the existing volume; empty when it is added
+  std::optional<Quantity> size_limit;      // the existing volume's sizeLimit; nullopt: none
+  bool add_volume = false;
+  bool enlarge = false;                    // sizeLimit below the minimum
+  std::vector<const ContainerView*> unmounted;  // GPU containers not mounting it
+  std::optional<Quantity> size;            // /dev/shm once fixed; nullopt: unbounded
+
+  bool fix_needed() const { return add_volume || enlarge || !unmounted.empty(); }
 };
 
 // One resource of one container below what its share of the GPUs needs.
 struct Shortfall {
   const ContainerView* container;
   int64_t group_gpus;  // GPUs of the phase the container runs in
+  const Requirement* group_need;     // what the whole phase needs
+  const std::string* basis;          // why that much: "train profile", "train 192Gi + 32Gi /dev/shm"
   const std::string* resource;
   Quantity need;
   std::optional<Quantity> request;  // effective: the request or its default, the limit
@@ -375,6 +407,7 @@ class PodDecider {
                                " together, more than any node has");
       view_.gpu_problem = true;
     } else if (app.gpus > 0) {
+      app.app = true;
       groups_.push_back(app);
     }
     decision_.gpus = app.gpus;
@@ -393,6 +426,7 @@ class PodDecider {
       decision_.profile = profile_->name;
       decision_.profile_reason = choice.value().reason;
       check_gpu_limit();
+      plan_shm();
       find_shortfalls();
     }
 
@@ -442,31 +476,131 @@ class PodDecider {
                                 std::to_string(*profile_->max_gpus) + " GPU(s), found " + gpus_text(decision_.gpus));
   }
 
+  // The /dev/shm volume of the pod, what is missing, and its size once fixed.
+  void plan_shm() {
+    const SharedMemoryPolicy& rule = policy_.shared_memory;
+    if (groups_.empty() || !groups_.front().app ||
+        std::find(rule.profiles.begin(), rule.profiles.end(), profile_->name) == rule.profiles.end()) {
+      return;
+    }
+    const auto& holders = groups_.front().holders;
+    std::string mounted;  // the volume some GPU container mounts at /dev/shm
+    for (const ContainerView* holder : holders) {
+      if (mounted.empty()) mounted = holder->shm_volume;
+    }
+    const std::string name = mounted.empty() ? rule.volume_name : mounted;
+    const auto volume = find_volume(name);
+    if (!volume) {
+      // A mount of a volume the pod lacks: the API server refuses the pod.
+      if (!mounted.empty()) return;
+      shm_.add_volume = true;
+    } else {
+      const JsonView empty_dir = volume->second["emptyDir"];
+      if (!empty_dir.is_object() || empty_dir["medium"].string() != "Memory") {
+        if (mounted.empty()) {
+          view_.problems.push_back(target_.description + ": " + field_path(volume->first) + " is volume \"" + name +
+                                   "\", the name gpu-sizer gives the /dev/shm it adds, and is not /dev/shm; rename it");
+        } else {
+          shm_notes_.push_back(target_.description + ": /dev/shm (volume \"" + name +
+                               "\") is not a memory-backed emptyDir; its size is not checked");
+        }
+        return;
+      }
+      shm_.volume_path = volume->first;
+      if (const JsonView limit = empty_dir["sizeLimit"]; !limit.is_null()) {
+        auto size = quantity_from_json(limit);
+        if (!size) {
+          view_.problems.push_back(target_.description + ": " + field_path(volume->first) + ".emptyDir.sizeLimit " +
+                                   size.error());
+          return;
+        }
+        shm_.size_limit = size.value();
+        shm_.enlarge = size.value() < rule.minimum;
+      }
+    }
+    shm_.applies = true;
+    shm_.volume = name;
+    for (const ContainerView* holder : holders) {
+      if (holder->shm_volume.empty()) shm_.unmounted.push_back(holder);
+    }
+    shm_.size = shm_.add_volume || shm_.enlarge ? std::optional(rule.size) : shm_.size_limit;
+  }
+
+  // Where the pod's volumes are, and their tokens: a Pod's spec.volumes; an
+  // Argo template's volumes, then the workflow's.
+  std::vector<std::pair<std::vector<std::string>, JsonView>> volume_lists() const {
+    const PodTemplateRef& ref = target_.ref;
+    std::vector<std::string> own = ref.path;
+    if (ref.shape == PodShape::kPod) {
+      own.insert(own.end(), {"spec", "volumes"});
+      return {{own, ref.pod["spec"]["volumes"]}};
+    }
+    own.push_back("volumes");
+    std::vector<std::string> workflow = ref.workflow_spec_path;
+    workflow.push_back("volumes");
+    return {{own, ref.pod["volumes"]}, {workflow, ref.workflow_spec["volumes"]}};
+  }
+
+  // The volume named `name` and its tokens, or nullopt.
+  std::optional<std::pair<std::vector<std::string>, JsonView>> find_volume(const std::string& name) const {
+    for (auto& [tokens, volumes] : volume_lists()) {
+      std::optional<std::pair<std::vector<std::string>, JsonView>> found;
+      std::size_t index = 0;
+      volumes.for_each_element([&](JsonView volume) {
+        if (!found && volume["name"].string() == name) {
+          found.emplace(tokens, volume);
+          found->first.push_back(std::to_string(index));
+        }
+        ++index;
+      });
+      if (found) return found;
+    }
+    return std::nullopt;
+  }
+
+  // Each phase's needs: the profile's table, and for the app containers the
+  // /dev/shm above what the table holds.
   void find_shortfalls() {
     for (const Group& group : groups_) {
-      const auto need = required_resources(*profile_, group.gpus);
-      if (!need) return;
+      const auto table = required_resources(*profile_, group.gpus);
+      if (!table) return;
+      Requirement need = *table;
+      std::string basis = profile_text();
+      const Quantity& included = policy_.shared_memory.table_includes;
+      if (group.app && shm_.applies && shm_.size && *shm_.size > included) {
+        need.memory = need.memory.plus(shm_.size->plus(included.times(-1)));
+        // "train 192Gi + 32Gi /dev/shm": the table and the /dev/shm above
+        // what it includes.
+        basis = profile_->name + " " + table->memory.to_string() + " + " +
+                shm_.size->plus(included.times(-1)).to_string() + " /dev/shm";
+      }
+      needs_.emplace_back(need, basis);
+      const Requirement* group_need = &needs_.back().first;
+      const std::string* group_basis = &needs_.back().second;
       for (const ContainerView* holder : group.holders) {
         // Split the group's needs by each holder's GPUs; rounding up keeps
         // the sum at or above the group's need.
         auto share = [&](const Quantity& total, const Quantity& granule) {
           return holder->gpus == group.gpus ? total : total.share_ceil(holder->gpus, group.gpus, granule);
         };
-        add_shortfall(*holder, group.gpus, kCpu, share(need->cpu, Quantity::from_milli(1)));
-        add_shortfall(*holder, group.gpus, kMemory, share(need->memory, Quantity::from_bytes(1 << 20)));
-        if (need->storage) {
-          add_shortfall(*holder, group.gpus, kStorage, share(*need->storage, Quantity::from_bytes(1 << 20)));
-        }
+        const Shortfall base{holder, group.gpus, group_need, group_basis, nullptr, {}, {}, {}};
+        add_shortfall(base, kCpu, share(need.cpu, Quantity::from_milli(1)));
+        add_shortfall(base, kMemory, share(need.memory, Quantity::from_bytes(1 << 20)));
+        if (need.storage) add_shortfall(base, kStorage, share(*need.storage, Quantity::from_bytes(1 << 20)));
       }
     }
   }
 
-  void add_shortfall(const ContainerView& container, int64_t group_gpus, const std::string& resource,
-                     const Quantity& need) {
-    const auto request = container.effective_request(resource);
-    const auto limit = container.limit(resource);
+  void add_shortfall(const Shortfall& base, const std::string& resource, const Quantity& need) {
+    const auto request = base.container->effective_request(resource);
+    const auto limit = base.container->limit(resource);
     if (request && *request >= need && (!limit || *limit >= need)) return;
-    shortfalls_.push_back({&container, group_gpus, &resource, need, request, limit});
+    Shortfall shortfall = base;
+    shortfall.resource = &resource;
+    shortfall.need = need;
+    shortfall.request = request;
+    shortfall.limit = limit;
+    shortfalls_.push_back(std::move(shortfall));
   }
 
   bool denies_memory(const Shortfall& s) const {
@@ -483,7 +617,6 @@ class PodDecider {
   void raise_shortfalls() {
     std::vector<std::string> per_container;
     const ContainerView* current = nullptr;
-    const std::string profile = profile_text();
     std::vector<std::string> tokens;  // where the patch sets a value
     for (const Shortfall& s : shortfalls_) {
       const bool raise_request = !s.request || *s.request < s.need;
@@ -506,7 +639,7 @@ class PodDecider {
         change += (raise_request ? ", limit " : *s.resource + " limit ") + s.limit->to_string() + "->" + new_text;
       }
       decision_.warnings.push_back(
-          fit_warning(target_.label, s.container->name, change + " (" + holder_gpus(s) + ", " + profile + ")"));
+          fit_warning(target_.label, s.container->name, change + " (" + holder_gpus(s) + ", " + basis_of(s) + ")"));
       if (s.container != current) {
         per_container.push_back(s.container->name + ": " + change);
         current = s.container;
@@ -514,13 +647,77 @@ class PodDecider {
         per_container.back() += ", " + change;
       }
     }
+    if (shm_.applies && shm_.fix_needed()) per_container.push_back(fix_shm());
     if (per_container.empty()) return;
-    const std::string sized = profile + ", " + gpus_text(decision_.gpus) + ": " +
+    const std::string sized = profile_text() + ", " + gpus_text(decision_.gpus) + ": " +
                               join_capped(per_container, "; ", kSizedAnnotationBytes, "containers");
     decision_.changes = std::move(per_container);
     tokens = target_.ref.path;
     tokens.insert(tokens.end(), {"metadata", "annotations", kSizedKey});
     patch_.set(tokens, sized);
+  }
+
+  // Adds, enlarges or mounts the /dev/shm volume; returns the change for
+  // the sized annotation.
+  std::string fix_shm() {
+    const SharedMemoryPolicy& rule = policy_.shared_memory;
+    const std::string size = rule.size.to_string();
+    std::string change;
+    if (shm_.add_volume) {
+      std::string volume = R"({"name":)";
+      append_json_string(volume, shm_.volume);
+      volume += R"(,"emptyDir":{"medium":"Memory","sizeLimit":)";
+      append_json_string(volume, size);
+      volume += "}}";
+      patch_.append_json(volume_lists().front().first, volume);
+      decision_.raised.push_back({"shm", rule.size});
+      change = "/dev/shm: added " + size;
+    } else if (shm_.enlarge) {
+      std::vector<std::string> tokens = shm_.volume_path;
+      tokens.insert(tokens.end(), {"emptyDir", "sizeLimit"});
+      patch_.set(tokens, size);
+      decision_.raised.push_back({"shm", rule.size.plus(shm_.size_limit->times(-1))});
+      change = "/dev/shm: sizeLimit " + shm_.size_limit->to_string() + "->" + size;
+    } else {
+      change = "/dev/shm: mounted \"" + shm_.volume + "\"";
+    }
+    std::string mount = R"({"name":)";
+    append_json_string(mount, shm_.volume);
+    mount += R"(,"mountPath":"/dev/shm"})";
+    std::vector<std::string> names;
+    for (const ContainerView* container : shm_.unmounted) {
+      std::vector<std::string> tokens = container->path;
+      tokens.push_back("volumeMounts");
+      patch_.append_json(tokens, mount);
+      names.push_back(container->name);
+    }
+    const std::string where = names.size() == 1 ? "\"" + names.front() + "\"" : std::to_string(names.size()) + " GPU containers";
+    std::string warning;
+    if (shm_.add_volume) {
+      warning = "/dev/shm: added emptyDir \"" + shm_.volume + "\" (medium Memory, sizeLimit " + size + ") to " + where;
+    } else if (shm_.enlarge) {
+      warning = "/dev/shm: emptyDir \"" + shm_.volume + "\" sizeLimit " + shm_.size_limit->to_string() + "->" + size +
+                ", below the " + rule.minimum.to_string() + " minimum";
+    } else {
+      warning = "/dev/shm: mounted emptyDir \"" + shm_.volume + "\" in " + where;
+    }
+    decision_.warnings.push_back(fit(target_.label + warning + " (" + profile_text() + ")"));
+    if (shm_.add_volume) {
+      change += " (" + join(names, ", ") + ")";
+    } else if (!names.empty()) {
+      change += (shm_.enlarge ? ", mounted in " : " in ") + join(names, ", ");
+    }
+    return change;
+  }
+
+  // Why a resource needs what it needs: the profile, or the rule beyond the
+  // table that raised the memory floor.
+  std::string basis_of(const Shortfall& s) const { return *s.resource == kMemory ? *s.basis : profile_text(); }
+
+  std::string opt_out_fix(const char* what) const {
+    return view_.opted_out
+               ? ", or remove annotation " + std::string(kMutateOptOutKey) + "=false so gpu-sizer sets " + what
+               : "";
   }
 
   std::string denial(const Shortfall& s) const {
@@ -531,17 +728,47 @@ class PodDecider {
     for (const Shortfall& other : shortfalls_) {
       if (other.container == s.container && *other.resource == kCpu) fix += " and cpu to " + other.need.to_string();
     }
-    fix += " (OSMO: --set " + set_hint(*profile_, s.group_gpus) + ")";
-    if (view_.opted_out) {
-      fix += ", or remove annotation " + std::string(kMutateOptOutKey) + "=false so gpu-sizer sets them";
-    }
+    fix += " (OSMO: --set " + set_hint(*profile_, s.group_gpus, *s.group_need) + ")" + opt_out_fix("them");
     return target_.description + " container " + quoted(c.name) + ": " + holder_gpus(s) + " need memory >= " +
-           s.need.to_string() + " (" + profile_text() + "), found " + found + "; " + fix;
+           s.need.to_string() + " (" + basis_of(s) + "), found " + found + "; " + fix;
   }
 
   std::string short_finding(const Shortfall& s) const {
     return *s.resource + " " + show(s.request) + " is below " + s.need.to_string() + " for " +
-           holder_gpus(s) + " (" + profile_text() + ")";
+           holder_gpus(s) + " (" + basis_of(s) + ")";
+  }
+
+  // What is wrong with /dev/shm and what to set, in full and in brief.
+  std::pair<std::string, std::string> shm_finding() const {
+    const SharedMemoryPolicy& rule = policy_.shared_memory;
+    const std::string needs = "the " + profile_text() + " needs /dev/shm >= " + rule.minimum.to_string() +
+                              " (torchrun and DataLoader workers abort below it)";
+    std::vector<std::string> names;
+    for (const ContainerView* container : shm_.unmounted) names.push_back(quoted(container->name));
+    const std::string containers = (names.size() == 1 ? "container " : "containers ") + join(names, ", ");
+    const std::string size = rule.size.to_string();
+    if (shm_.add_volume) {
+      return {target_.description + ": /dev/shm is not set in " + containers + " (runtime default 64Mi); " + needs +
+                  "; add to " + field_path(volume_lists().front().first) + " {name: " + shm_.volume +
+                  ", emptyDir: {medium: Memory, sizeLimit: " + size + "}} and mount it at /dev/shm in " + containers +
+                  opt_out_fix("it"),
+              "/dev/shm unset in " + containers + ", " + profile_text() + " needs >= " + rule.minimum.to_string()};
+    }
+    std::string full = target_.description + ": ";
+    std::string brief;
+    if (shm_.enlarge) {
+      const std::string field = field_path(shm_.volume_path);
+      full += "/dev/shm (volume \"" + shm_.volume + "\", " + field + ") sizeLimit " + shm_.size_limit->to_string() +
+              " is below the minimum; " + needs + "; set " + field + ".emptyDir.sizeLimit to " + size;
+      brief = "/dev/shm sizeLimit " + shm_.size_limit->to_string() + " is below " + rule.minimum.to_string() + " (" +
+              profile_text() + ")";
+    }
+    if (!names.empty()) {
+      full += (shm_.enlarge ? "; and mount" : "/dev/shm is not mounted in " + containers + "; " + needs + "; mount") +
+              std::string(" volume \"") + shm_.volume + "\" at /dev/shm in " + containers;
+      if (brief.empty()) brief = "/dev/shm not mounted in " + containers + " (" + profile_text() + ")";
+    }
+    return {full + opt_out_fix("it"), brief};
   }
 
   // The validating endpoint: deny what must not run, warn about the rest;
@@ -560,6 +787,11 @@ class PodDecider {
     for (const auto& problem : view_.problems) deny(problem, problem, "invalid");
     if (!profile_problem_.empty()) deny(profile_problem_, profile_problem_, "unknown_profile");
     for (std::size_t i = 0; i < violations_.size(); ++i) deny(violations_[i], short_violations_[i], "max_gpus");
+    if (shm_.applies && shm_.fix_needed()) {
+      const auto [full, brief] = shm_finding();
+      deny(full, brief, "shm");
+    }
+    for (const auto& note : shm_notes_) decision_.warnings.push_back(fit(note));
     for (const Shortfall& s : shortfalls_) {
       if (denies_memory(s) && !audit) {
         deny(denial(s), "", "memory");
@@ -579,6 +811,10 @@ class PodDecider {
   const Profile* profile_ = nullptr;
   std::vector<Group> groups_;
   std::vector<Shortfall> shortfalls_;
+  // Each group's needs and why, in a deque so shortfalls can point at them.
+  std::deque<std::pair<Requirement, std::string>> needs_;
+  ShmPlan shm_;
+  std::vector<std::string> shm_notes_;  // warnings: a /dev/shm not checked
   std::string profile_problem_;  // the profile label names no profile
   std::vector<std::string> violations_;
   std::vector<std::string> short_violations_;

@@ -97,6 +97,11 @@ YAML::Node to_yaml(const json& value) {
     for (const auto& [key, item] : value.items()) map[key] = to_yaml(item);
     return map;
   }
+  if (value.is_array()) {
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (const auto& item : value) list.push_back(to_yaml(item));
+    return list;
+  }
   YAML::Node scalar(value.is_string() ? value.get<std::string>() : value.dump());
   scalar.SetTag("!");  // written quoted: "32" must stay a string
   return scalar;
@@ -355,6 +360,10 @@ Result<bool> apply_patch_to_yaml(YAML::Node& root, const json& operations) {
       } else {
         return Error{"patch path " + path + " does not exist"};
       }
+    }
+    if (node.IsSequence() && tokens.back() == "-") {
+      node.push_back(to_yaml(operation.at("value")));
+      continue;
     }
     if (!node.IsMap() && !node.IsNull()) return Error{"patch path " + path + " does not end in a map"};
     node[tokens.back()] = to_yaml(operation.at("value"));

@@ -17,12 +17,13 @@ std::optional<Requirement> required_resources(const Profile& profile, int64_t gp
 }
 
 std::string set_hint(const Profile& profile, int64_t gpus) {
-  std::string hint = profile.set_prefix + "_gpu=" + std::to_string(gpus);
-  if (auto need = required_resources(profile, gpus)) {
-    hint += " " + profile.set_prefix + "_cpu=" + need->cpu.to_string();
-    hint += " " + profile.set_prefix + "_memory=" + need->memory.to_string();
-  }
-  return hint;
+  const auto need = required_resources(profile, gpus);
+  return need ? set_hint(profile, gpus, *need) : profile.set_prefix + "_gpu=" + std::to_string(gpus);
+}
+
+std::string set_hint(const Profile& profile, int64_t gpus, const Requirement& need) {
+  return profile.set_prefix + "_gpu=" + std::to_string(gpus) + " " + profile.set_prefix +
+         "_cpu=" + need.cpu.to_string() + " " + profile.set_prefix + "_memory=" + need.memory.to_string();
 }
 
 bool selection_reads(const Policy& policy, ProfileRule::Subject subject, std::string_view key) {

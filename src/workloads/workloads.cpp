@@ -106,7 +106,7 @@ class Walker {
     if (!each) {
       walk(child, parts, index + 1, path, name);
     } else if (child.is_array()) {
-      if (shape_ == PodShape::kArgoTemplate) enter_argo_spec(node);
+      if (shape_ == PodShape::kArgoTemplate) enter_argo_spec(node, {path.begin(), path.end() - 1});
       const auto items = child.elements();
       for (std::size_t i = 0; i < items.size(); ++i) {
         path.push_back(std::to_string(i));
@@ -120,7 +120,9 @@ class Walker {
  private:
   // The workflow spec around Argo's templates carries defaults and a
   // podSpecPatch that apply to every template.
-  void enter_argo_spec(JsonView spec) {
+  void enter_argo_spec(JsonView spec, std::vector<std::string> spec_path) {
+    workflow_spec_ = spec;
+    workflow_spec_path_ = std::move(spec_path);
     template_defaults_ = spec["templateDefaults"].is_object() ? spec["templateDefaults"] : JsonView();
     pod_spec_patch_ = spec.contains("podSpecPatch");
   }
@@ -134,6 +136,8 @@ class Walker {
       if (!runs_pod(node)) return;
       ref.template_name = name;
       ref.template_defaults = template_defaults_;
+      ref.workflow_spec = workflow_spec_;
+      ref.workflow_spec_path = workflow_spec_path_;
       ref.workflow_pod_spec_patch = pod_spec_patch_;
     } else {
       ref.replica_type = name;
@@ -143,6 +147,8 @@ class Walker {
 
   PodShape shape_;
   std::vector<PodTemplateRef>& out_;
+  JsonView workflow_spec_;
+  std::vector<std::string> workflow_spec_path_;
   JsonView template_defaults_;
   bool pod_spec_patch_ = false;
 };

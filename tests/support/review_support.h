@@ -17,8 +17,17 @@ namespace gpusizer::testing {
 
 using nlohmann::json;
 
+// The 32Gi memory-backed /dev/shm a training pod mounts (the /dev/shm rule's
+// size), and its mount.
+inline json shm_volume() {
+  return {{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "32Gi"}}}};
+}
+inline json shm_mount() { return {{"name", "dshm"}, {"mountPath", "/dev/shm"}}; }
+
 // A pod with one container "trainer" holding `gpus` nvidia.com/gpu and the
-// given resources (requests and limits maps as written).
+// given resources (requests and limits maps as written), mounting a 32Gi
+// /dev/shm so that only the resources decide (tests of the /dev/shm rule
+// remove it).
 inline json gpu_pod(const std::string& name, json resources, json annotations = json::object(),
                     json labels = json::object()) {
   json metadata = {{"name", name}, {"namespace", "team-a"}};
@@ -26,10 +35,12 @@ inline json gpu_pod(const std::string& name, json resources, json annotations = 
   if (!labels.empty()) metadata["labels"] = std::move(labels);
   json container = {{"name", "trainer"}, {"image", "nvcr.io/nvidia/pytorch:24.05-py3"}};
   if (!resources.is_null()) container["resources"] = std::move(resources);
+  container["volumeMounts"] = json::array({shm_mount()});
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", metadata},
-          {"spec", {{"restartPolicy", "Never"}, {"containers", json::array({container})}}}};
+          {"spec", {{"restartPolicy", "Never"}, {"containers", json::array({container})},
+                    {"volumes", json::array({shm_volume()})}}}};
 }
 
 // The AdmissionReview v1 request the API server sends for `object`.

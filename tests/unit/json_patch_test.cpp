@@ -230,6 +230,40 @@ TEST(PatchBuilder, PathBelowANestedTemplate) {
   EXPECT_EQ(result["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "1");
 }
 
+TEST(PatchBuilder, AppendAddsTheArrayOnceThenDashes) {
+  const json doc = container_doc(json(json::value_t::discarded));
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
+  patch.append_json({"spec", "volumes"}, R"({"name":"a"})");
+  patch.append_json({"spec", "volumes"}, R"({"name":"b"})");
+  EXPECT_EQ(patch.operations(), json::parse(R"([
+    {"op":"add","path":"/spec/volumes","value":[{"name":"a"}]},
+    {"op":"add","path":"/spec/volumes/-","value":{"name":"b"}}])"));
+  json result = apply_ops(doc, patch.operations());
+  EXPECT_EQ(result["spec"]["volumes"], json::parse(R"([{"name":"a"},{"name":"b"}])"));
+}
+
+TEST(PatchBuilder, AppendToAnExistingArrayDashes) {
+  json doc = container_doc(json(json::value_t::discarded));
+  doc["spec"]["containers"][0]["volumeMounts"] = json::parse(R"([{"name":"data","mountPath":"/data"}])");
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
+  patch.append_json(at({"volumeMounts"}), R"({"name":"shm","mountPath":"/dev/shm"})");
+  EXPECT_EQ(patch.operations(), json::parse(
+    R"([{"op":"add","path":"/spec/containers/0/volumeMounts/-","value":{"name":"shm","mountPath":"/dev/shm"}}])"));
+  json result = apply_ops(doc, patch.operations());
+  EXPECT_EQ(result["spec"]["containers"][0]["volumeMounts"].size(), 2u);
+}
+
+TEST(PatchBuilder, SetJsonWritesTheValueAsJson) {
+  const json doc = container_doc(json(json::value_t::discarded));
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
+  patch.set_json({"spec", "volumes"}, R"([{"name":"a","emptyDir":{}}])");
+  json result = apply_ops(doc, patch.operations());
+  EXPECT_EQ(result["spec"]["volumes"][0]["emptyDir"], json::object());
+}
+
 TEST(PatchBuilder, DoesNotModifyTheDocument) {
   const json doc = container_doc(json(json::value_t::discarded));
   const json before = doc;

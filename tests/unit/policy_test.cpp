@@ -15,6 +15,8 @@
 namespace gpusizer {
 namespace {
 
+constexpr int64_t kGi = int64_t{1} << 30;
+
 const std::string kDefaultProfiles = R"(
 profiles:
   train:
@@ -123,6 +125,88 @@ TEST(DefaultPolicy, ParsesAndEqualsTheSeed) {
   }
   EXPECT_EQ(p.profile_rules[0].text, "label osmo.group_name equals \"finetune-job\"");
   EXPECT_EQ(p.profile_rules[4].text, "name contains \"render\"");
+}
+
+// The beyond-the-table coefficients equal the seeds (REFERENCE.md section
+// 2): a change to the embedded default must be deliberate.
+TEST(DefaultPolicy, BeyondTheTableBlocksEqualTheSeeds) {
+  const Policy& policy = default_policy();
+  EXPECT_EQ(policy.shared_memory.profiles, std::vector<std::string>{"train"});
+  EXPECT_EQ(policy.shared_memory.minimum, Quantity::from_bytes(16 * kGi));
+  EXPECT_EQ(policy.shared_memory.size, Quantity::from_bytes(32 * kGi));
+  EXPECT_EQ(policy.shared_memory.table_includes, Quantity::from_bytes(32 * kGi));
+  EXPECT_EQ(policy.shared_memory.volume_name, "gpu-sizer-shm");
+  EXPECT_EQ(policy.data_loader.overhead_factor, 1560);
+  EXPECT_EQ(policy.data_loader.per_gpu_base, Quantity::from_bytes(2 * kGi));
+  EXPECT_EQ(policy.data_loader.pod_base, Quantity::from_bytes(3 * kGi));
+  EXPECT_EQ(policy.data_loader.dtype_bytes.at("float32"), 4);
+  EXPECT_EQ(policy.gpu_memory.action, CheckAction::kDeny);
+  EXPECT_EQ(policy.gpu_memory.safety_margin, 850);
+  EXPECT_EQ(policy.gpu_memory.precision_bytes.at("int4"), 500);
+  EXPECT_EQ(policy.gpu_memory.precision_bytes.at("fp16"), 2000);
+  EXPECT_EQ(policy.gpu_memory.bytes_per_param, 40000);
+  EXPECT_EQ(policy.gpu_memory.context_bytes_per_token, Quantity::from_bytes(1000000));
+  EXPECT_EQ(policy.gpu_memory.shares.at("full").optimizer, 16000);
+  EXPECT_EQ(policy.gpu_memory.shares.at("qlora").weights, 2000);
+  ASSERT_EQ(policy.gpu_memory.gpus.size(), 12u);
+  const GpuModel* rtx4090 = policy.gpu_memory.find_gpu("NVIDIA-GeForce-RTX-4090");
+  ASSERT_NE(rtx4090, nullptr);
+  EXPECT_EQ(rtx4090->name, "RTX-4090");
+  EXPECT_EQ(rtx4090->memory, Quantity::from_bytes(24'000'000'000));
+  EXPECT_EQ(policy.gpu_memory.find_gpu("A100-80GB"), policy.gpu_memory.find_gpu("NVIDIA-A100-SXM4-80GB"));
+  EXPECT_EQ(policy.gpu_memory.find_gpu("NVIDIA-B200"), nullptr);
+  EXPECT_EQ(policy.node_fit.action, CheckAction::kWarn);
+  EXPECT_EQ(policy.node_fit.pool_label, "osmo.pool");
+  EXPECT_TRUE(policy.node_fit.pools.empty());
+}
+
+TEST(ParsePolicy, NewBlocksMergeKeyByKey) {
+  const auto parsed = parse_policy(
+      "sharedMemory:\n  size: 64Gi\n"
+      "dataLoader:\n  overheadFactor: 2\n"
+      "gpuMemory:\n  safetyMargin: 0.75\n  training:\n    bytesPerParam: 18\n",
+      "test");
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  const Policy& policy = parsed.value();
+  EXPECT_EQ(policy.shared_memory.size, Quantity::from_bytes(64 * kGi));
+  EXPECT_EQ(policy.shared_memory.minimum, Quantity::from_bytes(16 * kGi));  // kept from the default
+  EXPECT_EQ(policy.data_loader.overhead_factor, 2000);
+  EXPECT_EQ(policy.data_loader.pod_base, Quantity::from_bytes(3 * kGi));
+  EXPECT_EQ(policy.gpu_memory.safety_margin, 750);
+  EXPECT_EQ(policy.gpu_memory.bytes_per_param, 18000);
+  EXPECT_EQ(policy.gpu_memory.shares.at("full").optimizer, 16000);  // training.shares kept
+}
+
+TEST(ParsePolicy, GpuEntriesExtendAndReplaceBuiltInsByName) {
+  const auto parsed = parse_policy(
+      "gpuMemory:\n  gpus:\n"
+      "    - {name: L4, memory: 24G, match: [\"*L4\"]}\n"
+      "    - {name: RTX-4090, memory: 25G, match: [\"*RTX-4090*\"]}\n",
+      "test");
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  const GpuMemoryPolicy& gpus = parsed.value().gpu_memory;
+  EXPECT_EQ(gpus.gpus.size(), 13u);
+  EXPECT_EQ(gpus.gpus.front().name, "L4");
+  ASSERT_NE(gpus.find_gpu("NVIDIA-L4"), nullptr);
+  EXPECT_EQ(gpus.find_gpu("NVIDIA-GeForce-RTX-4090-D")->memory, Quantity::from_bytes(25'000'000'000));
+  ASSERT_NE(gpus.find_gpu("H100-80GB"), nullptr);  // built-ins not named stay
+}
+
+TEST(ParsePolicy, NodePoolsParse) {
+  const auto parsed = parse_policy(
+      "nodeFit:\n  action: deny\n  pools:\n"
+      "    - name: a100\n      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n"
+      "      gpuProduct: NVIDIA-A100-SXM4-80GB\n"
+      "      nodes: [{name: dgx-a100, gpus: 8, cpu: \"252\", memory: 1960Gi, ephemeralStorage: 28Ti}]\n",
+      "test");
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  const NodeFitPolicy& fit = parsed.value().node_fit;
+  EXPECT_EQ(fit.action, CheckAction::kDeny);
+  ASSERT_EQ(fit.pools.size(), 1u);
+  EXPECT_EQ(fit.pools[0].node_selector.at("nvidia.com/gpu.product"), "NVIDIA-A100-SXM4-80GB");
+  ASSERT_EQ(fit.pools[0].nodes.size(), 1u);
+  EXPECT_EQ(fit.pools[0].nodes[0].gpus, 8);
+  EXPECT_EQ(fit.pools[0].nodes[0].memory, Quantity::from_bytes(1960 * kGi));
 }
 
 TEST(DefaultPolicy, Sha256IsOfTheEmbeddedText) {
@@ -386,7 +470,7 @@ INSTANTIATE_TEST_SUITE_P(
         Invalid{"default_rules_name_a_removed_profile",
                 "profiles:\n  train: {maxGpus: 1}\n", {"profileRules[1].profile", "infer"}},
         Invalid{"negative_storage", "profiles:\n  train:\n    storage: -1Gi\n",
-                {"profiles.train.storage (line 3)", "greater than zero"}},
+                {"profiles.train.storage (line 3)", "must not be negative"}},
         Invalid{"zero_cpu_in_row", train_only("      - {gpus: 1, cpu: \"0\", memory: 64Gi}\n"),
                 {"profiles.train.table[0].cpu (line 5)", "greater than zero"}},
         Invalid{"zero_per_extra_memory",
@@ -408,6 +492,58 @@ INSTANTIATE_TEST_SUITE_P(
         Invalid{"old_exclude_namespaces_field", "excludeNamespaces: [a]\n", {"excludeNamespaces (line 1)", "unknown field"}},
         Invalid{"profiles_empty", "profiles: {}\n", {"profiles (line 1)"}},
         Invalid{"profile_not_a_map", "profiles:\n  train: 3\n", {"profiles.train (line 2)", "mapping"}},
+        Invalid{"shm_unknown_profile", "sharedMemory:\n  profiles: [train, trian]\n",
+                {"sharedMemory.profiles[1] (line 2)", "\"trian\"", "augment, infer, render, train"}},
+        Invalid{"shm_size_below_minimum", "sharedMemory:\n  minimum: 16Gi\n  size: 8Gi\n",
+                {"sharedMemory.size (line 3)", "below sharedMemory.minimum 16Gi"}},
+        Invalid{"shm_negative_table_includes", "sharedMemory:\n  tableIncludes: -1Gi\n",
+                {"sharedMemory.tableIncludes (line 2)", "must not be negative"}},
+        Invalid{"shm_volume_name_not_dns", "sharedMemory:\n  volumeName: Shm_Vol\n",
+                {"sharedMemory.volumeName (line 2)", "DNS-1123", "Shm_Vol"}},
+        Invalid{"shm_unknown_field", "sharedMemory:\n  minimumSize: 1Gi\n",
+                {"sharedMemory.minimumSize (line 2)", "unknown field", "tableIncludes"}},
+        Invalid{"loader_factor_below_one", "dataLoader:\n  overheadFactor: 0.9\n",
+                {"dataLoader.overheadFactor (line 2)", "from 1 to 1000", "0.9"}},
+        Invalid{"loader_dtype_fraction", "dataLoader:\n  dtypeBytes: {float8: 0.5}\n",
+                {"dataLoader.dtypeBytes.float8 (line 2)", "whole number"}},
+        Invalid{"margin_percent", "gpuMemory:\n  safetyMargin: 85%\n",
+                {"gpuMemory.safetyMargin (line 2)", "85%", "from 0.001 to 1"}},
+        Invalid{"margin_above_one", "gpuMemory:\n  safetyMargin: 1.2\n", {"gpuMemory.safetyMargin (line 2)"}},
+        Invalid{"margin_four_decimals", "gpuMemory:\n  safetyMargin: 0.8555\n",
+                {"gpuMemory.safetyMargin (line 2)", "at most 3 decimals"}},
+        Invalid{"gpu_memory_bad_action", "gpuMemory:\n  action: block\n",
+                {"gpuMemory.action (line 2)", "warn or deny", "block"}},
+        Invalid{"infer_profiles_unknown", "gpuMemory:\n  inferProfiles: [inference]\n",
+                {"gpuMemory.inferProfiles[0] (line 2)", "\"inference\""}},
+        Invalid{"shares_missing_activations",
+                "gpuMemory:\n  training:\n    shares:\n      full: {weights: 8, optimizer: 16, gradients: 8, activations: 4}\n"
+                "      lora: {weights: 8, optimizer: 1, gradients: 1}\n"
+                "      qlora: {weights: 2, optimizer: 4, gradients: 2, activations: 2}\n",
+                {"gpuMemory.training.shares.lora (line 5)", "missing field activations"}},
+        Invalid{"shares_all_zero",
+                "gpuMemory:\n  training:\n    shares:\n      full: {weights: 0, optimizer: 0, gradients: 0, activations: 0}\n"
+                "      lora: {weights: 8, optimizer: 1, gradients: 1, activations: 2}\n"
+                "      qlora: {weights: 2, optimizer: 4, gradients: 2, activations: 2}\n",
+                {"gpuMemory.training.shares.full (line 4)", "must not all be 0"}},
+        Invalid{"gpu_empty_match", "gpuMemory:\n  gpus:\n    - {name: L4, memory: 24G, match: []}\n",
+                {"gpuMemory.gpus[0].match (line 3)", "non-empty list of glob patterns"}},
+        Invalid{"gpu_zero_memory", "gpuMemory:\n  gpus:\n    - {name: L4, memory: \"0\", match: [\"*L4\"]}\n",
+                {"gpuMemory.gpus[0].memory (line 3)", "greater than zero"}},
+        Invalid{"node_fit_bad_action", "nodeFit:\n  action: block\n", {"nodeFit.action (line 2)", "warn or deny"}},
+        Invalid{"node_gpus_fraction",
+                "nodeFit:\n  pools:\n    - name: a100\n      nodes:\n        - {name: n, gpus: 8.5, cpu: \"64\", memory: 1Ti, "
+                "ephemeralStorage: 1Ti}\n",
+                {"nodeFit.pools[0].nodes[0].gpus (line 5)", "whole number", "8.5"}},
+        Invalid{"node_unknown_field",
+                "nodeFit:\n  pools:\n    - name: a100\n      nodes:\n        - {name: n, gpus: 8, cpu: \"64\", memory: 1Ti, "
+                "storage: 1Ti}\n",
+                {"nodeFit.pools[0].nodes[0].storage (line 5)", "unknown field", "ephemeralStorage"}},
+        Invalid{"pool_without_nodes", "nodeFit:\n  pools:\n    - {name: a100, nodes: []}\n",
+                {"nodeFit.pools[0].nodes (line 3)", "non-empty"}},
+        Invalid{"pool_gpu_product_unknown",
+                "nodeFit:\n  pools:\n    - name: a\n      gpuProduct: NVIDIA-B200\n      nodes:\n"
+                "        - {name: n, gpus: 8, cpu: \"64\", memory: 1Ti, ephemeralStorage: 1Ti}\n",
+                {"nodeFit.pools[0].gpuProduct (line 4)", "NVIDIA-B200", "matches no entry of gpuMemory.gpus"}},
         Invalid{"empty_file", "", {"empty"}},
         Invalid{"only_comments", "# nothing here\n\n", {"empty"}},
         Invalid{"list_file", "- mode: mutate\n", {"mapping", "line 1"}},

@@ -24,14 +24,16 @@ using nlohmann::json;
 
 json container(const std::string& name, const std::string& gpus, const std::string& cpu, const std::string& memory) {
   json r = {{"nvidia.com/gpu", gpus}, {"cpu", cpu}, {"memory", memory}};
-  return {{"name", name}, {"resources", {{"requests", r}, {"limits", r}}}};
+  return {{"name", name}, {"resources", {{"requests", r}, {"limits", r}}}, {"volumeMounts", {testing::shm_mount()}}};
 }
 
+// A training pod with a 32Gi /dev/shm: only its resources are decided.
 json pod(const std::string& gpus = "4", const std::string& cpu = "8", const std::string& memory = "64Gi") {
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", {{"name", "train-x"}, {"namespace", "team-a"}}},
-          {"spec", {{"containers", json::array({container("trainer", gpus, cpu, memory)})}}}};
+          {"spec", {{"containers", json::array({container("trainer", gpus, cpu, memory)})},
+                    {"volumes", json::array({testing::shm_volume()})}}}};
 }
 
 json review(json object, const std::string& operation = "CREATE", const std::string& ns = "team-a",
