@@ -1,0 +1,215 @@
+#include "gpusizer/data_loader.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "gpusizer/strings.h"
+
+namespace gpusizer {
+namespace {
+
+constexpr int64_t kMaxWorkers = 1024;
+constexpr int64_t kMaxPrefetch = 1024;
+constexpr int64_t kMaxBatch = 1'000'000;
+constexpr int64_t kMaxDimension = 1'000'000;
+constexpr std::size_t kMaxDimensions = 8;
+// The largest batch or per-GPU buffer accepted: far beyond any node, and
+// small enough that gpus x (buffer + perGpuBase) + podBase stays exact in
+// int128 for every int64 GPU count.
+constexpr int128 kMaxBytes = int128{1} << 62;
+constexpr int64_t kMebibyte = int64_t{1} << 20;
+// Annotation parts are shown in errors; a very long one is cut.
+constexpr std::size_t kMaxPartShown = 64;
+
+Error part_error(std::string_view part, const std::string& problem) {
+  return Error{"part \"" + truncate_utf8(std::string(part), kMaxPartShown) + "\": " + problem};
+}
+
+std::string_view trim_spaces(std::string_view text) {
+  const std::size_t begin = text.find_first_not_of(' ');
+  if (begin == std::string_view::npos) return {};
+  return text.substr(begin, text.find_last_not_of(' ') - begin + 1);
+}
+
+// Digits only (no sign, no spaces), within [minimum, maximum].
+std::optional<int64_t> read_whole(std::string_view text, int64_t minimum, int64_t maximum) {
+  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (value < minimum || value > maximum) return std::nullopt;
+  return value;
+}
+
+std::string whole_range(int64_t minimum, int64_t maximum) {
+  return "must be a whole number from " + std::to_string(minimum) + " to " + std::to_string(maximum);
+}
+
+// a x b when it is at most kMaxBytes. REQUIRES: a, b >= 0.
+std::optional<int128> times_within(int128 a, int128 b) {
+  int128 product = 0;
+  if (__builtin_mul_overflow(a, b, &product) || product > kMaxBytes) return std::nullopt;
+  return product;
+}
+
+// batch x product(sample) x dtype bytes; nullopt above kMaxBytes.
+std::optional<int128> batch_bytes(const DataLoaderSpec& spec) {
+  std::optional<int128> bytes = times_within(spec.batch, spec.dtype_bytes);
+  for (int64_t dimension : spec.sample) {
+    if (bytes) bytes = times_within(*bytes, dimension);
+  }
+  return bytes;
+}
+
+// ceil(workers x prefetch x batch_bytes x overhead / 1000), the one rounding
+// at the end; nullopt above kMaxBytes.
+std::optional<int128> buffer_bytes(const DataLoaderSpec& spec, int128 batch, Milli overhead) {
+  int128 milli_bytes = 0;
+  const bool overflow = __builtin_mul_overflow(int128{spec.workers} * spec.prefetch, batch, &milli_bytes) ||
+                        __builtin_mul_overflow(milli_bytes, int128{overhead}, &milli_bytes);
+  if (overflow) return std::nullopt;
+  const int128 bytes = (milli_bytes + 999) / 1000;
+  if (bytes > kMaxBytes) return std::nullopt;
+  return bytes;
+}
+
+// 1560 -> "1.56", 2000 -> "2".
+std::string milli_text(Milli milli) {
+  std::string text = std::to_string(milli / 1000);
+  if (milli % 1000 != 0) {
+    std::string fraction = std::to_string(1000 + milli % 1000).substr(1);
+    while (fraction.back() == '0') fraction.pop_back();
+    text += "." + fraction;
+  }
+  return text;
+}
+
+int64_t clamp_int64(int128 value) {
+  return static_cast<int64_t>(std::min<int128>(value, std::numeric_limits<int64_t>::max()));
+}
+
+}  // namespace
+
+Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderPolicy& policy) {
+  if (trim_spaces(text).empty()) {
+    return Error{"is empty (expected parts such as \"workers=12,prefetch=3,batch=256,sample=3x224x224\")"};
+  }
+  DataLoaderSpec spec;
+  spec.prefetch = policy.default_prefetch;
+  spec.dtype = "float32";  // seed 001's "x 4 bytes"
+  std::vector<std::string_view> seen;
+  // Kept to name them when a product of several parts is too large.
+  std::string_view workers_part, sample_part;
+
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string_view part = trim_spaces(text.substr(begin, comma - begin));
+    begin = comma + 1;
+    if (part.empty()) return Error{"has an empty part (two commas in a row, or one at an end)"};
+    const std::size_t equals = part.find('=');
+    if (equals == std::string_view::npos) return part_error(part, "must be key=value");
+    const std::string_view key = part.substr(0, equals);
+    const std::string_view value = part.substr(equals + 1);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      return part_error(part, "repeats key \"" + std::string(key) + "\"");
+    }
+    seen.push_back(key);
+
+    if (key == "workers") {
+      const auto workers = read_whole(value, 0, kMaxWorkers);
+      if (!workers) return part_error(part, whole_range(0, kMaxWorkers));
+      spec.workers = *workers;
+      workers_part = part;
+    } else if (key == "prefetch") {
+      const auto prefetch = read_whole(value, 1, kMaxPrefetch);
+      if (!prefetch) return part_error(part, whole_range(1, kMaxPrefetch));
+      spec.prefetch = *prefetch;
+    } else if (key == "batch") {
+      const auto batch = read_whole(value, 1, kMaxBatch);
+      if (!batch) return part_error(part, whole_range(1, kMaxBatch));
+      spec.batch = *batch;
+    } else if (key == "sample") {
+      const std::string problem = "must be 1 to " + std::to_string(kMaxDimensions) +
+                                  " dimensions such as 3x224x224, each a whole number from 1 to " +
+                                  std::to_string(kMaxDimension);
+      std::size_t start = 0;
+      while (start <= value.size()) {
+        const std::size_t cross = std::min(value.find('x', start), value.size());
+        const auto dimension = read_whole(value.substr(start, cross - start), 1, kMaxDimension);
+        if (!dimension || spec.sample.size() == kMaxDimensions) return part_error(part, problem);
+        spec.sample.push_back(*dimension);
+        start = cross + 1;
+      }
+      sample_part = part;
+    } else if (key == "dtype") {
+      const auto found = policy.dtype_bytes.find(value);
+      if (found == policy.dtype_bytes.end()) {
+        std::vector<std::string> known;
+        for (const auto& entry : policy.dtype_bytes) known.push_back(entry.first);
+        return part_error(part, "unknown dtype \"" + std::string(value) + "\" (known: " + join(known, ", ") + ")");
+      }
+      spec.dtype = found->first;
+    } else {
+      return part_error(part, "unknown key \"" + std::string(key) +
+                                  "\" (known: workers, prefetch, batch, sample, dtype)");
+    }
+  }
+
+  for (std::string_view required : {"workers", "batch", "sample"}) {
+    if (std::find(seen.begin(), seen.end(), required) == seen.end()) {
+      return Error{"has no part \"" + std::string(required) + "=...\" (workers, batch and sample are required)"};
+    }
+  }
+  // The default dtype may be missing from a policy file's dtypeBytes.
+  const auto dtype = policy.dtype_bytes.find(spec.dtype);
+  if (dtype == policy.dtype_bytes.end()) {
+    return Error{"has no part \"dtype=...\" and the policy's dataLoader.dtypeBytes has no float32"};
+  }
+  spec.dtype_bytes = dtype->second;
+
+  // Checked here so data_loader_floor needs no failure path.
+  const std::optional<int128> batch = batch_bytes(spec);
+  if (!batch) {
+    return part_error(sample_part, "a batch of " + std::to_string(spec.batch) + " such samples of " + spec.dtype +
+                                       " is too large (more than 2^62 bytes)");
+  }
+  if (!buffer_bytes(spec, *batch, policy.overhead_factor)) {
+    return part_error(workers_part, "workers x prefetch x batch bytes x overhead factor is too large "
+                                    "(more than 2^62 bytes per GPU)");
+  }
+  return spec;
+}
+
+DataLoaderFloor data_loader_floor(const DataLoaderPolicy& policy, const DataLoaderSpec& spec, int64_t gpus) {
+  const int128 batch = batch_bytes(spec).value_or(kMaxBytes);
+  const int128 buffer = buffer_bytes(spec, batch, policy.overhead_factor).value_or(kMaxBytes);
+  // Each term is below 2^64 and gpus below 2^63, so nothing here overflows.
+  const int128 per_gpu = buffer + policy.per_gpu_base.value_ceil();
+  const int128 bytes = int128{std::max<int64_t>(gpus, 0)} * per_gpu + policy.pod_base.value_ceil();
+  const int128 granule = std::max<int64_t>(policy.round_up_to.value_ceil(), 1);
+  const int128 rounded = (bytes + granule - 1) / granule * granule;
+
+  // The batch in whole mebibytes, rounded up, as seed 001 writes it ("147 MB").
+  const std::string batch_mi = std::to_string(clamp_int64((batch + kMebibyte - 1) / kMebibyte)) + "Mi";
+  const std::string g = std::to_string(gpus);
+  const std::string w = std::to_string(spec.workers);
+  const std::string p = std::to_string(spec.prefetch);
+  const std::string factor = milli_text(policy.overhead_factor);
+  const std::string per_gpu_base = policy.per_gpu_base.to_string();
+  const std::string pod_base = policy.pod_base.to_string();
+
+  DataLoaderFloor floor;
+  floor.memory = Quantity::from_bytes(clamp_int64(rounded));
+  floor.batch_bytes = clamp_int64(batch);
+  floor.buffer_bytes_per_gpu = clamp_int64(buffer);
+  floor.brief = g + "x(" + w + "x" + p + "x" + batch_mi + " x" + factor + "+" + per_gpu_base + ")+" + pod_base;
+  floor.detail = g + " x (" + w + " workers x " + p + " prefetch x " + batch_mi + " batch x " + factor + " + " +
+                 per_gpu_base + ") + " + pod_base;
+  return floor;
+}
+
+}  // namespace gpusizer
