@@ -1,0 +1,573 @@
+#include "gpusizer/model_fit.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "gpusizer/strings.h"
+
+namespace gpusizer {
+namespace {
+
+constexpr int64_t kGB = 1'000'000'000;
+constexpr int64_t kMinParams = 1'000'000;           // 1M
+constexpr int64_t kMaxParams = 100'000 * kGB;       // 100000B
+constexpr int64_t kMaxContextTokens = 10'000'000;   // the longest contexts models offer
+constexpr int64_t kMaxRanks = 1'000'000;
+constexpr std::array<const char*, 8> kKeys = {"params", "context", "precision", "method",
+                                              "zero",   "mode",    "ranks",     "tp"};
+
+// ---------------------------------------------------------------------------
+// Numbers as people write them, and back.
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+bool all_digits(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "1.5" times `unit` (10^9 for B, 1000 for k) when the product is whole. At
+// most 9 digits on each side of the point keep it within int64.
+std::optional<int64_t> scaled_decimal(std::string_view text, int64_t unit) {
+  const std::size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view fraction = dot == std::string_view::npos ? "" : text.substr(dot + 1);
+  if (whole.empty() || whole.size() > 9 || !all_digits(whole)) return std::nullopt;
+  if (fraction.size() > 9 || !all_digits(fraction)) return std::nullopt;
+  if (dot != std::string_view::npos && fraction.empty()) return std::nullopt;
+  int64_t fraction_scale = 1;
+  for (std::size_t i = 0; i < fraction.size(); ++i) fraction_scale *= 10;
+  const int128 fraction_value = fraction.empty() ? 0 : std::stoll(std::string(fraction));
+  const int128 scaled_fraction = fraction_value * unit;
+  if (scaled_fraction % fraction_scale != 0) return std::nullopt;
+  const int128 value = int128(std::stoll(std::string(whole))) * unit + scaled_fraction / fraction_scale;
+  if (value > std::numeric_limits<int64_t>::max()) return std::nullopt;
+  return static_cast<int64_t>(value);
+}
+
+// value / unit as a decimal without trailing zeros: (1'500'000'000, 10^9) -> "1.5".
+// REQUIRES: unit is a power of 10.
+std::string decimal_text(int64_t value, int64_t unit) {
+  std::string text = std::to_string(value / unit);
+  if (value % unit == 0) return text;
+  std::string fraction = std::to_string(unit + value % unit).substr(1);
+  while (fraction.back() == '0') fraction.pop_back();
+  return text + "." + fraction;
+}
+
+std::string milli_text(Milli milli) { return decimal_text(milli, 1000); }
+
+std::string tenths_text(int64_t tenths) { return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10); }
+
+int64_t ceil_div(int128 numerator, int128 denominator) {
+  const int128 quotient = (numerator + denominator - 1) / denominator;
+  return quotient > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
+                                                        : static_cast<int64_t>(quotient);
+}
+
+// A GPU's memory as its table entry reads: "24 GB", "23.5 GB".
+std::string size_text(int64_t bytes) {
+  std::string text = gb_text(bytes);
+  if (text.ends_with(".0")) text.resize(text.size() - 2);
+  return text + " GB";
+}
+
+// 7B, 1.5B, 350M: billions from 1B up, millions below.
+std::string params_text(int64_t params) {
+  return params >= kGB ? decimal_text(params, kGB) + "B" : decimal_text(params, 1'000'000) + "M";
+}
+
+std::string context_text(int64_t tokens) {
+  return tokens > 0 && tokens % 1000 == 0 ? std::to_string(tokens / 1000) + "k" : std::to_string(tokens);
+}
+
+std::string_view method_name(TrainingMethod method) {
+  switch (method) {
+    case TrainingMethod::kFull: return "full";
+    case TrainingMethod::kLora: return "lora";
+    case TrainingMethod::kQlora: return "qlora";
+  }
+  return "full";
+}
+
+// "1, 2 or 4": the tensor-parallel degrees a pod of `gpus` GPUs allows.
+std::string divisors_text(int64_t gpus) {
+  std::vector<std::string> divisors;
+  for (int64_t d = 1; d <= gpus; ++d) {
+    if (gpus % d == 0) divisors.push_back(std::to_string(d));
+  }
+  if (divisors.size() < 2) return join(divisors, "");
+  const std::string last = divisors.back();
+  divisors.pop_back();
+  return join(divisors, ", ") + " or " + last;
+}
+
+// ---------------------------------------------------------------------------
+// The annotation.
+
+Error part_error(std::string_view part, std::string_view problem) {
+  return Error{"part \"" + std::string(part) + "\": " + std::string(problem)};
+}
+
+// Reads one key's value into spec; the problem when it is malformed.
+std::optional<std::string> read_value(std::string_view key, std::string_view value, const GpuMemoryPolicy& policy,
+                                      ModelSpec& spec) {
+  auto small_int = [](std::string_view text) -> std::optional<int64_t> {
+    if (text.empty() || text.size() > 9 || !all_digits(text)) return std::nullopt;
+    return std::stoll(std::string(text));
+  };
+  if (key == "params") {
+    const char unit = value.empty() ? '\0' : value.back();
+    const int64_t scale = unit == 'B' || unit == 'b' ? kGB : unit == 'M' || unit == 'm' ? 1'000'000 : 0;
+    const auto params = scale ? scaled_decimal(value.substr(0, value.size() - 1), scale) : std::nullopt;
+    if (!params) return "must be a number of parameters with B (billions) or M (millions), e.g. 7B, 1.5B or 350M";
+    if (*params < kMinParams || *params > kMaxParams) return "must be from 1M to 100000B";
+    spec.params = *params;
+  } else if (key == "context") {
+    const bool thousands = !value.empty() && (value.back() == 'k' || value.back() == 'K');
+    const auto tokens = scaled_decimal(thousands ? value.substr(0, value.size() - 1) : value, thousands ? 1000 : 1);
+    if (!tokens) return "must be tokens (16384) or thousands of tokens (16k)";
+    if (*tokens > kMaxContextTokens) return "must be at most 10000k tokens";
+    spec.context_tokens = *tokens;
+  } else if (key == "precision") {
+    if (!policy.precision_bytes.contains(value)) {
+      std::vector<std::string> known;
+      for (const auto& [name, bytes] : policy.precision_bytes) known.push_back(name);
+      return "unknown precision (gpuMemory.precisionBytes has " + join(known, ", ") + ")";
+    }
+    spec.precision = std::string(value);
+  } else if (key == "method") {
+    if (value == "full") spec.method = TrainingMethod::kFull;
+    else if (value == "lora") spec.method = TrainingMethod::kLora;
+    else if (value == "qlora") spec.method = TrainingMethod::kQlora;
+    else return "must be full, lora or qlora";
+  } else if (key == "zero") {
+    const auto stage = small_int(value);
+    if (!stage || *stage > 3) return "must be 0, 1, 2 or 3";
+    spec.zero = static_cast<int>(*stage);
+  } else if (key == "mode") {
+    if (value == "train") spec.mode = ModelMode::kTrain;
+    else if (value == "infer") spec.mode = ModelMode::kInfer;
+    else return "must be train or infer";
+  } else if (key == "ranks") {
+    const auto ranks = small_int(value);
+    if (!ranks || *ranks < 1 || *ranks > kMaxRanks) return "must be a whole number of GPUs from 1 to 1000000";
+    spec.ranks = *ranks;
+  } else if (key == "tp") {
+    const auto tp = small_int(value);
+    if (!tp || *tp < 1) return "must be a whole number of GPUs, at least 1";
+    spec.tp = *tp;
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------
+// The estimates.
+
+// Seed 002: "VRAM_inference (GB) ~ 2 x params(billions) + 1 x context
+// length(thousands)". Precision scales the weights only: the KV cache stays
+// at 16 bits (design 2.3). Tensor parallelism splits both over tp GPUs.
+VramNeed inference_need(const GpuMemoryPolicy& policy, const ModelSpec& spec) {
+  const Milli bytes_per_param = policy.precision_bytes.at(spec.precision);  // parse_model checked the key
+  const int128 weights_milli = int128(spec.params) * bytes_per_param;
+  const int128 context_milli = int128(spec.context_tokens) * policy.context_bytes_per_token.value_ceil() * 1000;
+  const int128 denominator = int128(std::max<int64_t>(1, spec.tp)) * 1000;
+  VramNeed need;
+  need.weights = ceil_div(weights_milli, denominator);
+  need.context = ceil_div(context_milli, denominator);
+  need.total = ceil_div(weights_milli + context_milli, denominator);
+  return need;
+}
+
+// Seed 002's bytesPerParam for full training, divided in seed 004's
+// proportions: a part of `method` is bytesPerParam x params x share / (sum of
+// the full shares). ZeRO shards the parts over the ranks (seed 004's table):
+// the optimizer from stage 1, gradients from 2, weights from 3; activations
+// never. Every part is put over one denominator so the total is exact.
+VramNeed training_need(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64_t ranks) {
+  const int64_t n = std::max<int64_t>(1, ranks);
+  const TrainingShares& shares = policy.shares.at(std::string(method_name(spec.method)));  // parse_policy requires all three
+  const TrainingShares& full = policy.shares.at("full");
+  const Milli full_sum = full.weights + full.optimizer + full.gradients + full.activations;
+  const int128 denominator = int128(full_sum) * n * 1000;
+  auto part = [&](Milli share, bool sharded) {
+    return int128(policy.bytes_per_param) * spec.params * share * (sharded ? 1 : n);
+  };
+  const int128 weights = part(shares.weights, spec.zero >= 3);
+  const int128 optimizer = part(shares.optimizer, spec.zero >= 1);
+  const int128 gradients = part(shares.gradients, spec.zero >= 2);
+  const int128 activations = part(shares.activations, false);
+  VramNeed need;
+  need.weights = ceil_div(weights, denominator);
+  need.optimizer = ceil_div(optimizer, denominator);
+  need.gradients = ceil_div(gradients, denominator);
+  need.activations = ceil_div(activations, denominator);
+  need.total = ceil_div(weights + optimizer + gradients + activations, denominator);
+  return need;
+}
+
+// N: the GPUs the model is spread over. Training shards over its world
+// size, which `ranks` sets for jobs spanning pods; inference runs per pod.
+int64_t world_size(const ModelSpec& spec, int64_t gpus) {
+  return spec.mode == ModelMode::kTrain && spec.ranks > 0 ? spec.ranks : gpus;
+}
+
+// K: options never suggest more GPUs than this.
+int64_t most_suggested_gpus(const GpuMemoryPolicy& policy, int64_t world) {
+  return std::max(policy.max_suggested_gpus, world);
+}
+
+VramVerdict verdict_of(const GpuMemoryPolicy& policy, int64_t need, int64_t capacity) {
+  if (int128(need) * 1000 <= int128(capacity) * policy.safety_margin) return VramVerdict::kFits;
+  return need <= capacity ? VramVerdict::kTight : VramVerdict::kTooLarge;
+}
+
+// ---------------------------------------------------------------------------
+// Options: what to change so the model fits (design 2.3 "Options").
+
+// An annotation with some parts changed, as a person would write them.
+struct Variant {
+  std::vector<std::string> changes;
+  ModelSpec spec;
+};
+
+// Where a variant runs: `gpus` GPUs of `capacity` bytes; `names` are the
+// pod's model, or for a larger size every table model of that size.
+struct Hardware {
+  int64_t gpus = 0;
+  int64_t capacity = 0;
+  std::vector<std::string> names;
+};
+
+Variant with_zero3(Variant variant) {
+  if (variant.spec.zero == 3) return variant;
+  variant.changes.push_back("zero=3");
+  variant.spec.zero = 3;
+  return variant;
+}
+
+Variant with_method(Variant variant, TrainingMethod method) {
+  variant.changes.push_back("method=" + std::string(method_name(method)));
+  variant.spec.method = method;
+  return variant;
+}
+
+// The variant as requested, then with zero=3 (a lever tries the smaller
+// change first).
+std::vector<Variant> as_is_then_zero3(const Variant& variant) {
+  if (variant.spec.zero == 3) return {variant};
+  return {variant, with_zero3(variant)};
+}
+
+class OptionSearch {
+ public:
+  OptionSearch(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64_t gpus, const GpuModel& gpu)
+      : policy_(policy),
+        spec_(spec),
+        gpus_(world_size(spec, gpus)),
+        capacity_(gpu.memory.value_ceil()),
+        most_gpus_(most_suggested_gpus(policy, gpus_)) {
+    same_ = {{gpus_, capacity_, {gpu.name}}};
+    for (int64_t more = gpus_ + 1; more <= most_gpus_; ++more) more_.push_back({more, capacity_, {gpu.name}});
+    std::set<int64_t> capacities;
+    for (const GpuModel& model : policy.gpus) {
+      if (model.memory.value_ceil() > capacity_) capacities.insert(model.memory.value_ceil());
+    }
+    for (int64_t capacity : capacities) {
+      std::vector<std::string> names;
+      for (const GpuModel& model : policy.gpus) {
+        if (model.memory.value_ceil() == capacity) names.push_back(model.name);
+      }
+      larger_.push_back({gpus_, capacity, names});
+      for (int64_t more = gpus_ + 1; more <= most_gpus_; ++more) larger_and_more_.push_back({more, capacity, names});
+    }
+    // Least GPU memory in total first: the cheapest hardware that fits.
+    std::stable_sort(larger_and_more_.begin(), larger_and_more_.end(), [](const Hardware& a, const Hardware& b) {
+      return int128(a.gpus) * a.capacity < int128(b.gpus) * b.capacity;
+    });
+  }
+
+  // The fitting options, least GPU memory then least need first, followed by
+  // the single changes that do not fit. Pairs of changes are tried only
+  // when no single change fits.
+  std::vector<VramOption> run() const {
+    const Variant requested{{}, spec_};
+    std::vector<std::optional<VramOption>> singles;
+    std::vector<std::optional<VramOption>> pairs;
+    if (spec_.mode == ModelMode::kTrain) {
+      const bool full = spec_.method == TrainingMethod::kFull;
+      const bool lighter_than_qlora = spec_.method != TrainingMethod::kQlora;
+      const Variant lora = with_method(requested, TrainingMethod::kLora);
+      const Variant qlora = with_method(requested, TrainingMethod::kQlora);
+      if (spec_.zero < 3) singles.push_back(best({with_zero3(requested)}, same_));
+      singles.push_back(best(as_is_then_zero3(requested), more_));
+      if (full) singles.push_back(best(as_is_then_zero3(lora), same_));
+      if (lighter_than_qlora) singles.push_back(best(as_is_then_zero3(qlora), same_));
+      singles.push_back(best(as_is_then_zero3(requested), larger_));
+      if (full) pairs.push_back(best({with_zero3(lora)}, more_));
+      if (lighter_than_qlora) pairs.push_back(best({with_zero3(qlora)}, more_));
+      if (full) pairs.push_back(best({with_zero3(lora)}, larger_));
+      if (lighter_than_qlora) pairs.push_back(best({with_zero3(qlora)}, larger_));
+      pairs.push_back(best({with_zero3(requested)}, larger_and_more_));
+    } else {
+      const std::vector<Variant> lighter = lighter_precisions(requested);
+      if (spec_.tp < gpus_) {
+        Variant split = requested;
+        split.changes.push_back("tp=" + std::to_string(gpus_));
+        split.spec.tp = gpus_;
+        singles.push_back(best({split}, same_));
+      }
+      singles.push_back(best({requested}, more_));
+      singles.push_back(best(lighter, same_));
+      singles.push_back(best({requested}, larger_));
+      pairs.push_back(best(lighter, more_));
+      pairs.push_back(best(lighter, larger_));
+      pairs.push_back(best({requested}, larger_and_more_));
+    }
+
+    std::vector<VramOption> fitting, not_enough;
+    for (const auto& option : singles) {
+      if (option) (option->fits ? fitting : not_enough).push_back(*option);
+    }
+    if (fitting.empty()) {
+      for (const auto& option : pairs) {
+        if (option && option->fits) fitting.push_back(*option);
+      }
+    }
+    std::stable_sort(fitting.begin(), fitting.end(), [](const VramOption& a, const VramOption& b) {
+      const int128 a_total = int128(a.gpus) * a.gpu_memory.value_ceil();
+      const int128 b_total = int128(b.gpus) * b.gpu_memory.value_ceil();
+      if (a_total != b_total) return a_total < b_total;
+      return a.bytes_per_gpu < b.bytes_per_gpu;
+    });
+    fitting.insert(fitting.end(), not_enough.begin(), not_enough.end());
+    return fitting;
+  }
+
+ private:
+  // One lever: each hardware in order, each variant in order; the first
+  // that fits, else the last tried (the lowest need). nullopt when there is
+  // nothing to try (no larger GPU, no more GPUs allowed).
+  std::optional<VramOption> best(const std::vector<Variant>& variants, const std::vector<Hardware>& hardware) const {
+    std::optional<VramOption> last;
+    for (const Hardware& where : hardware) {
+      for (const Variant& variant : variants) {
+        last = evaluate(variant, where);
+        if (last->fits) return last;
+      }
+    }
+    return last;
+  }
+
+  VramOption evaluate(Variant variant, const Hardware& where) const {
+    if (where.gpus != gpus_) {
+      // More GPUs help inference only by splitting the model over them
+      // (tensor parallelism), and training by a larger ZeRO world.
+      if (variant.spec.mode == ModelMode::kInfer) {
+        variant.spec.tp = where.gpus;
+        variant.changes.push_back("tp=" + std::to_string(where.gpus));
+      } else {
+        variant.spec.ranks = where.gpus;
+      }
+    }
+    const int64_t need = vram_per_gpu(policy_, variant.spec, where.gpus).total;
+    return VramOption{join(variant.changes, ","), where.gpus, Quantity::from_bytes(where.capacity), where.names,
+                      need, verdict_of(policy_, need, where.capacity) == VramVerdict::kFits};
+  }
+
+  // Inference at each precision lighter than the requested one, heaviest
+  // first (the least loss of quality that fits).
+  std::vector<Variant> lighter_precisions(const Variant& requested) const {
+    const Milli current = policy_.precision_bytes.at(spec_.precision);
+    std::vector<std::pair<Milli, std::string>> lighter;
+    for (const auto& [name, bytes] : policy_.precision_bytes) {
+      if (bytes < current) lighter.emplace_back(bytes, name);
+    }
+    std::stable_sort(lighter.begin(), lighter.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<Variant> variants;
+    for (const auto& [bytes, name] : lighter) {
+      Variant variant = requested;
+      variant.changes.push_back("precision=" + name);
+      variant.spec.precision = name;
+      variants.push_back(std::move(variant));
+    }
+    return variants;
+  }
+
+  const GpuMemoryPolicy& policy_;
+  const ModelSpec& spec_;
+  const int64_t gpus_;      // N: the training world size or the pod's GPUs
+  const int64_t capacity_;  // bytes of the pod's GPU model
+  const int64_t most_gpus_;  // K = max(maxSuggestedGpus, N)
+  std::vector<Hardware> same_, more_, larger_, larger_and_more_;
+};
+
+// ---------------------------------------------------------------------------
+// The texts.
+
+// "params=7B method=full zero=0", "params=3B context=16k precision=bf16 mode=infer".
+std::string spec_text(const ModelSpec& spec) {
+  std::string text = "params=" + params_text(spec.params);
+  if (spec.mode == ModelMode::kInfer) {
+    text += " context=" + context_text(spec.context_tokens) + " precision=" + spec.precision + " mode=infer";
+    if (spec.tp > 1) text += " tp=" + std::to_string(spec.tp);
+  } else {
+    text += " method=" + std::string(method_name(spec.method)) + " zero=" + std::to_string(spec.zero);
+    if (spec.ranks > 0) text += " ranks=" + std::to_string(spec.ranks);
+  }
+  return text;
+}
+
+// The parts of the need: "40 bytes/param: weights 62.3 + optimizer 124.5 + ...".
+std::string breakdown_text(const GpuMemoryPolicy& policy, const ModelSpec& spec, const VramNeed& need) {
+  if (spec.mode == ModelMode::kInfer) {
+    const std::string parts = "weights " + gb_text(need.weights) + " + context " + gb_text(need.context);
+    return spec.tp > 1 ? "split over tp=" + std::to_string(spec.tp) + ": " + parts : parts;
+  }
+  const std::string per_param = milli_text(policy.bytes_per_param) + " bytes/param";
+  const std::string scale =
+      spec.method == TrainingMethod::kFull ? per_param : std::string(method_name(spec.method)) + " share of " + per_param;
+  return scale + ": weights " + gb_text(need.weights) + " + optimizer " + gb_text(need.optimizer) + " + gradients " +
+         gb_text(need.gradients) + " + activations " + gb_text(need.activations);
+}
+
+// "method=lora,zero=3 on 2 x 80 GB GPUs (A100-80GB, H100-80GB): 54.5 GB/GPU".
+// A size's model names are given once, where the message first mentions it.
+std::string option_text(const VramOption& option, int64_t pod_gpus, int64_t pod_capacity,
+                        std::set<int64_t>& named_capacities) {
+  const int64_t capacity = option.gpu_memory.value_ceil();
+  std::string where;
+  if (option.gpus != pod_gpus || capacity != pod_capacity) {
+    where = std::to_string(option.gpus) + " x " + size_text(capacity) + (option.gpus == 1 ? " GPU" : " GPUs");
+    if (named_capacities.insert(capacity).second) where += " (" + join(option.gpu_names, ", ") + ")";
+  }
+  const std::string what = option.change.empty() ? where : where.empty() ? option.change : option.change + " on " + where;
+  return what + ": " + gb_text(option.bytes_per_gpu) + " GB/GPU";
+}
+
+}  // namespace
+
+std::string gb_text(int64_t bytes) { return tenths_text(ceil_div(bytes, kGB / 10)); }
+
+Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& policy, ModelMode default_mode,
+                              int64_t pod_gpus) {
+  if (trim(text).empty()) return Error{"is empty; write e.g. \"params=7B,context=16k\""};
+  ModelSpec spec;
+  spec.mode = default_mode;
+  // Each key's part as written, for the errors that involve two keys.
+  std::map<std::string, std::string, std::less<>> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view part = trim(text.substr(start, comma - start));
+    start = comma + 1;
+    if (part.empty()) return Error{"has an empty part; write key=value parts separated by commas"};
+    const std::size_t equals = part.find('=');
+    if (equals == std::string_view::npos) return part_error(part, "must be key=value, e.g. params=7B");
+    const std::string_view key = trim(part.substr(0, equals));
+    const std::string_view value = trim(part.substr(equals + 1));
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+      return part_error(part, "unknown key \"" + std::string(key) + "\" (known: " +
+                                  join(std::vector<std::string>(kKeys.begin(), kKeys.end()), ", ") + ")");
+    }
+    if (parts.contains(key)) return part_error(part, "repeats key " + std::string(key) + " (each key at most once)");
+    parts.emplace(key, part);
+    if (auto problem = read_value(key, value, policy, spec)) return part_error(part, *problem);
+  }
+  if (!parts.contains("params")) return Error{"has no params; write e.g. \"params=7B\""};
+
+  if (spec.mode == ModelMode::kInfer) {
+    for (const char* key : {"method", "zero", "ranks"}) {
+      if (parts.contains(key)) return part_error(parts.at(key), "applies to mode=train only; remove it or set mode=train");
+    }
+    if (spec.tp > 1 && pod_gpus % spec.tp != 0) {
+      return part_error(parts.at("tp"), "must divide the pod's " + std::to_string(pod_gpus) + " GPUs: " +
+                                            divisors_text(pod_gpus));
+    }
+    if (!policy.precision_bytes.contains(spec.precision)) {
+      return Error{"has no precision and the default bf16 is not in gpuMemory.precisionBytes; set precision"};
+    }
+  } else {
+    if (parts.contains("tp")) return part_error(parts.at("tp"), "applies to mode=infer only; remove it or set mode=infer");
+    if (spec.precision != "bf16" && spec.precision != "fp16") {
+      return part_error(parts.at("precision"),
+                        "training estimates assume mixed precision (bf16 or fp16); 4-bit training is method=qlora");
+    }
+    if (spec.ranks > 0 && spec.ranks < pod_gpus) {
+      return part_error(parts.at("ranks"), "must be at least the pod's " + std::to_string(pod_gpus) + " GPUs");
+    }
+  }
+  return spec;
+}
+
+VramNeed vram_per_gpu(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64_t gpus) {
+  if (spec.mode == ModelMode::kInfer) return inference_need(policy, spec);
+  return training_need(policy, spec, world_size(spec, gpus));
+}
+
+VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64_t gpus, const GpuModel& gpu,
+                     std::string_view gpu_source) {
+  VramCheck check;
+  check.need = vram_per_gpu(policy, spec, gpus);
+  const int64_t capacity = gpu.memory.value_ceil();
+  check.verdict = verdict_of(policy, check.need.total, capacity);
+  if (check.verdict != VramVerdict::kFits) check.options = OptionSearch(policy, spec, gpus, gpu).run();
+
+  // Usable memory is shown rounded down, so a need shown above it never fits.
+  const int64_t usable = static_cast<int64_t>(int128(capacity) * policy.safety_margin / 1000);
+  const std::string usable_text = tenths_text(usable / (kGB / 10)) + " GB usable";
+  const std::string need_text = gb_text(check.need.total);
+  const std::string source = gpu_source.empty() ? "" : std::string(gpu_source) + "; ";
+  const std::string of_gpu = "the " + size_text(capacity) + " of " + gpu.name + " (" + source + usable_text +
+                             " at safety margin " + milli_text(policy.safety_margin) + ")";
+  std::string relation;
+  switch (check.verdict) {
+    case VramVerdict::kFits: relation = "within the usable memory of " + of_gpu + "."; break;
+    case VramVerdict::kTight: relation = "over the usable memory of " + of_gpu + "; it may run out of memory."; break;
+    case VramVerdict::kTooLarge: relation = "more than " + of_gpu + "."; break;
+  }
+  check.message = "model " + spec_text(spec) + " needs " + need_text + " GB per GPU (" +
+                  breakdown_text(policy, spec, check.need) + "), " + relation;
+
+  const int64_t world = world_size(spec, gpus);
+  std::set<int64_t> named_capacities = {capacity};  // the message already named the pod's GPU
+  std::vector<std::string> would_fit, not_enough;
+  for (const VramOption& option : check.options) {
+    (option.fits ? would_fit : not_enough).push_back(option_text(option, world, capacity, named_capacities));
+  }
+  if (check.verdict != VramVerdict::kFits) {
+    check.message += would_fit.empty() ? " Would fit: nothing on up to " +
+                                             std::to_string(most_suggested_gpus(policy, world)) +
+                                             " GPUs of the models in gpuMemory.gpus."
+                                       : " Would fit: " + join(would_fit, "; ") + ".";
+  }
+  if (!not_enough.empty()) check.message += " Not enough: " + join(not_enough, "; ") + ".";
+
+  const std::string label = "model " + params_text(spec.params) + " " +
+                            (spec.mode == ModelMode::kInfer ? "infer" : std::string(method_name(spec.method)));
+  switch (check.verdict) {
+    case VramVerdict::kFits:
+      check.brief = label + ": " + need_text + " GB/GPU fits " + gpu.name + " (" + usable_text + " of " +
+                    size_text(capacity) + ")";
+      break;
+    case VramVerdict::kTight:
+      check.brief = label + ": " + need_text + " GB/GPU is over " + milli_text(policy.safety_margin * 100) + "% of " +
+                    gpu.name + "'s " + size_text(capacity) + " (" + usable_text + "); may run out of memory";
+      break;
+    case VramVerdict::kTooLarge:
+      check.brief = label + " needs " + need_text + " GB/GPU, " + gpu.name + " has " + size_text(capacity) +
+                    " (gpu-sizer explain lists options)";
+      break;
+  }
+  check.brief = truncate_utf8(check.brief, 100);  // policy GPU names can be long
+  return check;
+}
+
+}  // namespace gpusizer
