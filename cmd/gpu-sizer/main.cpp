@@ -59,6 +59,12 @@ Usage:
       or over the files with --in-place. Exit 0: all admitted unchanged;
       1: something would be changed or denied; 2: unreadable input.
 
+  gpu-sizer explain [--policy FILE] [--output text|json] FILE|DIR|- ...
+      For every pod template, what check decides and why: its GPUs and
+      profile, each rule's floor (table, /dev/shm, data loader) and check
+      (GPU memory, node fit), which rule binds memory, and the changes,
+      denials and warnings. Exit 0, or 2 on unreadable input.
+
   gpu-sizer policy [--check FILE]
       Print the embedded default policy (a starting point for your own), or
       check FILE and report the first error with its field and line.
@@ -211,10 +217,11 @@ int run_policy(Flags& flags) {
   return 0;
 }
 
-// check takes positional files and a multi-value --set, unlike the other
-// commands, so it parses its own arguments.
+// check and explain take positional files and check a multi-value --set,
+// unlike the other commands, so they parse their own arguments.
 int run_check(int argc, char** argv) {
   gpusizer::CheckOptions options;
+  options.explain = std::string(argv[1]) == "explain";
   std::string policy_path;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -252,7 +259,11 @@ int run_check(int argc, char** argv) {
       options.paths.push_back(arg);
     }
   }
-  if (options.paths.empty()) return usage_error("check needs files, directories or - for standard input");
+  const std::string command = argv[1];
+  if (options.explain && (options.fix || !options.set_values.empty())) {
+    return usage_error("explain takes --policy and --output; --fix and --set belong to check");
+  }
+  if (options.paths.empty()) return usage_error(command + " needs files, directories or - for standard input");
   if (options.in_place && !options.fix) return usage_error("--in-place goes with --fix");
   const auto policy = load_policy_or_report(policy_path);
   if (!policy) return gpusizer::kCheckUnreadable;
@@ -309,7 +320,7 @@ int main(int argc, char** argv) {
     std::printf("gpu-sizer %s\n", GPU_SIZER_VERSION);
     return 0;
   }
-  if (command == "check") return run_check(argc, argv);
+  if (command == "check" || command == "explain") return run_check(argc, argv);
   Flags flags(argc, argv, 2);
   if (command == "serve") return run_serve(flags);
   if (command == "table") return run_table(flags);

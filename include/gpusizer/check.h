@@ -17,6 +17,7 @@ struct CheckOptions {
   bool fix = false;       // write corrected manifests
   bool in_place = false;  // ... over the files instead of to stdout
   std::map<std::string, std::string> set_values;  // OSMO --set key=value
+  bool explain = false;   // gpu-sizer explain: every pod's rules, exit 0 unless unreadable
 };
 
 // Exit codes, as CI reads them.
@@ -28,6 +29,9 @@ inline constexpr int kCheckUnreadable = 2;  // some input could not be read or p
 // to `out` (or, with --fix to stdout, to `err`, leaving `out` for the
 // corrected manifests). --fix applies what the webhook would patch in
 // mutate mode, whatever the policy's mode, and keeps every other field.
+// With options.explain it prints, for every pod, each rule's floor and why
+// (table, /dev/shm, data loader, GPU memory, node fit) and the binding one,
+// and exits kCheckClean unless an input is unreadable.
 int run_check(const Policy& policy, const CheckOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace gpusizer

@@ -33,12 +33,21 @@ struct PodTarget {
   // empty for a Pod, `template "finetune" ` for Argo, `Worker ` for a
   // replica type, else the template's field path.
   std::string label;
+  // Fill PodDecision::rules (gpu-sizer explain); the webhook leaves it off.
+  bool explain = false;
 };
 
 // One request raised by the mutating endpoint, for metrics.
 struct Raise {
-  std::string resource;  // cpu, memory or ephemeral-storage
+  std::string resource;  // cpu, memory, ephemeral-storage, or shm (/dev/shm sizeLimit)
   Quantity added;        // new request minus the request before
+};
+
+// One rule's part in a pod's sizing, as `gpu-sizer explain` prints it.
+struct RuleResult {
+  std::string rule;    // table, /dev/shm, data loader, GPU memory, node fit, binding
+  std::string floor;   // what it asks of the pod ("cpu 32, memory 192Gi"), or "-"
+  std::string detail;  // why, or why it does not apply
 };
 
 struct PodDecision {
@@ -49,11 +58,12 @@ struct PodDecision {
   std::vector<std::string> changes;   // one per container: what the patch raised
   std::vector<std::string> warnings;  // each under 120 characters
   std::vector<std::string> denials;   // non-empty: deny; each names what to set
-  // Why each denial, in the same order: memory, max_gpus, invalid or
-  // unknown_profile (metric label values).
+  // Why each denial, in the same order: memory, max_gpus, shm, vram,
+  // node_fit, invalid or unknown_profile (metric label values).
   std::vector<std::string> denial_reasons;
   std::vector<Raise> raised;          // what the patch raised
   bool undecided = false;             // left for the Pod: unresolved expressions or podSpecPatch
+  std::vector<RuleResult> rules;      // only when the target asks to explain
 };
 
 // Decides one pod. Patch operations (mutate endpoint, mutate mode only) are

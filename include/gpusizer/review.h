@@ -27,9 +27,11 @@ struct ObjectIdentity {
 // no decisions. With an old_object (an UPDATE), templates equal to the old
 // object's at the same place are not decided: an update that leaves them
 // alone (a label, a finalizer, a scale) must not be blocked or patched, and
-// some templates (Job's) are immutable.
+// some templates (Job's) are immutable. With explain, each decision lists
+// its rules (gpu-sizer explain).
 std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id,
-                                       JsonView object, PatchBuilder& patch, JsonView old_object = {});
+                                       JsonView object, PatchBuilder& patch, JsonView old_object = {},
+                                       bool explain = false);
 
 // What one review decided, for logs and metrics.
 struct ReviewOutcome {

@@ -5,8 +5,11 @@
 #include <map>
 #include <optional>
 
+#include "gpusizer/data_loader.h"
 #include "gpusizer/json_access.h"
 #include "gpusizer/json_text.h"
+#include "gpusizer/model_fit.h"
+#include "gpusizer/node_fit.h"
 #include "gpusizer/sizing.h"
 #include "gpusizer/strings.h"
 #include "gpusizer/workloads.h"
@@ -101,6 +104,10 @@ struct PodView {
   bool spec_patch_names_gpu = false;    // ... and its text names a GPU resource
   SelectionInput selection;
   bool opted_out = false;
+  // Where the pod may be scheduled: its nodeSelector, and the values of the
+  // GPU product label that every required node affinity term allows.
+  std::map<std::string, std::string, std::less<>> node_selector;
+  std::vector<std::string> affinity_products;
 };
 
 bool is_unresolved(JsonView value) {
@@ -146,10 +153,11 @@ class PodReader {
     // Only the labels and annotations the decision reads are copied: one
     // last-applied-configuration annotation can be most of a review.
     auto wanted_label = [&](std::string_view key) {
-      return selection_reads(policy_, ProfileRule::Subject::kLabel, key);
+      return key == policy_.node_fit.pool_label || selection_reads(policy_, ProfileRule::Subject::kLabel, key);
     };
     auto wanted_annotation = [&](std::string_view key) {
-      return key == kMutateOptOutKey || selection_reads(policy_, ProfileRule::Subject::kAnnotation, key);
+      return key == kMutateOptOutKey || key == kDataLoaderKey || key == kModelKey || key == kGpuKey ||
+             selection_reads(policy_, ProfileRule::Subject::kAnnotation, key);
     };
     for (const JsonView source : {metadata, target_.parent_metadata}) {
       add_strings(source["labels"], view_.selection.labels, wanted_label);
@@ -177,6 +185,35 @@ class PodReader {
     }
     read_list(containers, {"spec", "containers"}, Role::kApp);
     read_list(spec["initContainers"], {"spec", "initContainers"}, Role::kInit);
+    read_scheduling(spec);
+  }
+
+  // nodeSelector entries and the GPU products required node affinity
+  // allows; earlier sources (an Argo template) win over later ones (its
+  // workflow).
+  void read_scheduling(JsonView spec) {
+    add_strings(spec["nodeSelector"], view_.node_selector, [](std::string_view) { return true; });
+    if (!view_.affinity_products.empty()) return;
+    const JsonView terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                               ["nodeSelectorTerms"];
+    // Terms are ORed: the products are known only when every term names them.
+    std::vector<std::string> products;
+    bool every_term = terms.is_array();
+    terms.for_each_element([&](JsonView term) {
+      bool names_product = false;
+      term["matchExpressions"].for_each_element([&](JsonView expression) {
+        if (expression["key"].string() != policy_.gpu_memory.product_label ||
+            expression["operator"].string() != "In") {
+          return;
+        }
+        names_product = true;
+        expression["values"].for_each_element([&](JsonView value) {
+          if (value.is_string()) products.emplace_back(value.string());
+        });
+      });
+      every_term = every_term && names_product;
+    });
+    if (every_term) view_.affinity_products = std::move(products);
   }
 
   // Argo runs the template's container, script or containerSet as the main
@@ -197,6 +234,8 @@ class PodReader {
     read_list(pod()["containerSet"]["containers"], {"containerSet", "containers"}, Role::kApp);
     read_list(pod()["sidecars"], {"sidecars"}, Role::kApp);
     read_list(pod()["initContainers"], {"initContainers"}, Role::kInit);
+    read_scheduling(pod());
+    read_scheduling(target_.ref.workflow_spec);
   }
 
   enum class Role { kApp, kInit };
@@ -427,9 +466,15 @@ class PodDecider {
       decision_.profile_reason = choice.value().reason;
       check_gpu_limit();
       plan_shm();
+      plan_loader();
       find_shortfalls();
     }
 
+    // The checks no patch can fix run where they can deny (and for explain).
+    if (profile_ && (endpoint_ == Endpoint::kValidate || target_.explain)) {
+      check_nodes();
+      check_model();
+    }
     if (endpoint_ == Endpoint::kMutate) {
       if (target_.mode == Mode::kMutate && !view_.opted_out && view_.problems.empty() && profile_problem_.empty()) {
         raise_shortfalls();
@@ -558,22 +603,41 @@ class PodDecider {
     return std::nullopt;
   }
 
-  // Each phase's needs: the profile's table, and for the app containers the
-  // /dev/shm above what the table holds.
+  // The data-loader memory floor of the app containers, from the annotation.
+  void plan_loader() {
+    const auto annotation = view_.selection.annotations.find(kDataLoaderKey);
+    if (annotation == view_.selection.annotations.end() || groups_.empty() || !groups_.front().app) return;
+    auto spec = parse_dataloader(annotation->second, policy_.data_loader);
+    if (!spec) {
+      view_.problems.push_back(target_.description + ": annotation " + kDataLoaderKey + " " + spec.error());
+      return;
+    }
+    loader_ = data_loader_floor(policy_.data_loader, spec.value(), groups_.front().gpus);
+  }
+
+  // Each phase's needs: the profile's table; for the app containers also
+  // the /dev/shm above what the table holds, and the data loader's floor
+  // when it is larger.
   void find_shortfalls() {
     for (const Group& group : groups_) {
       const auto table = required_resources(*profile_, group.gpus);
-      if (!table) return;
-      Requirement need = *table;
+      const bool loader = group.app && loader_;
+      if (!table && !loader) continue;
+      Requirement need = table.value_or(Requirement{});
       std::string basis = profile_text();
       const Quantity& included = policy_.shared_memory.table_includes;
-      if (group.app && shm_.applies && shm_.size && *shm_.size > included) {
+      if (table && group.app && shm_.applies && shm_.size && *shm_.size > included) {
         need.memory = need.memory.plus(shm_.size->plus(included.times(-1)));
         // "train 192Gi + 32Gi /dev/shm": the table and the /dev/shm above
         // what it includes.
         basis = profile_->name + " " + table->memory.to_string() + " + " +
                 shm_.size->plus(included.times(-1)).to_string() + " /dev/shm";
       }
+      if (loader && loader_->memory > need.memory) {
+        need.memory = loader_->memory;
+        basis = "data loader " + loader_->brief;
+      }
+      if (target_.explain && group.app) explain_floors(table, need, basis);
       needs_.emplace_back(need, basis);
       const Requirement* group_need = &needs_.back().first;
       const std::string* group_basis = &needs_.back().second;
@@ -584,11 +648,46 @@ class PodDecider {
           return holder->gpus == group.gpus ? total : total.share_ceil(holder->gpus, group.gpus, granule);
         };
         const Shortfall base{holder, group.gpus, group_need, group_basis, nullptr, {}, {}, {}};
-        add_shortfall(base, kCpu, share(need.cpu, Quantity::from_milli(1)));
+        if (table) add_shortfall(base, kCpu, share(need.cpu, Quantity::from_milli(1)));
         add_shortfall(base, kMemory, share(need.memory, Quantity::from_bytes(1 << 20)));
         if (need.storage) add_shortfall(base, kStorage, share(*need.storage, Quantity::from_bytes(1 << 20)));
       }
     }
+  }
+
+  // The table, /dev/shm and data-loader rows and which one binds memory.
+  void explain_floors(const std::optional<Requirement>& table, const Requirement& need, const std::string& basis) {
+    const std::string gpus = gpus_text(groups_.front().gpus);
+    if (table) {
+      std::string floor = "cpu " + table->cpu.to_string() + ", memory " + table->memory.to_string();
+      if (table->storage) floor += ", ephemeral-storage " + table->storage->to_string();
+      decision_.rules.push_back({"table", floor, profile_->name + " row for " + gpus});
+    } else {
+      decision_.rules.push_back({"table", "-", "the " + profile_text() + " has no table"});
+    }
+    const SharedMemoryPolicy& rule = policy_.shared_memory;
+    if (!shm_.applies) {
+      decision_.rules.push_back({"/dev/shm", "-", "not checked: the " + profile_text() + " is not in sharedMemory.profiles, "
+                                                  "or /dev/shm is not a memory-backed emptyDir"});
+    } else {
+      std::string found = shm_.add_volume ? "none found, gpu-sizer adds " + rule.size.to_string()
+                          : shm_.enlarge  ? "sizeLimit " + shm_.size_limit->to_string() + " below the minimum, set to " +
+                                               rule.size.to_string()
+                          : shm_.size     ? "sizeLimit " + shm_.size->to_string()
+                                          : "no sizeLimit (bounded by the memory limits)";
+      std::string floor = shm_.size ? "/dev/shm " + shm_.size->to_string() : "/dev/shm unbounded";
+      if (table && shm_.size && *shm_.size > rule.table_includes) {
+        floor += ", memory " + table->memory.plus(shm_.size->plus(rule.table_includes.times(-1))).to_string();
+      }
+      decision_.rules.push_back({"/dev/shm", floor, found + "; minimum " + rule.minimum.to_string() + ", the table includes " +
+                                                        rule.table_includes.to_string()});
+    }
+    if (loader_) {
+      decision_.rules.push_back({"data loader", "memory " + loader_->memory.to_string(), loader_->detail});
+    } else {
+      decision_.rules.push_back({"data loader", "-", std::string("no annotation ") + kDataLoaderKey});
+    }
+    decision_.rules.push_back({"binding", "memory " + need.memory.to_string(), basis});
   }
 
   void add_shortfall(const Shortfall& base, const std::string& resource, const Quantity& need) {
@@ -702,10 +801,11 @@ class PodDecider {
       warning = "/dev/shm: mounted emptyDir \"" + shm_.volume + "\" in " + where;
     }
     decision_.warnings.push_back(fit(target_.label + warning + " (" + profile_text() + ")"));
+    const std::string listed = join_capped(names, ", ", 512, "containers");
     if (shm_.add_volume) {
-      change += " (" + join(names, ", ") + ")";
+      change += " (" + listed + ")";
     } else if (!names.empty()) {
-      change += (shm_.enlarge ? ", mounted in " : " in ") + join(names, ", ");
+      change += (shm_.enlarge ? ", mounted in " : " in ") + listed;
     }
     return change;
   }
@@ -713,6 +813,123 @@ class PodDecider {
   // Why a resource needs what it needs: the profile, or the rule beyond the
   // table that raised the memory floor.
   std::string basis_of(const Shortfall& s) const { return *s.resource == kMemory ? *s.basis : profile_text(); }
+
+  // The scheduler's view of the pod: its app containers and sidecars
+  // together, or its largest init container, each by effective request.
+  PodRequest pod_request() const {
+    PodRequest app{decision_.gpus};
+    PodRequest largest_init;
+    auto add = [](Quantity& total, const ContainerView& c, const std::string& resource) {
+      if (auto request = c.effective_request(resource)) total = total.plus(*request);
+    };
+    for (const ContainerView& c : view_.app) {
+      add(app.cpu, c, kCpu);
+      add(app.memory, c, kMemory);
+      add(app.ephemeral_storage, c, kStorage);
+    }
+    for (const ContainerView& c : view_.init) {
+      PodRequest one;
+      add(one.cpu, c, kCpu);
+      add(one.memory, c, kMemory);
+      add(one.ephemeral_storage, c, kStorage);
+      largest_init.cpu = std::max(largest_init.cpu, one.cpu);
+      largest_init.memory = std::max(largest_init.memory, one.memory);
+      largest_init.ephemeral_storage = std::max(largest_init.ephemeral_storage, one.ephemeral_storage);
+    }
+    return {app.gpus, std::max(app.cpu, largest_init.cpu), std::max(app.memory, largest_init.memory),
+            std::max(app.ephemeral_storage, largest_init.ephemeral_storage)};
+  }
+
+  // Node fit of the sized pod against the policy's node pools.
+  void check_nodes() {
+    const NodeFitPolicy& rule = policy_.node_fit;
+    if (rule.pools.empty()) {
+      if (target_.explain) decision_.rules.push_back({"node fit", "-", "no node pools in the policy (nodeFit.pools)"});
+      return;
+    }
+    node_fit_ = check_node_fit(rule, pod_request(), view_.selection.labels, view_.node_selector);
+    if (target_.explain) {
+      const std::string pool = node_fit_->pool ? "pool \"" + node_fit_->pool->name + "\"" : "every pool";
+      decision_.rules.push_back({"node fit", "-", node_fit_->verdict == NodeFit::Verdict::kFits
+                                                      ? "fits a node of " + pool
+                                                      : node_fit_->message});
+    }
+  }
+
+  // The GPU models the pod may run on, with where each came from: the
+  // annotation, the nodeSelector, required node affinity, then the pool.
+  std::vector<std::pair<std::string, std::string>> gpu_products() const {
+    const std::string& label = policy_.gpu_memory.product_label;
+    if (auto gpu = view_.selection.annotations.find(kGpuKey); gpu != view_.selection.annotations.end()) {
+      return {{gpu->second, std::string("annotation ") + kGpuKey + "=" + gpu->second}};
+    }
+    if (auto product = view_.node_selector.find(label); product != view_.node_selector.end()) {
+      return {{product->second, "nodeSelector " + label + "=" + product->second}};
+    }
+    std::vector<std::pair<std::string, std::string>> products;
+    for (const auto& product : view_.affinity_products) {
+      products.emplace_back(product, "node affinity " + label + " In " + product);
+    }
+    if (products.empty() && node_fit_ && node_fit_->pool && !node_fit_->pool->gpu_product.empty()) {
+      products.emplace_back(node_fit_->pool->gpu_product, "node pool \"" + node_fit_->pool->name + "\"");
+    }
+    return products;
+  }
+
+  // GPU memory fit of the model the annotation describes, on every GPU
+  // model the pod may get: too large when it fits none.
+  void check_model() {
+    const auto annotation = view_.selection.annotations.find(kModelKey);
+    if (annotation == view_.selection.annotations.end() || groups_.empty() || !groups_.front().app) {
+      if (target_.explain) decision_.rules.push_back({"GPU memory", "-", std::string("no annotation ") + kModelKey});
+      return;
+    }
+    const GpuMemoryPolicy& rule = policy_.gpu_memory;
+    const bool infer = std::find(rule.infer_profiles.begin(), rule.infer_profiles.end(), profile_->name) !=
+                       rule.infer_profiles.end();
+    const int64_t gpus = groups_.front().gpus;
+    auto spec = parse_model(annotation->second, rule, infer ? ModelMode::kInfer : ModelMode::kTrain, gpus);
+    if (!spec) {
+      // Denied at /validate; it changes no patch, so /mutate goes on.
+      const std::string problem = target_.description + ": annotation " + kModelKey + " " + spec.error();
+      if (endpoint_ == Endpoint::kValidate) view_.problems.push_back(problem);
+      if (target_.explain) decision_.rules.push_back({"GPU memory", "-", problem});
+      return;
+    }
+    std::vector<VramCheck> checks;
+    std::vector<std::string> unknown;
+    for (const auto& [product, source] : gpu_products()) {
+      const GpuModel* gpu = product.find("-MIG-") == std::string::npos ? rule.find_gpu(product) : nullptr;
+      if (!gpu) {
+        unknown.push_back(product);
+        continue;
+      }
+      checks.push_back(check_vram(rule, spec.value(), gpus, *gpu, source));
+    }
+    if (checks.empty()) {
+      model_notes_.push_back(
+          unknown.empty()
+              ? std::string(kModelKey) + ": GPU model unknown; set nodeSelector " + rule.product_label +
+                    " or annotation " + kGpuKey
+              : std::string(kModelKey) + ": GPU \"" + unknown.front() + "\" is not in gpuMemory.gpus; not checked");
+      if (target_.explain) decision_.rules.push_back({"GPU memory", "-", model_notes_.back()});
+      return;
+    }
+    const auto fits = [](const VramCheck& check) { return check.verdict == VramVerdict::kFits; };
+    const auto too_large = [](const VramCheck& check) { return check.verdict == VramVerdict::kTooLarge; };
+    const auto worst = std::find_if(checks.begin(), checks.end(), too_large) != checks.end()
+                           ? std::find_if(checks.begin(), checks.end(), too_large)
+                           : std::find_if_not(checks.begin(), checks.end(), fits);
+    if (std::all_of(checks.begin(), checks.end(), too_large) && rule.action == CheckAction::kDeny) {
+      model_denial_ = {target_.description + ": " + checks.front().message, checks.front().brief};
+    } else if (worst != checks.end()) {
+      model_notes_.push_back(worst->brief);
+    }
+    if (target_.explain) {
+      const VramCheck& shown = worst != checks.end() ? *worst : checks.front();
+      decision_.rules.push_back({"GPU memory", gb_text(shown.need.total) + " GB per GPU", shown.message});
+    }
+  }
 
   std::string opt_out_fix(const char* what) const {
     return view_.opted_out
@@ -745,7 +962,9 @@ class PodDecider {
                               " (torchrun and DataLoader workers abort below it)";
     std::vector<std::string> names;
     for (const ContainerView* container : shm_.unmounted) names.push_back(quoted(container->name));
-    const std::string containers = (names.size() == 1 ? "container " : "containers ") + join(names, ", ");
+    // A pod may have thousands of containers: the names are capped.
+    const std::string containers =
+        (names.size() == 1 ? "container " : "containers ") + join_capped(names, ", ", 512, "containers");
     const std::string size = rule.size.to_string();
     if (shm_.add_volume) {
       return {target_.description + ": /dev/shm is not set in " + containers + " (runtime default 64Mi); " + needs +
@@ -787,17 +1006,26 @@ class PodDecider {
     for (const auto& problem : view_.problems) deny(problem, problem, "invalid");
     if (!profile_problem_.empty()) deny(profile_problem_, profile_problem_, "unknown_profile");
     for (std::size_t i = 0; i < violations_.size(); ++i) deny(violations_[i], short_violations_[i], "max_gpus");
-    if (shm_.applies && shm_.fix_needed()) {
-      const auto [full, brief] = shm_finding();
-      deny(full, brief, "shm");
-    }
-    for (const auto& note : shm_notes_) decision_.warnings.push_back(fit(note));
     for (const Shortfall& s : shortfalls_) {
       if (denies_memory(s) && !audit) {
         deny(denial(s), "", "memory");
       } else {
         const std::string prefix = !audit ? "" : denies_memory(s) ? would_deny : "audit: would raise: ";
         decision_.warnings.push_back(fit_warning(prefix + target_.label, s.container->name, short_finding(s)));
+      }
+    }
+    if (shm_.applies && shm_.fix_needed()) {
+      const auto [full, brief] = shm_finding();
+      deny(full, brief, "shm");
+    }
+    for (const auto& note : shm_notes_) decision_.warnings.push_back(fit(note));
+    if (model_denial_) deny(model_denial_->first, model_denial_->second, "vram");
+    for (const auto& note : model_notes_) decision_.warnings.push_back(fit(target_.label + note));
+    if (node_fit_ && node_fit_->verdict == NodeFit::Verdict::kNoFit) {
+      if (policy_.node_fit.action == CheckAction::kDeny) {
+        deny(target_.description + ": " + node_fit_->message, node_fit_->brief, "node_fit");
+      } else {
+        decision_.warnings.push_back(fit(target_.label + node_fit_->brief));
       }
     }
   }
@@ -815,6 +1043,10 @@ class PodDecider {
   std::deque<std::pair<Requirement, std::string>> needs_;
   ShmPlan shm_;
   std::vector<std::string> shm_notes_;  // warnings: a /dev/shm not checked
+  std::optional<DataLoaderFloor> loader_;
+  std::optional<NodeFit> node_fit_;
+  std::optional<std::pair<std::string, std::string>> model_denial_;  // in full and in brief
+  std::vector<std::string> model_notes_;  // warnings: tight, or not checked
   std::string profile_problem_;  // the profile label names no profile
   std::vector<std::string> violations_;
   std::vector<std::string> short_violations_;

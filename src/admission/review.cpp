@@ -125,7 +125,7 @@ std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
 }
 
 std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id,
-                                       JsonView object, PatchBuilder& patch, JsonView old_object) {
+                                       JsonView object, PatchBuilder& patch, JsonView old_object, bool explain) {
   const bool is_pod = id.group.empty() && id.kind == "Pod";
   const std::string object_text = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
   std::vector<PodDecision> decisions;
@@ -144,7 +144,8 @@ std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, 
     }
     const std::string description = is_pod ? "pod " + object_text : id.kind + " " + object_text + " " + label;
     const PodTarget target{ref, description.substr(0, description.find_last_not_of(' ') + 1),
-                           policy.mode_for(id.namespace_name), is_pod ? JsonView() : object["metadata"], label};
+                           policy.mode_for(id.namespace_name), is_pod ? JsonView() : object["metadata"], label,
+                           explain};
     decisions.push_back(decide_pod(policy, endpoint, target, patch));
   }
   return decisions;

@@ -22,6 +22,20 @@ using nlohmann::json;
 
 namespace {
 
+// One pod of an object as explain prints it: the mutating pass's rules
+// (what set each value, on the object as written), the validating pass's
+// checks (on the object as mutated), and what each pass said.
+struct PodExplanation {
+  std::string pod;  // its description
+  int64_t gpus = 0;
+  std::string profile;
+  std::string profile_reason;
+  std::vector<RuleResult> rules;
+  std::vector<std::string> changes;
+  std::vector<std::string> denials;
+  std::vector<std::string> warnings;
+};
+
 struct ObjectReport {
   std::size_t document = 0;  // counted from 1
   int line = 1;
@@ -30,6 +44,8 @@ struct ObjectReport {
   std::vector<std::string> changes;      // what /mutate would change, one per resource
   std::vector<std::string> denials;      // what /validate would deny after that
   std::vector<std::string> warnings;     // what /validate would warn about
+  std::string mode;                      // the policy's mode for its namespace
+  std::vector<PodExplanation> pods;      // explain only
   bool changed() const { return !changes.empty(); }
   bool denied() const { return !denials.empty(); }
 };
@@ -85,25 +101,46 @@ json applied(const json& object, const PatchBuilder& patch) {
 // What the cluster would do with one object: the mutating pass, then the
 // validating pass over its result, as the API server calls them.
 ObjectReport check_object(const Policy& policy, const ManifestDocument& document, const json& object,
-                          const ObjectIdentity& id) {
+                          const ObjectIdentity& id, bool explain) {
   ObjectReport report;
   report.document = document.index + 1;
   report.line = document.line;
   report.kind = id.kind;
   report.name = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
+  report.mode = std::string(to_string(policy.mode_for(id.namespace_name)));
   if (policy.exemption_for(id.namespace_name)) return report;
   JsonReader object_reader;
   const JsonView object_view = object_reader.view_of(object);
   PatchBuilder mutation(object_view);
-  for (const auto& pod : decide_object(policy, Endpoint::kMutate, id, object_view, mutation)) {
+  const auto mutated_pods = decide_object(policy, Endpoint::kMutate, id, object_view, mutation, {}, explain);
+  for (const auto& pod : mutated_pods) {
     report.changes.insert(report.changes.end(), pod.warnings.begin(), pod.warnings.end());
   }
   JsonReader mutated_reader;
   const JsonView mutated = mutated_reader.view_of(applied(object, mutation));
   PatchBuilder unused(mutated);
-  for (const auto& pod : decide_object(policy, Endpoint::kValidate, id, mutated, unused)) {
+  const auto validated_pods = decide_object(policy, Endpoint::kValidate, id, mutated, unused, {}, explain);
+  for (const auto& pod : validated_pods) {
     report.denials.insert(report.denials.end(), pod.denials.begin(), pod.denials.end());
     report.warnings.insert(report.warnings.end(), pod.warnings.begin(), pod.warnings.end());
+  }
+  // Both passes decide the same templates in the same order.
+  for (std::size_t i = 0; explain && i < mutated_pods.size() && i < validated_pods.size(); ++i) {
+    const PodDecision& before = mutated_pods[i];
+    const PodDecision& after = validated_pods[i];
+    PodExplanation pod{before.description, before.gpus, before.profile, before.profile_reason};
+    // Floors from the object as written, checks of the sized pod, in the
+    // order a person reads them: the binding floor last.
+    for (const char* name : {"table", "/dev/shm", "data loader", "GPU memory", "node fit", "binding"}) {
+      const bool check = std::string_view(name) == "GPU memory" || std::string_view(name) == "node fit";
+      for (const auto& rule : check ? after.rules : before.rules) {
+        if (rule.rule == name) pod.rules.push_back(rule);
+      }
+    }
+    pod.changes = before.warnings;
+    pod.denials = after.denials;
+    pod.warnings = after.warnings;
+    report.pods.push_back(std::move(pod));
   }
   return report;
 }
@@ -199,7 +236,7 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
         ++report.skipped;
         continue;
       }
-      report.objects.push_back(check_object(policy, documents[i], object, id));
+      report.objects.push_back(check_object(policy, documents[i], object, id, options.explain));
       if (!options.fix) continue;
       auto fixed = fix_object(mutate_policy, file.value(), i, pointer, id);
       if (!fixed) {
@@ -249,7 +286,60 @@ void print_text(const std::vector<FileReport>& files, std::ostream& out) {
   out << "\n";
 }
 
-void print_json(const std::vector<FileReport>& files, std::ostream& out) {
+std::string padded(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
+}
+
+// explain: every pod's rules as a table, then what the passes said.
+void print_explanation(const std::vector<FileReport>& files, std::ostream& out) {
+  for (const auto& file : files) {
+    if (!file.error.empty()) {
+      out << "error    " << file.error << "\n";
+      continue;
+    }
+    if (file.osmo) {
+      out << osmo_report_text(file.path, *file.osmo);
+      continue;
+    }
+    for (const auto& object : file.objects) {
+      const char* verdict = object.denied() ? "DENIED" : object.changed() ? "CHANGED" : "unchanged";
+      out << file.path << ":" << object.line << " (document " << object.document << ") " << object.kind << " "
+          << object.name << ": " << verdict << " (mode " << object.mode << ")\n";
+      if (object.pods.empty()) out << "  no pod template holds GPUs, or its namespace is exempt\n";
+      for (const auto& pod : object.pods) {
+        out << "  " << pod.pod << ": " << pod.gpus << (pod.gpus == 1 ? " GPU" : " GPUs");
+        if (!pod.profile.empty()) out << ", " << pod.profile << " profile (" << pod.profile_reason << ")";
+        out << "\n";
+        if (!pod.rules.empty()) out << "    " << padded("rule", 13) << padded("floor", 46) << "why\n";
+        for (const auto& rule : pod.rules) {
+          out << "    " << padded(rule.rule, 13) << padded(rule.floor, 46) << rule.detail << "\n";
+        }
+        for (const auto& change : pod.changes) out << "    change   " << change << "\n";
+        for (const auto& denial : pod.denials) out << "    deny     " << denial << "\n";
+        for (const auto& warning : pod.warnings) out << "    warning  " << warning << "\n";
+      }
+    }
+  }
+}
+
+json explanation_json(const ObjectReport& object) {
+  json pods = json::array();
+  for (const auto& pod : object.pods) {
+    json rules = json::array();
+    for (const auto& rule : pod.rules) rules.push_back({{"rule", rule.rule}, {"floor", rule.floor}, {"detail", rule.detail}});
+    pods.push_back({{"pod", pod.pod},
+                    {"gpus", pod.gpus},
+                    {"profile", pod.profile},
+                    {"profileReason", pod.profile_reason},
+                    {"rules", rules},
+                    {"changes", pod.changes},
+                    {"denials", pod.denials},
+                    {"warnings", pod.warnings}});
+  }
+  return pods;
+}
+
+void print_json(const std::vector<FileReport>& files, std::ostream& out, bool explain) {
   json report = {{"files", json::array()}};
   for (const auto& file : files) {
     if (file.osmo) {
@@ -267,6 +357,10 @@ void print_json(const std::vector<FileReport>& files, std::ostream& out) {
                                   {"changes", object.changes},
                                   {"denials", object.denials},
                                   {"warnings", object.warnings}});
+      if (explain) {
+        entry["objects"].back()["mode"] = object.mode;
+        entry["objects"].back()["pods"] = explanation_json(object);
+      }
     }
     report["files"].push_back(std::move(entry));
   }
@@ -288,7 +382,9 @@ int run_check(const Policy& policy, const CheckOptions& options, std::ostream& o
   // to stderr, so `gpu-sizer check --fix f.yaml > fixed.yaml` works.
   std::ostream& report_out = options.fix && !options.in_place ? err : out;
   if (options.json_output) {
-    print_json(files, report_out);
+    print_json(files, report_out, options.explain);
+  } else if (options.explain) {
+    print_explanation(files, report_out);
   } else {
     print_text(files, report_out);
   }
@@ -307,6 +403,7 @@ int run_check(const Policy& policy, const CheckOptions& options, std::ostream& o
   int code = kCheckClean;
   for (const auto& file : files) {
     if (!file.error.empty()) return kCheckUnreadable;
+    if (options.explain) continue;  // explain reports; check is the CI gate
     if (file.osmo && !file.osmo->fits()) code = kCheckFindings;
     for (const auto& object : file.objects) {
       if (object.changed() || object.denied()) code = kCheckFindings;

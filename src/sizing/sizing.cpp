@@ -22,8 +22,10 @@ std::string set_hint(const Profile& profile, int64_t gpus) {
 }
 
 std::string set_hint(const Profile& profile, int64_t gpus, const Requirement& need) {
-  return profile.set_prefix + "_gpu=" + std::to_string(gpus) + " " + profile.set_prefix +
-         "_cpu=" + need.cpu.to_string() + " " + profile.set_prefix + "_memory=" + need.memory.to_string();
+  // A profile without a table sizes no CPU: only a rule's memory floor.
+  const std::string cpu = need.cpu.is_zero() ? "" : " " + profile.set_prefix + "_cpu=" + need.cpu.to_string();
+  return profile.set_prefix + "_gpu=" + std::to_string(gpus) + cpu + " " + profile.set_prefix +
+         "_memory=" + need.memory.to_string();
 }
 
 bool selection_reads(const Policy& policy, ProfileRule::Subject subject, std::string_view key) {

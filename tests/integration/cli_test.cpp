@@ -38,7 +38,7 @@ TEST(Cli, VersionAndHelp) {
   EXPECT_EQ(version.output.rfind("gpu-sizer ", 0), 0u) << version.output;
   const auto help = run("--help");
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* part : {"gpu-sizer serve", "--tls-cert", "gpu-sizer table", "gpu-sizer policy"}) {
+  for (const char* part : {"gpu-sizer serve", "--tls-cert", "gpu-sizer table", "gpu-sizer policy", "gpu-sizer explain"}) {
     EXPECT_NE(help.output.find(part), std::string::npos) << part;
   }
 }
@@ -355,6 +355,72 @@ TEST(CliCheck, ListsAreCheckedAndFixedItemByItem) {
   EXPECT_EQ(run("check --fix --in-place " + list).exit_code, 1);
   const auto again = run("check " + list);
   EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
+const std::string kBeyond = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/beyond/";
+
+TEST(CliCheck, TrainingPodWithoutShmIsReportedAndFixed) {
+  const auto result = run("check " + kBeyond + "training-without-shm.yaml");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("/dev/shm: added emptyDir \"gpu-sizer-shm\" (medium Memory, sizeLimit 32Gi) to \"trainer\""),
+            std::string::npos)
+      << result.output;
+
+  TempDir dir;
+  const std::string copy = dir.path() + "/pod.yaml";
+  std::filesystem::copy_file(kBeyond + "training-without-shm.yaml", copy);
+  EXPECT_EQ(run("check --fix --in-place " + copy).exit_code, 1);
+  const auto again = run("check " + copy);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  std::ifstream fixed(copy);
+  const std::string text((std::istreambuf_iterator<char>(fixed)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("mountPath: \"/dev/shm\""), std::string::npos) << text;
+  EXPECT_NE(text.find("medium: \"Memory\""), std::string::npos) << text;
+}
+
+TEST(CliExplain, TableNamesEveryRuleAndTheBindingOne) {
+  const auto result = run("explain " + kBeyond + "llama-7b-sft.yaml");
+  EXPECT_EQ(result.exit_code, 0) << "explain reports; check is the gate";
+  for (const char* part :
+       {"Pod ml-team/llama-7b-sft: DENIED (mode mutate)", "pod ml-team/llama-7b-sft: 2 GPUs, train profile",
+        "table        cpu 16, memory 96Gi, ephemeral-storage 300Gi", "/dev/shm     /dev/shm 32Gi",
+        "data loader  memory 122Gi", "GPU memory   280.0 GB per GPU", "node fit     -",
+        "binding      memory 122Gi                                  data loader 2x(32x8x147Mi x1.56+2Gi)+3Gi",
+        "change   container \"trainer\": memory request 64Gi->122Gi", "deny     pod ml-team/llama-7b-sft: model"}) {
+    EXPECT_NE(result.output.find(part), std::string::npos) << part << "\n" << result.output;
+  }
+}
+
+TEST(CliExplain, JsonOutputListsTheRules) {
+  const auto result = run("explain --output json " + kBeyond + "llama-7b-sft.yaml", false);
+  EXPECT_EQ(result.exit_code, 0);
+  const auto report = nlohmann::json::parse(result.output);
+  const auto& pod = report["files"][0]["objects"][0]["pods"][0];
+  EXPECT_EQ(pod["gpus"], 2);
+  EXPECT_EQ(pod["profile"], "train");
+  std::vector<std::string> rules;
+  for (const auto& rule : pod["rules"]) rules.push_back(rule["rule"]);
+  EXPECT_EQ(rules, (std::vector<std::string>{"table", "/dev/shm", "data loader", "GPU memory", "node fit", "binding"}));
+  EXPECT_EQ(pod["rules"][5]["floor"], "memory 122Gi");
+  EXPECT_EQ(pod["denials"].size(), 1u);
+}
+
+TEST(CliExplain, ReadsStdinAndExitsTwoOnUnreadableInput) {
+  const auto piped = run("explain - < " + kBeyond + "training-without-shm.yaml");
+  EXPECT_EQ(piped.exit_code, 0);
+  EXPECT_NE(piped.output.find("stdin:"), std::string::npos) << piped.output;
+  EXPECT_NE(piped.output.find("none found, gpu-sizer adds 32Gi"), std::string::npos) << piped.output;
+  const auto missing = run("explain /nonexistent/x.yaml");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("/nonexistent/x.yaml"), std::string::npos);
+  EXPECT_EQ(run("explain --fix " + kBeyond + "llama-7b-sft.yaml").exit_code, 2);
+}
+
+TEST(CliExplain, WorkloadPrintsOneBlockPerTemplate) {
+  const auto result = run("explain " + kWorkloads + "pytorchjob.yaml");
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_NE(result.output.find("Master"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("Worker"), std::string::npos) << result.output;
 }
 
 TEST(CliCheck, UsageErrors) {

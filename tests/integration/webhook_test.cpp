@@ -199,6 +199,130 @@ TEST_F(WebhookTest, KeepAliveServesManyRequestsOnOneConnection) {
   }
 }
 
+// A sized 4-GPU training pod without /dev/shm, or with a dshm of size_limit.
+json sized_training_pod(const char* size_limit = nullptr) {
+  json pod = gpu_pod("train-x", {{"limits", {{"cpu", "32"}, {"memory", "192Gi"}, {"ephemeral-storage", "300Gi"},
+                                              {"nvidia.com/gpu", "4"}}}});
+  if (size_limit) {
+    pod["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] = size_limit;
+  } else {
+    pod["spec"].erase("volumes");
+    pod["spec"]["containers"][0].erase("volumeMounts");
+  }
+  return pod;
+}
+
+TEST_F(WebhookTest, TrainingPodWithoutShmGetsVolumeAndMountPatches) {
+  const json pod = sized_training_pod();
+  const json answer = webhook_->review("/mutate", admission_review(pod));
+  const json patched = apply_response(pod, answer);
+  EXPECT_EQ(patched["spec"]["volumes"],
+            json::parse(R"([{"name":"gpu-sizer-shm","emptyDir":{"medium":"Memory","sizeLimit":"32Gi"}}])"));
+  EXPECT_EQ(patched["spec"]["containers"][0]["volumeMounts"],
+            json::parse(R"([{"name":"gpu-sizer-shm","mountPath":"/dev/shm"}])"));
+  EXPECT_EQ(container_resources(patched)["limits"]["memory"], "192Gi") << "32Gi of /dev/shm is inside the table";
+  const auto warnings = warnings_of(answer);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "/dev/shm: added emptyDir \"gpu-sizer-shm\" (medium Memory, sizeLimit 32Gi) to \"trainer\" "
+                         "(train profile)");
+  // Applied as the API server applies it, the pod passes the validator.
+  EXPECT_TRUE(webhook_->review("/validate", admission_review(patched))["response"]["allowed"].get<bool>());
+  // Dry-run gets the same patch.
+  EXPECT_EQ(webhook_->review("/mutate", admission_review(pod, "team-a", "CREATE", true))["response"], answer["response"]);
+}
+
+TEST_F(WebhookTest, ShmJustUnderTheMinimumIsEnlargedAndAtTheMinimumIsLeft) {
+  const json under = sized_training_pod("16383Mi");
+  const json patched = apply_response(under, webhook_->review("/mutate", admission_review(under)));
+  EXPECT_EQ(patched["spec"]["volumes"][0]["emptyDir"]["sizeLimit"], "32Gi");
+  EXPECT_FALSE(webhook_->review("/mutate", admission_review(sized_training_pod("16Gi")))["response"].contains("patch"));
+}
+
+TEST_F(WebhookTest, SevenBFullFineTuneOnTwo24GBGpusIsDenied) {
+  json pod = gpu_pod("llama-7b-sft", {{"limits", {{"cpu", "16"}, {"memory", "96Gi"}, {"ephemeral-storage", "300Gi"},
+                                                  {"nvidia.com/gpu", "2"}}}},
+                     {{"gpu-sizer.io/model", "params=7B,context=4k,precision=bf16,method=full,zero=0,mode=train"}});
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-GeForce-RTX-4090"}};
+  const json answer = webhook_->review("/validate", admission_review(pod));
+  ASSERT_FALSE(answer["response"]["allowed"].get<bool>());
+  const std::string message = answer["response"]["status"]["message"];
+  for (const char* part : {"280.0 GB per GPU", "24 GB of RTX-4090", "Would fit:", "method=qlora,zero=3 on 2 x 80 GB",
+                           "zero=3 on 7 x 80 GB GPUs: 66.7 GB/GPU"}) {
+    EXPECT_NE(message.find(part), std::string::npos) << part << "\n" << message;
+  }
+}
+
+TEST_F(WebhookTest, VramWithinTheSafetyMarginIsAllowedWithAWarning) {
+  json pod = gpu_pod("qlora-2b", {{"limits", {{"cpu", "16"}, {"memory", "96Gi"}, {"ephemeral-storage", "300Gi"},
+                                              {"nvidia.com/gpu", "2"}}}},
+                     {{"gpu-sizer.io/model", "params=2B,method=qlora"}});
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-GeForce-RTX-4090"}};
+  const json answer = webhook_->review("/validate", admission_review(pod));
+  EXPECT_TRUE(answer["response"]["allowed"].get<bool>());
+  const auto warnings = warnings_of(answer);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("22.3 GB/GPU"), std::string::npos) << warnings[0];
+}
+
+struct LoaderBatch {
+  const char* batch;
+  const char* memory;
+};
+
+class DataLoaderAnnotation : public WebhookTest, public ::testing::WithParamInterface<LoaderBatch> {};
+
+TEST_P(DataLoaderAnnotation, RaisesMemoryPastTheTable) {
+  const json pod = gpu_pod("loader", {{"limits", {{"cpu", "16"}, {"memory", "64Gi"}, {"ephemeral-storage", "300Gi"},
+                                                  {"nvidia.com/gpu", "1"}}}},
+                           {{"gpu-sizer.io/dataloader", std::string("workers=4,prefetch=2,batch=") + GetParam().batch +
+                                                            ",sample=1024x1024,dtype=uint8"}});
+  const json patched = apply_response(pod, webhook_->review("/mutate", admission_review(pod)));
+  EXPECT_EQ(container_resources(patched)["limits"]["memory"], GetParam().memory);
+}
+
+INSTANTIATE_TEST_SUITE_P(AtUnderAndOverTheTable, DataLoaderAnnotation,
+                         ::testing::Values(LoaderBatch{"4700", "64Gi"}, LoaderBatch{"4800", "64Gi"},
+                                           LoaderBatch{"4900", "65Gi"}),
+                         [](const auto& info) { return std::string("batch") + info.param.batch; });
+
+TEST_F(WebhookTest, MalformedDataLoaderAnnotationIsDeniedNamingThePart) {
+  const json pod = gpu_pod("loader", {{"limits", {{"nvidia.com/gpu", "1"}}}},
+                           {{"gpu-sizer.io/dataloader", "workers=12,batch=256,sample=3x224x"}});
+  const json answer = webhook_->review("/validate", admission_review(pod));
+  ASSERT_FALSE(answer["response"]["allowed"].get<bool>());
+  const std::string message = answer["response"]["status"]["message"];
+  EXPECT_NE(message.find("annotation gpu-sizer.io/dataloader part \"sample=3x224x\""), std::string::npos) << message;
+}
+
+TEST(WebhookModes, EnforceDeniesShmBelowTheMinimum) {
+  TempDir dir;
+  const std::string policy = dir.path() + "/policy.yaml";
+  replace_file(policy, "mode: enforce\n");
+  WebhookProcess webhook({"--policy", policy});
+  const json pod = sized_training_pod("8Gi");
+  EXPECT_FALSE(webhook.review("/mutate", admission_review(pod))["response"].contains("patch"));
+  const json answer = webhook.review("/validate", admission_review(pod));
+  ASSERT_FALSE(answer["response"]["allowed"].get<bool>());
+  const std::string message = answer["response"]["status"]["message"];
+  EXPECT_NE(message.find("set spec.volumes[0].emptyDir.sizeLimit to 32Gi"), std::string::npos) << message;
+}
+
+TEST(WebhookPolicyFile, NodeFitDenyPolicyDeniesAPodNoNodeHolds) {
+  TempDir dir;
+  const std::string policy = dir.path() + "/policy.yaml";
+  replace_file(policy,
+               "nodeFit:\n  action: deny\n  pools:\n    - name: a100\n"
+               "      nodes: [{name: dgx-a100, gpus: 8, cpu: \"252\", memory: 1960Gi, ephemeralStorage: 28Ti}]\n");
+  WebhookProcess webhook({"--policy", policy});
+  const json pod = gpu_pod("train-16", {{"limits", {{"cpu", "128"}, {"memory", "768Gi"}, {"ephemeral-storage", "300Gi"},
+                                                    {"nvidia.com/gpu", "16"}}}});
+  const json answer = webhook.review("/validate", admission_review(pod));
+  ASSERT_FALSE(answer["response"]["allowed"].get<bool>());
+  const std::string message = answer["response"]["status"]["message"];
+  EXPECT_NE(message.find("dgx-a100"), std::string::npos) << message;
+  EXPECT_NE(message.find("split the job into pods of at most 8 GPUs"), std::string::npos) << message;
+}
+
 TEST(WebhookModes, EnforceModeDeniesAndNeverPatches) {
   TempDir dir;
   const std::string policy = dir.path() + "/policy.yaml";

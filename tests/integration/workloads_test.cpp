@@ -59,15 +59,17 @@ TEST_F(WorkloadsTest, ArgoTemplatesThatOnlyTheirPodCanDecideAreLeftWithAWarning)
   EXPECT_TRUE(has("template \"patched-train\": podSpecPatch")) << validated.dump();
 }
 
-TEST_F(WorkloadsTest, PyTorchJobWorkersAreRaisedTo64CpuAnd384Gi) {
+// 8 GPUs: the 384Gi row plus the 32Gi of their 64Gi /dev/shm above the
+// 32Gi the table includes (sharedMemory.tableIncludes).
+TEST_F(WorkloadsTest, PyTorchJobWorkersAreRaisedTo64CpuAnd416GiWithTheir64GiShm) {
   const json job = load_object("pytorchjob.yaml");
   const json patched = apply_response(job, webhook_->review("/mutate", workload_review(job)));
   for (const char* replica : {"Master", "Worker"}) {
     const json& container = patched["spec"]["pytorchReplicaSpecs"][replica]["template"]["spec"]["containers"][0];
     ASSERT_EQ(container["name"], "pytorch");
     EXPECT_EQ(container["resources"]["requests"]["cpu"], "64") << replica;
-    EXPECT_EQ(container["resources"]["requests"]["memory"], "384Gi") << replica;
-    EXPECT_EQ(container["resources"]["limits"]["memory"], "384Gi") << replica;
+    EXPECT_EQ(container["resources"]["requests"]["memory"], "416Gi") << replica;
+    EXPECT_EQ(container["resources"]["limits"]["memory"], "416Gi") << replica;
   }
 }
 
@@ -76,10 +78,11 @@ TEST_F(WorkloadsTest, UndersizedTemplatesAreDeniedByValidateNamingTheTemplate) {
   const json answer = webhook_->review("/validate", workload_review(job));
   EXPECT_FALSE(answer["response"]["allowed"].get<bool>());
   const std::string message = answer["response"]["status"]["message"];
-  EXPECT_NE(message.find("PyTorchJob ml-team/llama-70b-sft Worker container \"pytorch\": 8 GPUs need memory >= 384Gi"),
+  EXPECT_NE(message.find("PyTorchJob ml-team/llama-70b-sft Worker container \"pytorch\": 8 GPUs need memory >= 416Gi "
+                         "(train 384Gi + 32Gi /dev/shm)"),
             std::string::npos)
       << message;
-  EXPECT_NE(message.find("--set train_gpu=8 train_cpu=64 train_memory=384Gi"), std::string::npos) << message;
+  EXPECT_NE(message.find("--set train_gpu=8 train_cpu=64 train_memory=416Gi"), std::string::npos) << message;
 }
 
 TEST_F(WorkloadsTest, UpdatesOfWorkloadsAreDecidedToo) {

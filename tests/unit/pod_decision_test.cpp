@@ -1140,3 +1140,210 @@ TEST(ShmRule, ArgoTemplatesUseWorkflowVolumesOrGetTheirOwn) {
 
 }  // namespace
 }  // namespace gpusizer
+
+// ---------------------------------------------------------------------------
+// Beyond the table through decide_pod: the data-loader floor, GPU memory
+// fit and node fit, as the webhook applies them.
+
+namespace gpusizer {
+namespace {
+
+json annotated_pod(int64_t gpus, json annotations, json node_selector = nullptr) {
+  json pod = pod_of(json::array({gpu_container("trainer", std::to_string(gpus), "1", "1Gi")}), nullptr, annotations);
+  if (!node_selector.is_null()) pod["spec"]["nodeSelector"] = std::move(node_selector);
+  return pod;
+}
+
+// The pod as the mutating endpoint leaves it, for the validating checks.
+json sized(const json& pod) { return run(pod).patched; }
+
+const char* const kSevenBFull = "params=7B,context=4k,precision=bf16,method=full,zero=0,mode=train";
+
+json rtx4090() { return {{"nvidia.com/gpu.product", "NVIDIA-GeForce-RTX-4090"}}; }
+
+struct LoaderFloor {
+  const char* batch;
+  const char* memory;  // what 1 GPU then gets
+};
+
+class DataLoaderFloorTest : public ::testing::TestWithParam<LoaderFloor> {};
+
+// 1 GPU, 4 workers x 2 prefetch x batch x 1 MiB uint8 x 1.56 + 2Gi + 3Gi
+// against the 64Gi table: 4800 lands on 64Gi, 4700 under, 4900 over.
+TEST_P(DataLoaderFloorTest, TheLargerOfTableAndLoaderBinds) {
+  const std::string annotation =
+      std::string("workers=4,prefetch=2,batch=") + GetParam().batch + ",sample=1024x1024,dtype=uint8";
+  const Outcome r = run(annotated_pod(1, {{"gpu-sizer.io/dataloader", annotation}}));
+  EXPECT_EQ(resources_of(r.patched)["limits"]["memory"], GetParam().memory) << r.ops.dump();
+}
+
+INSTANTIATE_TEST_SUITE_P(OneGpu, DataLoaderFloorTest,
+                         ::testing::Values(LoaderFloor{"4700", "64Gi"}, LoaderFloor{"4800", "64Gi"},
+                                           LoaderFloor{"4900", "65Gi"}));
+
+TEST(DataLoaderRule, SeedOomRowOnFourGpusNeeds241GiAndSaysWhy) {
+  const json pod = annotated_pod(4, {{"gpu-sizer.io/dataloader", "workers=32,prefetch=8,batch=256,sample=3x224x224"}});
+  const Outcome r = run(pod);
+  EXPECT_EQ(resources_of(r.patched)["requests"]["memory"], "241Gi") << r.ops.dump();
+  EXPECT_EQ(resources_of(r.patched)["requests"]["cpu"], "32") << "CPU stays the table's";
+  EXPECT_TRUE(has_line(r.decision.warnings, {"memory request 1Gi->241Gi", "data loader 4x(32x8x147Mi x1.56+2Gi)+3Gi"}))
+      << all(r.decision.warnings);
+  for (const auto& warning : r.decision.warnings) EXPECT_LT(warning.size(), 120u) << warning;
+  const Outcome denied = validate(pod, Mode::kEnforce);
+  EXPECT_TRUE(has_line(denied.decision.denials, {"need memory >= 241Gi", "data loader", "train_memory=241Gi"}))
+      << all(denied.decision.denials);
+}
+
+TEST(DataLoaderRule, ProfileWithoutATableGetsTheLoaderFloorOnly) {
+  json pod = annotated_pod(1, {{"gpu-sizer.io/dataloader", "workers=12,prefetch=3,batch=256,sample=3x224x224"}});
+  pod["metadata"]["labels"] = {{"gpu-sizer.io/profile", "render"}};
+  const Outcome r = run(pod);
+  EXPECT_EQ(resources_of(r.patched)["requests"]["memory"], "14Gi") << r.ops.dump();
+  EXPECT_EQ(resources_of(r.patched)["requests"]["cpu"], "1") << "a profile without a table sizes no CPU";
+}
+
+TEST(DataLoaderRule, MalformedAnnotationStopsThePatchAndIsDenied) {
+  const json pod = annotated_pod(4, {{"gpu-sizer.io/dataloader", "workers=twelve,batch=256,sample=3x224x224"}});
+  EXPECT_TRUE(run(pod).ops.empty());
+  const Outcome r = validate(pod);
+  ASSERT_FALSE(r.decision.denial_reasons.empty());
+  EXPECT_EQ(r.decision.denial_reasons[0], "invalid");
+  EXPECT_TRUE(contains(r.decision.denials[0], "annotation gpu-sizer.io/dataloader part \"workers=twelve\""))
+      << r.decision.denials[0];
+}
+
+TEST(VramFit, SevenBFullFineTuneOnTwo24GBGpusIsDeniedWithTheOptionsThatFit) {
+  const json pod = annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}}, rtx4090());
+  const Outcome mutated = run(pod);
+  EXPECT_FALSE(contains(mutated.ops.dump(), "model")) << "no patch fixes a model that does not fit";
+  const Outcome r = validate(mutated.patched);
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"vram"});
+  for (const char* part : {"pod default/train-x: model params=7B method=full zero=0 needs 280.0 GB per GPU",
+                           "more than the 24 GB of RTX-4090", "Would fit:",
+                           "method=qlora,zero=3 on 2 x 80 GB GPUs (A100-80GB, H100-80GB): 46.7 GB/GPU",
+                           "zero=3 on 7 x 80 GB GPUs: 66.7 GB/GPU"}) {
+    EXPECT_TRUE(contains(r.decision.denials[0], part)) << part << "\n" << r.decision.denials[0];
+  }
+}
+
+TEST(VramFit, WithinTheSafetyMarginIsAllowedWithAWarning) {
+  const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", "params=2B,method=qlora"}}, rtx4090())));
+  EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"model 2B qlora: 22.3 GB/GPU", "20.4 GB usable"})) << all(r.decision.warnings);
+}
+
+TEST(VramFit, WarnActionNeverDenies) {
+  const Policy policy = policy_from("gpuMemory:\n  action: warn\n");
+  const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}}, rtx4090())), Mode::kMutate, policy);
+  EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"280.0 GB"})) << all(r.decision.warnings);
+}
+
+TEST(VramFit, AuditSaysItWouldDeny) {
+  const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}}, rtx4090())), Mode::kAudit);
+  EXPECT_TRUE(r.decision.denials.empty());
+  EXPECT_TRUE(has_line(r.decision.warnings, {"audit: would deny:", "280.0 GB"})) << all(r.decision.warnings);
+}
+
+TEST(GpuModel, AnnotationWinsOverTheNodeSelector) {
+  const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}, {"gpu-sizer.io/gpu", "H100-80GB"}},
+                                           rtx4090())));
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"vram"});
+  EXPECT_TRUE(contains(r.decision.denials[0], "80 GB of H100-80GB (annotation gpu-sizer.io/gpu=H100-80GB"))
+      << r.decision.denials[0];
+}
+
+TEST(GpuModel, FromRequiredAffinityDeniesOnlyWhenNoCandidateFits) {
+  json pod = annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,method=qlora,zero=3"}});
+  pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] =
+      json::parse(R"([{"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
+                       "values": ["NVIDIA-GeForce-RTX-4090", "NVIDIA-A100-SXM4-80GB"]}]}])");
+  const Outcome some_fit = validate(sized(pod));
+  EXPECT_TRUE(some_fit.decision.denials.empty()) << all(some_fit.decision.denials);
+  EXPECT_TRUE(has_line(some_fit.decision.warnings, {"46.7 GB/GPU"})) << all(some_fit.decision.warnings);
+  pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+     ["matchExpressions"][0]["values"] = {"NVIDIA-GeForce-RTX-4090"};
+  EXPECT_EQ(validate(sized(pod)).decision.denial_reasons, std::vector<std::string>{"vram"});
+}
+
+TEST(GpuModel, UnknownOrMissingModelWarnsOnce) {
+  const Outcome none = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}})));
+  EXPECT_TRUE(none.decision.denials.empty());
+  EXPECT_TRUE(has_line(none.decision.warnings, {"GPU model unknown", "nodeSelector nvidia.com/gpu.product"}))
+      << all(none.decision.warnings);
+  const Outcome mig = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}},
+                                             {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"}})));
+  EXPECT_TRUE(mig.decision.denials.empty());
+  EXPECT_TRUE(has_line(mig.decision.warnings, {"is not in gpuMemory.gpus; not checked"})) << all(mig.decision.warnings);
+}
+
+TEST(ModelAnnotation, MalformedIsDeniedNamingThePartButDoesNotStopThePatch) {
+  const json pod = annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,zero=4"}}, rtx4090());
+  EXPECT_FALSE(run(pod).ops.empty());
+  const Outcome r = validate(pod);
+  ASSERT_FALSE(r.decision.denial_reasons.empty());
+  EXPECT_TRUE(has_line(r.decision.denials, {"annotation gpu-sizer.io/model part \"zero=4\": must be 0, 1, 2 or 3"}))
+      << all(r.decision.denials);
+}
+
+// One pool of 8-GPU nodes holding exactly what the 8-GPU train row asks.
+Policy node_pool_policy(const std::string& action) {
+  return policy_from("nodeFit:\n  action: " + action +
+                     "\n  pools:\n    - name: a100\n      gpuProduct: NVIDIA-A100-SXM4-80GB\n"
+                     "      nodes: [{name: dgx-a100, gpus: 8, cpu: \"64\", memory: 384Gi, ephemeralStorage: 300Gi}]\n");
+}
+
+TEST(NodeFit, SizedPodEqualToTheLargestNodeFits) {
+  const Outcome r = validate(run(annotated_pod(8, nullptr)).patched, Mode::kMutate, node_pool_policy("deny"));
+  EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
+  EXPECT_TRUE(r.decision.warnings.empty()) << all(r.decision.warnings);
+}
+
+TEST(NodeFit, SidecarsCountWithTheAppContainers) {
+  json pod = run(annotated_pod(8, nullptr)).patched;
+  pod["spec"]["containers"].push_back(sidecar());
+  const Outcome r = validate(pod, Mode::kMutate, node_pool_policy("deny"));
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"node_fit"});
+  EXPECT_TRUE(contains(r.decision.denials[0], "dgx-a100")) << r.decision.denials[0];
+}
+
+TEST(NodeFit, MoreGpusThanAnyNodeWarnsByDefaultAction) {
+  const Outcome r = validate(run(annotated_pod(16, nullptr)).patched, Mode::kMutate, node_pool_policy("warn"));
+  EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"node fit: 16 GPUs", "largest \"dgx-a100\" has 8 GPUs"}))
+      << all(r.decision.warnings);
+}
+
+TEST(NodeFit, PoolGpuProductIsTheLastSourceOfTheGpuModel) {
+  json pod = annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,method=full,zero=3"}});
+  pod["metadata"]["labels"] = {{"osmo.pool", "a100"}};
+  const Outcome r = validate(sized(pod), Mode::kMutate, node_pool_policy("warn"));
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"vram"});
+  EXPECT_TRUE(contains(r.decision.denials[0], "A100-80GB (node pool \"a100\"")) << r.decision.denials[0];
+}
+
+TEST(Explain, RulesNameEveryFloorAndTheBindingOne) {
+  json pod = annotated_pod(4, {{"gpu-sizer.io/dataloader", "workers=32,prefetch=8,batch=256,sample=3x224x224"}});
+  pod["spec"].erase("volumes");
+  pod["spec"]["containers"][0].erase("volumeMounts");
+  JsonReader reader;
+  const JsonView view = reader.view_of(pod);
+  PatchBuilder patch(view);
+  PodTarget target{{view}, kDescription, Mode::kMutate};
+  target.explain = true;
+  const PodDecision decision = decide_pod(default_policy(), Endpoint::kMutate, target, patch);
+  std::vector<std::string> rows;
+  for (const auto& rule : decision.rules) rows.push_back(rule.rule + " | " + rule.floor + " | " + rule.detail);
+  EXPECT_TRUE(has_line(rows, {"table | cpu 32, memory 192Gi, ephemeral-storage 300Gi | train row for 4 GPUs"})) << all(rows);
+  EXPECT_TRUE(has_line(rows, {"/dev/shm | /dev/shm 32Gi | none found, gpu-sizer adds 32Gi"})) << all(rows);
+  EXPECT_TRUE(has_line(rows, {"data loader | memory 241Gi | 4 x (32 workers x 8 prefetch"})) << all(rows);
+  EXPECT_TRUE(has_line(rows, {"binding | memory 241Gi | data loader"})) << all(rows);
+  EXPECT_TRUE(has_line(rows, {"GPU memory | - | no annotation gpu-sizer.io/model"})) << all(rows);
+  EXPECT_TRUE(has_line(rows, {"node fit | - | no node pools"})) << all(rows);
+  target.explain = false;
+  PatchBuilder quiet(view);
+  EXPECT_TRUE(decide_pod(default_policy(), Endpoint::kMutate, target, quiet).rules.empty());
+}
+
+}  // namespace
+}  // namespace gpusizer
