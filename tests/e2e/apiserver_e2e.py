@@ -425,6 +425,31 @@ class WebhookTest(unittest.TestCase):
         self.assertIn('container "trainer": 4 GPUs need memory >= 192Gi (train profile), '
                       'found request 64Gi, limit 64Gi; set memory to 192Gi and cpu to 32', result.stderr)
 
+    def test_training_pod_without_shm_gets_a_32gi_memory_backed_shm(self):
+        pod = for_v1_20(load_documents(SOURCE / "tests" / "data" / "beyond" / "training-without-shm.yaml")[0])
+        pod["metadata"]["namespace"] = NAMESPACE
+        result, returned = dry_run_apply(pod)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        shm = next(v for v in returned["spec"]["volumes"] if v["name"] == "gpu-sizer-shm")
+        self.assertEqual(shm["emptyDir"], {"medium": "Memory", "sizeLimit": "32Gi"})
+        mounts = container(returned["spec"], "trainer")["volumeMounts"]
+        self.assertIn({"name": "gpu-sizer-shm", "mountPath": "/dev/shm"},
+                      [{"name": m["name"], "mountPath": m["mountPath"]} for m in mounts])
+        self.assertNotIn("volumeMounts", container(returned["spec"], "log-shipper"))
+        self.assertEqual(container(returned["spec"], "trainer")["resources"]["limits"]["memory"], "192Gi")
+        self.assertEqual(warnings_of(result.stderr), {
+            '/dev/shm: added emptyDir "gpu-sizer-shm" (medium Memory, sizeLimit 32Gi) to "trainer" (train profile)'})
+
+    def test_7b_full_fine_tune_on_two_24gb_gpus_is_denied_with_the_options(self):
+        pod = for_v1_20(load_documents(SOURCE / "tests" / "data" / "beyond" / "llama-7b-sft.yaml")[0])
+        pod["metadata"]["namespace"] = NAMESPACE
+        result, _ = dry_run_apply(pod)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn('admission webhook "pods.validate.gpu-sizer.io" denied the request', result.stderr)
+        for part in ("needs 280.0 GB per GPU", "more than the 24 GB of RTX-4090", "Would fit:",
+                     "method=qlora,zero=3 on 2 x 80 GB GPUs (A100-80GB, H100-80GB): 46.7 GB/GPU"):
+            self.assertIn(part, result.stderr)
+
     def test_pod_without_gpus_is_admitted_unchanged_without_warnings(self):
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": NAMESPACE},
                "spec": {"containers": [{"name": "web", "image": "nginx",

@@ -95,6 +95,13 @@ POLICIES = {
         "profileRules: []\n"
     ),
     "errors.yaml": "denyFromGPUs: 2\nprofiles:\n  train:\n    storage: 64GB\n",
+    "beyond.yaml": (
+        "sharedMemory: {profiles: [train, infer], minimum: 8Gi, size: 64Gi, tableIncludes: 0}\n"
+        "dataLoader: {overheadFactor: 2.5, perGpuBase: 0, podBase: 5G}\n"
+        "gpuMemory:\n  action: warn\n  safetyMargin: 0.75\n  gpus: [{name: L4, memory: 24G, match: [\"*L4\"]}]\n"
+        "nodeFit:\n  action: deny\n  pools:\n    - name: a100\n      gpuProduct: A100-80GB\n"
+        "      nodes: [{name: dgx, gpus: 8, cpu: \"252\", memory: 1960Gi, ephemeralStorage: 28Ti}]\n"
+    ),
     "anchors.yaml": "x: &r {gpus: 1, cpu: \"1\", memory: 1Gi}\nprofiles: {p: {table: [*r], perExtraGpu: {cpu: \"1\", memory: 1Gi}}}\n",
 }
 
@@ -183,6 +190,22 @@ def pod_variants():
     yield "pod-huge-gpus", pod([container("trainer", same(**{GPU: "9223372036854775807"}))])
     yield "pod-long-name", pod([container("t" * 63, four)], name="n" * 253)
     yield "pod-slash-keys", pod([container("trainer", four)], annotations={"a/b~c": "x", "gpu-sizer.io/sized": "old"})
+    # Beyond the table: /dev/shm, data loader, model and GPU product.
+    shm = pod([container("trainer", four, volumeMounts=[{"name": "dshm", "mountPath": "/dev/shm"}])])
+    shm["spec"]["volumes"] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}}]
+    yield "pod-shm-small", shm
+    yield "pod-dataloader", pod([container("trainer", four)], annotations={
+        "gpu-sizer.io/dataloader": "workers=32,prefetch=8,batch=256,sample=3x224x224,dtype=float32"})
+    model = pod([container("trainer", same(**{GPU: "2"}))], annotations={
+        "gpu-sizer.io/model": "params=7B,context=4k,precision=bf16,method=full,zero=0,mode=train"})
+    model["spec"]["nodeSelector"] = {"nvidia.com/gpu.product": "NVIDIA-GeForce-RTX-4090"}
+    yield "pod-model-7b", model
+    affinity = pod([container("trainer", same(**{GPU: "2"}))], annotations={
+        "gpu-sizer.io/model": "params=2B,method=qlora,zero=3", "gpu-sizer.io/gpu": "A100-80GB"})
+    affinity["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
+                                                     "values": ["NVIDIA-A100-SXM4-80GB"]}]}]}}}
+    yield "pod-model-affinity", affinity
 
 
 def review_corpus():
@@ -203,7 +226,8 @@ def review_corpus():
     generated["metadata"] = {"generateName": "train-", "namespace": "team-a"}
     write("review", "op-generate-name.json", compact(review(generated)))
 
-    fixtures = sorted((DATA / "workloads").glob("*.yaml")) + sorted((DATA / "workloads" / "mixed").glob("*"))
+    fixtures = (sorted((DATA / "workloads").glob("*.yaml")) + sorted((DATA / "workloads" / "mixed").glob("*")) +
+                sorted((DATA / "beyond").glob("*.yaml")))
     for path in fixtures:
         for index, document in enumerate(yaml.safe_load_all(path.read_text())):
             if not isinstance(document, dict) or "kind" not in document:
@@ -241,7 +265,8 @@ MANIFESTS = {
 def manifests_corpus():
     directory = CORPUS / "manifests"
     directory.mkdir(parents=True, exist_ok=True)
-    for path in sorted((DATA / "workloads").rglob("*")) + sorted((DATA / "osmo").glob("*.yaml")):
+    for path in (sorted((DATA / "workloads").rglob("*")) + sorted((DATA / "osmo").glob("*.yaml")) +
+                 sorted((DATA / "beyond").glob("*.yaml"))):
         if path.is_file():
             shutil.copy(path, directory / f"{path.parent.name}-{path.name}")
     for name, text in MANIFESTS.items():
