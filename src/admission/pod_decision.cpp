@@ -33,6 +33,9 @@ constexpr int64_t kMaxGpusPerPod = 1 << 20;
 constexpr std::size_t kSizedAnnotationBytes = 4096;
 // Warnings past 120 characters may be cut by kubectl; keep each below.
 constexpr std::size_t kWarningLimit = 119;
+// A data-loader floor above this (64Ti) is a typo in the annotation, not a
+// node: it is denied instead of patched.
+constexpr int64_t kMaxLoaderFloorBytes = int64_t{64} << 40;
 
 const std::string kCpu = "cpu";
 const std::string kMemory = "memory";
@@ -123,7 +126,7 @@ void add_strings(JsonView object, std::map<std::string, std::string, std::less<>
   });
 }
 
-std::string quoted(const std::string& text) { return "\"" + text + "\""; }
+std::string in_quotes(const std::string& text) { return "\"" + text + "\""; }
 
 class PodReader {
  public:
@@ -155,13 +158,23 @@ class PodReader {
     auto wanted_label = [&](std::string_view key) {
       return key == policy_.node_fit.pool_label || selection_reads(policy_, ProfileRule::Subject::kLabel, key);
     };
+    // The data loader, model and GPU describe one pod: they are read from
+    // its own metadata only, as the Pods a workload creates carry them
+    // (an Argo workflow's annotations do not reach its Pods).
+    auto describes_the_pod = [](std::string_view key) {
+      return key == kDataLoaderKey || key == kModelKey || key == kGpuKey;
+    };
     auto wanted_annotation = [&](std::string_view key) {
-      return key == kMutateOptOutKey || key == kDataLoaderKey || key == kModelKey || key == kGpuKey ||
+      return key == kMutateOptOutKey || describes_the_pod(key) ||
              selection_reads(policy_, ProfileRule::Subject::kAnnotation, key);
     };
+    auto wanted_parent_annotation = [&](std::string_view key) {
+      return !describes_the_pod(key) && wanted_annotation(key);
+    };
+    add_strings(metadata["annotations"], view_.selection.annotations, wanted_annotation);
+    add_strings(target_.parent_metadata["annotations"], view_.selection.annotations, wanted_parent_annotation);
     for (const JsonView source : {metadata, target_.parent_metadata}) {
       add_strings(source["labels"], view_.selection.labels, wanted_label);
-      add_strings(source["annotations"], view_.selection.annotations, wanted_annotation);
       for (const char* key : {"name", "generateName"}) {
         if (view_.selection.name.empty()) view_.selection.name = string_member(source, key);
       }
@@ -185,6 +198,7 @@ class PodReader {
     }
     read_list(containers, {"spec", "containers"}, Role::kApp);
     read_list(spec["initContainers"], {"spec", "initContainers"}, Role::kInit);
+    check_volumes_list(spec["volumes"], {"spec", "volumes"});
     read_scheduling(spec);
   }
 
@@ -234,8 +248,14 @@ class PodReader {
     read_list(pod()["containerSet"]["containers"], {"containerSet", "containers"}, Role::kApp);
     read_list(pod()["sidecars"], {"sidecars"}, Role::kApp);
     read_list(pod()["initContainers"], {"initContainers"}, Role::kInit);
+    check_volumes_list(pod()["volumes"], {"volumes"});
     read_scheduling(pod());
     read_scheduling(target_.ref.workflow_spec);
+  }
+
+  // The /dev/shm volume is appended to this list: it must be one.
+  void check_volumes_list(JsonView volumes, std::initializer_list<std::string> tokens) {
+    if (!volumes.is_null() && !volumes.is_array()) problem(field(tokens), "is not a list");
   }
 
   enum class Role { kApp, kInit };
@@ -289,7 +309,12 @@ class PodReader {
     // Sidecars (init containers that keep running) hold resources alongside
     // the app containers, so they count with them.
     const bool sidecar = role == Role::kInit && item["restartPolicy"].string() == "Always";
-    if ((role == Role::kApp || sidecar) && container.gpus > 0) container.shm_volume = shm_mount(item);
+    if ((role == Role::kApp || sidecar) && container.gpus > 0) {
+      // The /dev/shm mount is appended here: a JSON Patch adds to a list only.
+      const JsonView mounts = item["volumeMounts"];
+      if (!mounts.is_null() && !mounts.is_array()) problem(where.text() + ".volumeMounts", "is not a list");
+      container.shm_volume = shm_mount(item);
+    }
     (role == Role::kInit && !sidecar ? view_.init : view_.app).push_back(std::move(container));
   }
 
@@ -387,17 +412,32 @@ struct ShmPlan {
   bool add_volume = false;
   bool enlarge = false;                    // sizeLimit below the minimum
   std::vector<const ContainerView*> unmounted;  // GPU containers not mounting it
-  std::optional<Quantity> size;            // /dev/shm once fixed; nullopt: unbounded
+  // Other memory emptyDirs some GPU container mounts at /dev/shm, below
+  // the minimum: each is enlarged (or denied) like the first.
+  struct SmallVolume {
+    std::string name;
+    std::vector<std::string> path;
+    Quantity size_limit;
+  };
+  std::vector<SmallVolume> small_others;
+  std::optional<Quantity> size;            // the pod's /dev/shm once fixed (all volumes); nullopt: unbounded
 
-  bool fix_needed() const { return add_volume || enlarge || !unmounted.empty(); }
+  bool fix_needed() const { return add_volume || enlarge || !unmounted.empty() || !small_others.empty(); }
 };
 
 // One resource of one container below what its share of the GPUs needs.
+// What one phase of a pod (its app containers, or one init container)
+// needs, and why.
+struct GroupNeed {
+  Requirement need;
+  std::string basis;      // why that much memory: "train profile", "train 192Gi + 32Gi /dev/shm", "data loader"
+  std::string arithmetic;  // how a rule beyond the table got there, for denials; empty for the table
+};
+
 struct Shortfall {
   const ContainerView* container;
   int64_t group_gpus;  // GPUs of the phase the container runs in
-  const Requirement* group_need;     // what the whole phase needs
-  const std::string* basis;          // why that much: "train profile", "train 192Gi + 32Gi /dev/shm"
+  const GroupNeed* group;
   const std::string* resource;
   Quantity need;
   std::optional<Quantity> request;  // effective: the request or its default, the limit
@@ -475,6 +515,7 @@ class PodDecider {
       check_nodes();
       check_model();
     }
+    if (profile_ && target_.explain) explain_containers();
     if (endpoint_ == Endpoint::kMutate) {
       if (target_.mode == Mode::kMutate && !view_.opted_out && view_.problems.empty() && profile_problem_.empty()) {
         raise_shortfalls();
@@ -565,10 +606,44 @@ class PodDecider {
     }
     shm_.applies = true;
     shm_.volume = name;
+    shm_.size = shm_.add_volume || shm_.enlarge ? std::optional(rule.size) : shm_.size_limit;
+    std::vector<std::string> others;  // each volume once
     for (const ContainerView* holder : holders) {
       if (holder->shm_volume.empty()) shm_.unmounted.push_back(holder);
+      if (holder->shm_volume.empty() || holder->shm_volume == name ||
+          std::find(others.begin(), others.end(), holder->shm_volume) != others.end()) {
+        continue;
+      }
+      others.push_back(holder->shm_volume);
+      add_other_shm(holder->shm_volume);
     }
-    shm_.size = shm_.add_volume || shm_.enlarge ? std::optional(rule.size) : shm_.size_limit;
+  }
+
+  // Another container's /dev/shm volume: too small ones are enlarged; each
+  // memory-backed one counts against the memory limit too.
+  void add_other_shm(const std::string& name) {
+    const auto volume = find_volume(name);
+    if (!volume) return;
+    const JsonView empty_dir = volume->second["emptyDir"];
+    if (!empty_dir.is_object() || empty_dir["medium"].string() != "Memory") {
+      shm_notes_.push_back(target_.description + ": /dev/shm (volume \"" + name +
+                           "\") is not a memory-backed emptyDir; its size is not checked");
+      return;
+    }
+    const JsonView limit = empty_dir["sizeLimit"];
+    if (limit.is_null()) {
+      shm_.size.reset();  // bounded only by the memory limits
+      return;
+    }
+    auto size = quantity_from_json(limit);
+    if (!size) {
+      view_.problems.push_back(target_.description + ": " + field_path(volume->first) + ".emptyDir.sizeLimit " +
+                               size.error());
+      return;
+    }
+    const SharedMemoryPolicy& rule = policy_.shared_memory;
+    if (size.value() < rule.minimum) shm_.small_others.push_back({name, volume->first, size.value()});
+    if (shm_.size) shm_.size = shm_.size->plus(size.value() < rule.minimum ? rule.size : size.value());
   }
 
   // Where the pod's volumes are, and their tokens: a Pod's spec.volumes; an
@@ -588,12 +663,12 @@ class PodDecider {
 
   // The volume named `name` and its tokens, or nullopt.
   std::optional<std::pair<std::vector<std::string>, JsonView>> find_volume(const std::string& name) const {
-    for (auto& [tokens, volumes] : volume_lists()) {
+    for (const auto& list : volume_lists()) {
       std::optional<std::pair<std::vector<std::string>, JsonView>> found;
       std::size_t index = 0;
-      volumes.for_each_element([&](JsonView volume) {
+      list.second.for_each_element([&](JsonView volume) {
         if (!found && volume["name"].string() == name) {
-          found.emplace(tokens, volume);
+          found.emplace(list.first, volume);
           found->first.push_back(std::to_string(index));
         }
         ++index;
@@ -610,9 +685,20 @@ class PodDecider {
     auto spec = parse_dataloader(annotation->second, policy_.data_loader);
     if (!spec) {
       view_.problems.push_back(target_.description + ": annotation " + kDataLoaderKey + " " + spec.error());
+      loader_problem_ = view_.problems.back();
       return;
     }
-    loader_ = data_loader_floor(policy_.data_loader, spec.value(), groups_.front().gpus);
+    DataLoaderFloor floor = data_loader_floor(policy_.data_loader, spec.value(), groups_.front().gpus);
+    // A typo (sample=3x224x224000) must be denied, not patched into a
+    // request no node has.
+    if (floor.memory > Quantity::from_bytes(kMaxLoaderFloorBytes)) {
+      view_.problems.push_back(target_.description + ": annotation " + kDataLoaderKey + " needs " +
+                               floor.memory.to_string() + " of memory (" + floor.detail +
+                               "), more than any node has; check its values");
+      loader_problem_ = view_.problems.back();
+      return;
+    }
+    if (!floor.memory.is_zero()) loader_ = std::move(floor);
   }
 
   // Each phase's needs: the profile's table; for the app containers also
@@ -633,24 +719,47 @@ class PodDecider {
         basis = profile_->name + " " + table->memory.to_string() + " + " +
                 shm_.size->plus(included.times(-1)).to_string() + " /dev/shm";
       }
+      std::string arithmetic;
       if (loader && loader_->memory > need.memory) {
+        arithmetic = "data loader: " + loader_->detail +
+                     (table ? "; " + profile_->name + " table " + table->memory.to_string() : "");
         need.memory = loader_->memory;
-        basis = "data loader " + loader_->brief;
+        basis = "data loader";
       }
-      if (target_.explain && group.app) explain_floors(table, need, basis);
-      needs_.emplace_back(need, basis);
-      const Requirement* group_need = &needs_.back().first;
-      const std::string* group_basis = &needs_.back().second;
+      if (target_.explain && group.app) explain_floors(table, need, arithmetic.empty() ? basis : arithmetic);
+      needs_.push_back({need, basis, arithmetic});
+      const GroupNeed* group_need = &needs_.back();
       for (const ContainerView* holder : group.holders) {
         // Split the group's needs by each holder's GPUs; rounding up keeps
         // the sum at or above the group's need.
         auto share = [&](const Quantity& total, const Quantity& granule) {
           return holder->gpus == group.gpus ? total : total.share_ceil(holder->gpus, group.gpus, granule);
         };
-        const Shortfall base{holder, group.gpus, group_need, group_basis, nullptr, {}, {}, {}};
+        const Shortfall base{holder, group.gpus, group_need, nullptr, {}, {}, {}};
         if (table) add_shortfall(base, kCpu, share(need.cpu, Quantity::from_milli(1)));
         add_shortfall(base, kMemory, share(need.memory, Quantity::from_bytes(1 << 20)));
         if (need.storage) add_shortfall(base, kStorage, share(*need.storage, Quantity::from_bytes(1 << 20)));
+      }
+    }
+  }
+
+  // Each GPU container's requests once sized: on the validating pass of
+  // a mutated pod, the values it runs with.
+  void explain_containers() {
+    // In mutate mode the pod runs with these; otherwise it is denied or
+    // warned until its author sets them.
+    const std::string requests_word =
+        target_.mode == Mode::kMutate && !view_.opted_out ? "requests it runs with" : "requests it needs";
+    for (const Group& group : groups_) {
+      for (const ContainerView* holder : group.holders) {
+        std::vector<std::string> values;
+        for (const std::string* resource : {&kCpu, &kMemory, &kStorage}) {
+          if (auto value = sized_request(*holder, *resource)) values.push_back(*resource + " " + value->to_string());
+        }
+        const std::string share = holder->gpus == group.gpus ? gpus_text(group.gpus)
+                                                             : std::to_string(holder->gpus) + " of " + gpus_text(group.gpus);
+        decision_.rules.push_back({"container " + in_quotes(holder->name), values.empty() ? "-" : join(values, ", "),
+                                   requests_word + " (" + share + (group.app ? "" : ", init container") + ")"});
       }
     }
   }
@@ -667,14 +776,22 @@ class PodDecider {
     }
     const SharedMemoryPolicy& rule = policy_.shared_memory;
     if (!shm_.applies) {
-      decision_.rules.push_back({"/dev/shm", "-", "not checked: the " + profile_text() + " is not in sharedMemory.profiles, "
-                                                  "or /dev/shm is not a memory-backed emptyDir"});
+      const auto& profiles = rule.profiles;
+      const bool listed = std::find(profiles.begin(), profiles.end(), profile_->name) != profiles.end();
+      decision_.rules.push_back({"/dev/shm", "-", listed ? "not checked: /dev/shm is not a memory-backed emptyDir"
+                                                         : "not checked: the " + profile_text() +
+                                                               " is not in sharedMemory.profiles"});
     } else {
-      std::string found = shm_.add_volume ? "none found, gpu-sizer adds " + rule.size.to_string()
-                          : shm_.enlarge  ? "sizeLimit " + shm_.size_limit->to_string() + " below the minimum, set to " +
-                                               rule.size.to_string()
+      // What happens to a /dev/shm that needs fixing depends on the mode.
+      const std::string fixed = target_.mode == Mode::kAudit ? "audit: would deny"
+                                : target_.mode == Mode::kEnforce ? "denied (enforce mode)"
+                                : view_.opted_out                ? "denied (opted out of mutation)"
+                                                                 : "gpu-sizer sets " + rule.size.to_string();
+      std::string found = shm_.add_volume ? "none found: " + fixed
+                          : shm_.enlarge  ? "sizeLimit " + shm_.size_limit->to_string() + " below the minimum: " + fixed
                           : shm_.size     ? "sizeLimit " + shm_.size->to_string()
                                           : "no sizeLimit (bounded by the memory limits)";
+      if (!shm_.unmounted.empty() && !shm_.add_volume) found += "; not mounted in every GPU container: " + fixed;
       std::string floor = shm_.size ? "/dev/shm " + shm_.size->to_string() : "/dev/shm unbounded";
       if (table && shm_.size && *shm_.size > rule.table_includes) {
         floor += ", memory " + table->memory.plus(shm_.size->plus(rule.table_includes.times(-1))).to_string();
@@ -684,6 +801,8 @@ class PodDecider {
     }
     if (loader_) {
       decision_.rules.push_back({"data loader", "memory " + loader_->memory.to_string(), loader_->detail});
+    } else if (!loader_problem_.empty()) {
+      decision_.rules.push_back({"data loader", "-", loader_problem_});
     } else {
       decision_.rules.push_back({"data loader", "-", std::string("no annotation ") + kDataLoaderKey});
     }
@@ -746,6 +865,7 @@ class PodDecider {
         per_container.back() += ", " + change;
       }
     }
+    add_loader_note();
     if (shm_.applies && shm_.fix_needed()) per_container.push_back(fix_shm());
     if (per_container.empty()) return;
     const std::string sized = profile_text() + ", " + gpus_text(decision_.gpus) + ": " +
@@ -756,12 +876,20 @@ class PodDecider {
     patch_.set(tokens, sized);
   }
 
-  // Adds, enlarges or mounts the /dev/shm volume; returns the change for
-  // the sized annotation.
+  // Adds, enlarges or mounts the /dev/shm volumes, one warning for each;
+  // returns the change for the sized annotation.
   std::string fix_shm() {
     const SharedMemoryPolicy& rule = policy_.shared_memory;
     const std::string size = rule.size.to_string();
-    std::string change;
+    std::vector<std::string> changes;
+    auto warn = [&](const std::string& what) {
+      decision_.warnings.push_back(fit(target_.label + "/dev/shm: " + what + " (" + profile_text() + ")"));
+    };
+    std::vector<std::string> names;
+    for (const ContainerView* container : shm_.unmounted) names.push_back(container->name);
+    const std::string listed = join_capped(names, ", ", 512, "containers");
+    const std::string where =
+        names.size() == 1 ? in_quotes(names.front()) : std::to_string(names.size()) + " GPU containers";
     if (shm_.add_volume) {
       std::string volume = R"({"name":)";
       append_json_string(volume, shm_.volume);
@@ -770,57 +898,69 @@ class PodDecider {
       volume += "}}";
       patch_.append_json(volume_lists().front().first, volume);
       decision_.raised.push_back({"shm", rule.size});
-      change = "/dev/shm: added " + size;
-    } else if (shm_.enlarge) {
-      std::vector<std::string> tokens = shm_.volume_path;
+      changes.push_back("/dev/shm: added " + size + " (" + listed + ")");
+      warn("added " + size + " memory-backed emptyDir " + in_quotes(shm_.volume) + " to " + where);
+    }
+    auto enlarge = [&](const std::string& name, const std::vector<std::string>& path, const Quantity& limit) {
+      std::vector<std::string> tokens = path;
       tokens.insert(tokens.end(), {"emptyDir", "sizeLimit"});
       patch_.set(tokens, size);
-      decision_.raised.push_back({"shm", rule.size.plus(shm_.size_limit->times(-1))});
-      change = "/dev/shm: sizeLimit " + shm_.size_limit->to_string() + "->" + size;
-    } else {
-      change = "/dev/shm: mounted \"" + shm_.volume + "\"";
+      decision_.raised.push_back({"shm", rule.size.plus(limit.times(-1))});
+      changes.push_back("/dev/shm " + in_quotes(name) + ": sizeLimit " + limit.to_string() + "->" + size);
+      warn("emptyDir " + in_quotes(name) + " sizeLimit " + limit.to_string() + "->" + size + ", below the " +
+           rule.minimum.to_string() + " minimum");
+    };
+    if (shm_.enlarge) enlarge(shm_.volume, shm_.volume_path, *shm_.size_limit);
+    for (const auto& other : shm_.small_others) enlarge(other.name, other.path, other.size_limit);
+    if (!shm_.add_volume && !names.empty()) {
+      changes.push_back("/dev/shm: mounted " + in_quotes(shm_.volume) + " in " + listed);
+      warn("mounted emptyDir " + in_quotes(shm_.volume) + " in " + where);
     }
     std::string mount = R"({"name":)";
     append_json_string(mount, shm_.volume);
     mount += R"(,"mountPath":"/dev/shm"})";
-    std::vector<std::string> names;
     for (const ContainerView* container : shm_.unmounted) {
       std::vector<std::string> tokens = container->path;
       tokens.push_back("volumeMounts");
       patch_.append_json(tokens, mount);
-      names.push_back(container->name);
     }
-    const std::string where = names.size() == 1 ? "\"" + names.front() + "\"" : std::to_string(names.size()) + " GPU containers";
-    std::string warning;
-    if (shm_.add_volume) {
-      warning = "/dev/shm: added emptyDir \"" + shm_.volume + "\" (medium Memory, sizeLimit " + size + ") to " + where;
-    } else if (shm_.enlarge) {
-      warning = "/dev/shm: emptyDir \"" + shm_.volume + "\" sizeLimit " + shm_.size_limit->to_string() + "->" + size +
-                ", below the " + rule.minimum.to_string() + " minimum";
-    } else {
-      warning = "/dev/shm: mounted emptyDir \"" + shm_.volume + "\" in " + where;
-    }
-    decision_.warnings.push_back(fit(target_.label + warning + " (" + profile_text() + ")"));
-    const std::string listed = join_capped(names, ", ", 512, "containers");
-    if (shm_.add_volume) {
-      change += " (" + listed + ")";
-    } else if (!names.empty()) {
-      change += (shm_.enlarge ? ", mounted in " : " in ") + listed;
-    }
-    return change;
+    return join(changes, "; ");
+  }
+
+  // When the data loader set a memory floor that some container is below,
+  // one warning shows its arithmetic (the per-container lines say "data
+  // loader" to stay under 120 characters).
+  void add_loader_note() {
+    const bool below = std::any_of(shortfalls_.begin(), shortfalls_.end(), [](const Shortfall& s) {
+      return *s.resource == kMemory && !s.group->arithmetic.empty();
+    });
+    if (!below || !loader_) return;
+    decision_.warnings.push_back(fit(target_.label + "data loader memory floor " + loader_->memory.to_string() + " = " +
+                                     loader_->brief + " (" + kDataLoaderKey + ")"));
   }
 
   // Why a resource needs what it needs: the profile, or the rule beyond the
   // table that raised the memory floor.
-  std::string basis_of(const Shortfall& s) const { return *s.resource == kMemory ? *s.basis : profile_text(); }
+  std::string basis_of(const Shortfall& s) const { return *s.resource == kMemory ? s.group->basis : profile_text(); }
 
-  // The scheduler's view of the pod: its app containers and sidecars
-  // together, or its largest init container, each by effective request.
+  // What a container asks for once sized: its effective request, or the
+  // need gpu-sizer raises it to (in every mode: node fit judges the pod as
+  // it must run, not as written).
+  std::optional<Quantity> sized_request(const ContainerView& c, const std::string& resource) const {
+    std::optional<Quantity> request = c.effective_request(resource);
+    for (const Shortfall& s : shortfalls_) {
+      if (s.container == &c && *s.resource == resource && (!request || *request < s.need)) request = s.need;
+    }
+    return request;
+  }
+
+  // The scheduler's view of the sized pod: its app containers and sidecars
+  // together, or its largest init container.
   PodRequest pod_request() const {
     PodRequest app{decision_.gpus};
     PodRequest largest_init;
-    auto add = [](Quantity& total, const ContainerView& c, const std::string& resource) {
-      if (auto request = c.effective_request(resource)) total = total.plus(*request);
+    auto add = [&](Quantity& total, const ContainerView& c, const std::string& resource) {
+      if (auto request = sized_request(c, resource)) total = total.plus(*request);
     };
     for (const ContainerView& c : view_.app) {
       add(app.cpu, c, kCpu);
@@ -847,22 +987,23 @@ class PodDecider {
       if (target_.explain) decision_.rules.push_back({"node fit", "-", "no node pools in the policy (nodeFit.pools)"});
       return;
     }
-    node_fit_ = check_node_fit(rule, pod_request(), view_.selection.labels, view_.node_selector);
+    const PodRequest request = pod_request();
+    node_fit_ = check_node_fit(rule, request, view_.selection.labels, view_.node_selector);
     if (target_.explain) {
-      const std::string pool = node_fit_->pool ? "pool \"" + node_fit_->pool->name + "\"" : "every pool";
-      decision_.rules.push_back({"node fit", "-", node_fit_->verdict == NodeFit::Verdict::kFits
-                                                      ? "fits a node of " + pool
-                                                      : node_fit_->message});
+      const std::string pool = node_fit_->pool ? "pool \"" + node_fit_->pool->name + "\"" : "some pool";
+      decision_.rules.push_back({"node fit",
+                                 gpus_text(request.gpus) + ", cpu " + request.cpu.to_string() + ", memory " +
+                                     request.memory.to_string(),
+                                 node_fit_->verdict == NodeFit::Verdict::kFits ? "fits a node of " + pool
+                                                                               : node_fit_->message});
     }
   }
 
-  // The GPU models the pod may run on, with where each came from: the
-  // annotation, the nodeSelector, required node affinity, then the pool.
+  // The GPU models the pod may run on, with where each came from: what the
+  // scheduler enforces first (nodeSelector, then required node affinity),
+  // then the annotation gpu-sizer.io/gpu, then the pod's node pool.
   std::vector<std::pair<std::string, std::string>> gpu_products() const {
     const std::string& label = policy_.gpu_memory.product_label;
-    if (auto gpu = view_.selection.annotations.find(kGpuKey); gpu != view_.selection.annotations.end()) {
-      return {{gpu->second, std::string("annotation ") + kGpuKey + "=" + gpu->second}};
-    }
     if (auto product = view_.node_selector.find(label); product != view_.node_selector.end()) {
       return {{product->second, "nodeSelector " + label + "=" + product->second}};
     }
@@ -870,18 +1011,28 @@ class PodDecider {
     for (const auto& product : view_.affinity_products) {
       products.emplace_back(product, "node affinity " + label + " In " + product);
     }
-    if (products.empty() && node_fit_ && node_fit_->pool && !node_fit_->pool->gpu_product.empty()) {
+    if (!products.empty()) return products;
+    if (auto gpu = view_.selection.annotations.find(kGpuKey); gpu != view_.selection.annotations.end()) {
+      return {{gpu->second, std::string("annotation ") + kGpuKey + "=" + gpu->second}};
+    }
+    if (node_fit_ && node_fit_->pool && !node_fit_->pool->gpu_product.empty()) {
       products.emplace_back(node_fit_->pool->gpu_product, "node pool \"" + node_fit_->pool->name + "\"");
     }
     return products;
   }
 
   // GPU memory fit of the model the annotation describes, on every GPU
-  // model the pod may get: too large when it fits none.
+  // model the pod may get: denied only when it fits none of them (and
+  // every one is known).
   void check_model() {
     const auto annotation = view_.selection.annotations.find(kModelKey);
     if (annotation == view_.selection.annotations.end() || groups_.empty() || !groups_.front().app) {
-      if (target_.explain) decision_.rules.push_back({"GPU memory", "-", std::string("no annotation ") + kModelKey});
+      if (target_.explain) {
+        decision_.rules.push_back({"GPU memory", "-",
+                                   annotation == view_.selection.annotations.end()
+                                       ? std::string("no annotation ") + kModelKey
+                                       : "no app container holds GPUs"});
+      }
       return;
     }
     const GpuMemoryPolicy& rule = policy_.gpu_memory;
@@ -897,42 +1048,50 @@ class PodDecider {
       return;
     }
     std::vector<VramCheck> checks;
+    std::vector<const GpuModel*> checked;  // each model once, however often affinity lists it
     std::vector<std::string> unknown;
     for (const auto& [product, source] : gpu_products()) {
       const GpuModel* gpu = product.find("-MIG-") == std::string::npos ? rule.find_gpu(product) : nullptr;
       if (!gpu) {
         unknown.push_back(product);
-        continue;
+      } else if (std::find(checked.begin(), checked.end(), gpu) == checked.end()) {
+        checked.push_back(gpu);
+        checks.push_back(check_vram(rule, spec.value(), gpus, *gpu, source));
       }
-      checks.push_back(check_vram(rule, spec.value(), gpus, *gpu, source));
     }
     if (checks.empty()) {
-      model_notes_.push_back(
-          unknown.empty()
-              ? std::string(kModelKey) + ": GPU model unknown; set nodeSelector " + rule.product_label +
-                    " or annotation " + kGpuKey
-              : std::string(kModelKey) + ": GPU \"" + unknown.front() + "\" is not in gpuMemory.gpus; not checked");
+      model_notes_.push_back(unknown.empty() ? "model not checked: GPU model unknown; set nodeSelector " +
+                                                   rule.product_label + " or annotation " + kGpuKey
+                                             : "model not checked: GPU " + in_quotes(unknown.front()) +
+                                                   " is not in gpuMemory.gpus");
       if (target_.explain) decision_.rules.push_back({"GPU memory", "-", model_notes_.back()});
       return;
     }
     const auto fits = [](const VramCheck& check) { return check.verdict == VramVerdict::kFits; };
     const auto too_large = [](const VramCheck& check) { return check.verdict == VramVerdict::kTooLarge; };
-    const auto worst = std::find_if(checks.begin(), checks.end(), too_large) != checks.end()
-                           ? std::find_if(checks.begin(), checks.end(), too_large)
-                           : std::find_if_not(checks.begin(), checks.end(), fits);
-    if (std::all_of(checks.begin(), checks.end(), too_large) && rule.action == CheckAction::kDeny) {
-      model_denial_ = {target_.description + ": " + checks.front().message, checks.front().brief};
+    auto worst = std::find_if(checks.begin(), checks.end(), too_large);
+    if (worst == checks.end()) worst = std::find_if_not(checks.begin(), checks.end(), fits);
+    // A job spanning pods shards ZeRO over all of their GPUs, which this
+    // pod alone does not show.
+    const ModelSpec& model = spec.value();
+    const std::string ranks_hint = model.mode == ModelMode::kTrain && model.zero > 0 && model.ranks == 0
+                                       ? " If the job spans several pods, set ranks=<total GPUs> in " +
+                                             std::string(kModelKey) + "."
+                                       : "";
+    if (std::all_of(checks.begin(), checks.end(), too_large) && unknown.empty() && rule.action == CheckAction::kDeny) {
+      model_denial_ = {target_.description + ": " + checks.front().message + ranks_hint, checks.front().brief};
     } else if (worst != checks.end()) {
       model_notes_.push_back(worst->brief);
     }
     if (target_.explain) {
       const VramCheck& shown = worst != checks.end() ? *worst : checks.front();
-      decision_.rules.push_back({"GPU memory", gb_text(shown.need.total) + " GB per GPU", shown.message});
+      decision_.rules.push_back({"GPU memory", gb_text(shown.need.total) + " GB per GPU", shown.message + ranks_hint});
     }
   }
 
   std::string opt_out_fix(const char* what) const {
-    return view_.opted_out
+    // Only mutate mode sets values; in enforce and audit the user does.
+    return view_.opted_out && target_.mode == Mode::kMutate
                ? ", or remove annotation " + std::string(kMutateOptOutKey) + "=false so gpu-sizer sets " + what
                : "";
   }
@@ -945,9 +1104,10 @@ class PodDecider {
     for (const Shortfall& other : shortfalls_) {
       if (other.container == s.container && *other.resource == kCpu) fix += " and cpu to " + other.need.to_string();
     }
-    fix += " (OSMO: --set " + set_hint(*profile_, s.group_gpus, *s.group_need) + ")" + opt_out_fix("them");
-    return target_.description + " container " + quoted(c.name) + ": " + holder_gpus(s) + " need memory >= " +
-           s.need.to_string() + " (" + basis_of(s) + "), found " + found + "; " + fix;
+    fix += " (OSMO: --set " + set_hint(*profile_, s.group_gpus, s.group->need) + ")" + opt_out_fix("them");
+    const std::string why = s.group->arithmetic.empty() ? basis_of(s) : s.group->arithmetic;
+    return target_.description + " container " + in_quotes(c.name) + ": " + holder_gpus(s) + " need memory >= " +
+           s.need.to_string() + " (" + why + "), found " + found + "; " + fix;
   }
 
   std::string short_finding(const Shortfall& s) const {
@@ -961,7 +1121,7 @@ class PodDecider {
     const std::string needs = "the " + profile_text() + " needs /dev/shm >= " + rule.minimum.to_string() +
                               " (torchrun and DataLoader workers abort below it)";
     std::vector<std::string> names;
-    for (const ContainerView* container : shm_.unmounted) names.push_back(quoted(container->name));
+    for (const ContainerView* container : shm_.unmounted) names.push_back(in_quotes(container->name));
     // A pod may have thousands of containers: the names are capped.
     const std::string containers =
         (names.size() == 1 ? "container " : "containers ") + join_capped(names, ", ", 512, "containers");
@@ -973,21 +1133,26 @@ class PodDecider {
                   opt_out_fix("it"),
               "/dev/shm unset in " + containers + ", " + profile_text() + " needs >= " + rule.minimum.to_string()};
     }
-    std::string full = target_.description + ": ";
-    std::string brief;
-    if (shm_.enlarge) {
-      const std::string field = field_path(shm_.volume_path);
-      full += "/dev/shm (volume \"" + shm_.volume + "\", " + field + ") sizeLimit " + shm_.size_limit->to_string() +
-              " is below the minimum; " + needs + "; set " + field + ".emptyDir.sizeLimit to " + size;
-      brief = "/dev/shm sizeLimit " + shm_.size_limit->to_string() + " is below " + rule.minimum.to_string() + " (" +
-              profile_text() + ")";
-    }
+    std::vector<std::string> found;  // what is wrong
+    std::vector<std::string> fixes;  // what to set
+    auto small = [&](const std::string& name, const std::vector<std::string>& path, const Quantity& limit) {
+      const std::string field = field_path(path);
+      found.push_back("/dev/shm (volume " + in_quotes(name) + ", " + field + ") sizeLimit " + limit.to_string() +
+                      " is below the minimum");
+      fixes.push_back("set " + field + ".emptyDir.sizeLimit to " + size);
+    };
+    if (shm_.enlarge) small(shm_.volume, shm_.volume_path, *shm_.size_limit);
+    for (const auto& other : shm_.small_others) small(other.name, other.path, other.size_limit);
     if (!names.empty()) {
-      full += (shm_.enlarge ? "; and mount" : "/dev/shm is not mounted in " + containers + "; " + needs + "; mount") +
-              std::string(" volume \"") + shm_.volume + "\" at /dev/shm in " + containers;
-      if (brief.empty()) brief = "/dev/shm not mounted in " + containers + " (" + profile_text() + ")";
+      found.push_back("/dev/shm is not mounted in " + containers);
+      fixes.push_back("mount volume " + in_quotes(shm_.volume) + " at /dev/shm in " + containers);
     }
-    return {full + opt_out_fix("it"), brief};
+    const std::string brief = found.front().starts_with("/dev/shm (volume")
+                                  ? "/dev/shm sizeLimit below " + rule.minimum.to_string() + " (" + profile_text() + ")"
+                                  : "/dev/shm not mounted in " + containers + " (" + profile_text() + ")";
+    return {target_.description + ": " + join(found, "; ") + "; " + needs + "; " + join(fixes, " and ") +
+                opt_out_fix("it"),
+            brief};
   }
 
   // The validating endpoint: deny what must not run, warn about the rest;
@@ -1006,6 +1171,7 @@ class PodDecider {
     for (const auto& problem : view_.problems) deny(problem, problem, "invalid");
     if (!profile_problem_.empty()) deny(profile_problem_, profile_problem_, "unknown_profile");
     for (std::size_t i = 0; i < violations_.size(); ++i) deny(violations_[i], short_violations_[i], "max_gpus");
+    add_loader_note();
     for (const Shortfall& s : shortfalls_) {
       if (denies_memory(s) && !audit) {
         deny(denial(s), "", "memory");
@@ -1016,14 +1182,14 @@ class PodDecider {
     }
     if (shm_.applies && shm_.fix_needed()) {
       const auto [full, brief] = shm_finding();
-      deny(full, brief, "shm");
+      deny(full, target_.label + brief, "shm");
     }
     for (const auto& note : shm_notes_) decision_.warnings.push_back(fit(note));
-    if (model_denial_) deny(model_denial_->first, model_denial_->second, "vram");
+    if (model_denial_) deny(model_denial_->first, target_.label + model_denial_->second, "vram");
     for (const auto& note : model_notes_) decision_.warnings.push_back(fit(target_.label + note));
     if (node_fit_ && node_fit_->verdict == NodeFit::Verdict::kNoFit) {
       if (policy_.node_fit.action == CheckAction::kDeny) {
-        deny(target_.description + ": " + node_fit_->message, node_fit_->brief, "node_fit");
+        deny(target_.description + ": " + node_fit_->message, target_.label + node_fit_->brief, "node_fit");
       } else {
         decision_.warnings.push_back(fit(target_.label + node_fit_->brief));
       }
@@ -1040,10 +1206,11 @@ class PodDecider {
   std::vector<Group> groups_;
   std::vector<Shortfall> shortfalls_;
   // Each group's needs and why, in a deque so shortfalls can point at them.
-  std::deque<std::pair<Requirement, std::string>> needs_;
+  std::deque<GroupNeed> needs_;
   ShmPlan shm_;
   std::vector<std::string> shm_notes_;  // warnings: a /dev/shm not checked
   std::optional<DataLoaderFloor> loader_;
+  std::string loader_problem_;  // the annotation is malformed or absurd
   std::optional<NodeFit> node_fit_;
   std::optional<std::pair<std::string, std::string>> model_denial_;  // in full and in brief
   std::vector<std::string> model_notes_;  // warnings: tight, or not checked

@@ -137,6 +137,10 @@ ObjectReport check_object(const Policy& policy, const ManifestDocument& document
         if (rule.rule == name) pod.rules.push_back(rule);
       }
     }
+    // The values each GPU container runs with: the mutated pod's.
+    for (const auto& rule : after.rules) {
+      if (rule.rule.starts_with("container ")) pod.rules.push_back(rule);
+    }
     pod.changes = before.warnings;
     pod.denials = after.denials;
     pod.warnings = after.warnings;

@@ -173,13 +173,6 @@ std::string py_str(const Value& v) {
   return "";
 }
 
-std::string_view trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n\f\v");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n\f\v");
-  return text.substr(first, last - first + 1);
-}
-
 // Python int(text): optional sign, digits with single underscores between.
 std::optional<int64_t> python_int(std::string_view text) {
   text = trim(text);

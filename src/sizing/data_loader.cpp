@@ -28,12 +28,6 @@ Error part_error(std::string_view part, const std::string& problem) {
   return Error{"part \"" + truncate_utf8(std::string(part), kMaxPartShown) + "\": " + problem};
 }
 
-std::string_view trim_spaces(std::string_view text) {
-  const std::size_t begin = text.find_first_not_of(' ');
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(' ') - begin + 1);
-}
-
 // Digits only (no sign, no spaces), within [minimum, maximum].
 std::optional<int64_t> read_whole(std::string_view text, int64_t minimum, int64_t maximum) {
   if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
@@ -94,7 +88,7 @@ int64_t clamp_int64(int128 value) {
 }  // namespace
 
 Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderPolicy& policy) {
-  if (trim_spaces(text).empty()) {
+  if (trim(text).empty()) {
     return Error{"is empty (expected parts such as \"workers=12,prefetch=3,batch=256,sample=3x224x224\")"};
   }
   DataLoaderSpec spec;
@@ -107,13 +101,13 @@ Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderP
   std::size_t begin = 0;
   while (begin <= text.size()) {
     const std::size_t comma = std::min(text.find(',', begin), text.size());
-    const std::string_view part = trim_spaces(text.substr(begin, comma - begin));
+    const std::string_view part = trim(text.substr(begin, comma - begin));
     begin = comma + 1;
     if (part.empty()) return Error{"has an empty part (two commas in a row, or one at an end)"};
     const std::size_t equals = part.find('=');
     if (equals == std::string_view::npos) return part_error(part, "must be key=value");
-    const std::string_view key = part.substr(0, equals);
-    const std::string_view value = part.substr(equals + 1);
+    const std::string_view key = trim(part.substr(0, equals));
+    const std::string_view value = trim(part.substr(equals + 1));
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
       return part_error(part, "repeats key \"" + std::string(key) + "\"");
     }

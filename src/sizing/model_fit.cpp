@@ -23,12 +23,6 @@ constexpr std::array<const char*, 8> kKeys = {"params", "context", "precision", 
 // ---------------------------------------------------------------------------
 // Numbers as people write them, and back.
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
 bool all_digits(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }

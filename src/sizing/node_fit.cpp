@@ -118,7 +118,10 @@ NodeFit check_node_fit(const NodeFitPolicy& policy, const PodRequest& request, c
   } else if (short_of_gpus) {
     remedy = "choose a pool with GPU nodes";
   } else {
-    remedy = "lower the requests to at most " + join(short_has, ", ");
+    // The cpu and memory are gpu-sizer's own floors for the GPU count (or
+    // above them): lowering them is undone or denied; fewer GPUs per pod
+    // or larger nodes fit.
+    remedy = "run fewer GPUs per pod (cpu and memory follow the GPU count) or choose a pool with larger nodes";
   }
   const std::string largest_where = fit.pool ? "" : " (pool " + quoted(largest_pool->name) + ")";
   fit.message = "node fit: " + pod + storage + " fit no node of " + where + "; the largest, " +

@@ -419,7 +419,11 @@ void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out
   block.read("safetyMargin", [&](const auto& value, const auto& path) { out.safety_margin = read_decimal(value, path, 1, 1000); });
   block.read("productLabel", [&](const auto& value, const auto& path) { out.product_label = read_string(value, path); });
   block.read("inferProfiles", [&](const auto& value, const auto& path) { out.infer_profiles = read_string_list(value, path); });
-  block.read("maxSuggestedGpus", [&](const auto& value, const auto& path) { out.max_suggested_gpus = read_int(value, path, 1); });
+  block.read("maxSuggestedGpus", [&](const auto& value, const auto& path) {
+    // The option search tries each GPU count up to it, on every review.
+    out.max_suggested_gpus = read_int(value, path, 1);
+    if (out.max_suggested_gpus > 1024) fail(path, value, "must be at most 1024, found " + value.Scalar());
+  });
   block.read("precisionBytes", [&](const auto& value, const auto& path) {
     out.precision_bytes =
         read_named<Milli>(value, path, [](const auto& item, const auto& at) { return read_decimal(item, at, 1, 64000); });

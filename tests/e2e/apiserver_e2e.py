@@ -438,7 +438,7 @@ class WebhookTest(unittest.TestCase):
         self.assertNotIn("volumeMounts", container(returned["spec"], "log-shipper"))
         self.assertEqual(container(returned["spec"], "trainer")["resources"]["limits"]["memory"], "192Gi")
         self.assertEqual(warnings_of(result.stderr), {
-            '/dev/shm: added emptyDir "gpu-sizer-shm" (medium Memory, sizeLimit 32Gi) to "trainer" (train profile)'})
+            '/dev/shm: added 32Gi memory-backed emptyDir "gpu-sizer-shm" to "trainer" (train profile)'})
 
     def test_7b_full_fine_tune_on_two_24gb_gpus_is_denied_with_the_options(self):
         pod = for_v1_20(load_documents(SOURCE / "tests" / "data" / "beyond" / "llama-7b-sft.yaml")[0])

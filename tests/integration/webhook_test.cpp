@@ -223,8 +223,7 @@ TEST_F(WebhookTest, TrainingPodWithoutShmGetsVolumeAndMountPatches) {
   EXPECT_EQ(container_resources(patched)["limits"]["memory"], "192Gi") << "32Gi of /dev/shm is inside the table";
   const auto warnings = warnings_of(answer);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_EQ(warnings[0], "/dev/shm: added emptyDir \"gpu-sizer-shm\" (medium Memory, sizeLimit 32Gi) to \"trainer\" "
-                         "(train profile)");
+  EXPECT_EQ(warnings[0], "/dev/shm: added 32Gi memory-backed emptyDir \"gpu-sizer-shm\" to \"trainer\" (train profile)");
   // Applied as the API server applies it, the pod passes the validator.
   EXPECT_TRUE(webhook_->review("/validate", admission_review(patched))["response"]["allowed"].get<bool>());
   // Dry-run gets the same patch.

@@ -86,7 +86,8 @@ TEST(NodeFit, OneMilliCpuOverFitsNoNodeAndNamesTheLargest) {
   EXPECT_EQ(fit.message,
             "node fit: 8 GPUs, cpu 252001m, memory 1960Gi, ephemeral-storage 28Ti fit no node of pool \"a100\"; "
             "the largest, \"dgx-a100\", has 8 GPUs, cpu 252, memory 1960Gi, ephemeral-storage 28Ti "
-            "(short: cpu 252001m > 252); lower the requests to at most cpu 252");
+            "(short: cpu 252001m > 252); run fewer GPUs per pod (cpu and memory follow the GPU count) or choose a pool "
+            "with larger nodes");
 }
 
 TEST(NodeFit, OneMebibyteOverInMemoryOrStorageFitsNoNode) {
@@ -115,7 +116,7 @@ TEST(NodeFit, OneGpuOverFitsNoNode) {
   const NodeFit fit = check_node_fit(two_pools(), over, in_pool("a100"), {});
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kNoFit);
   EXPECT_TRUE(contains(fit.message, "(short: GPUs 9 > 8); split the job into pods of at most 8 GPUs")) << fit.message;
-  EXPECT_FALSE(contains(fit.message, "lower the requests")) << fit.message;
+  EXPECT_FALSE(contains(fit.message, "run fewer GPUs per pod")) << fit.message;
 }
 
 TEST(NodeFit, DesignExampleSixteenGpusOnEightGpuNodes) {

@@ -972,8 +972,7 @@ TEST(ShmRule, TrainingPodWithoutShmGets32GiMemoryBackedEmptyDir) {
   EXPECT_EQ(r.patched["spec"]["containers"][0]["volumeMounts"], json::array({shm_mount("gpu-sizer-shm")}));
   EXPECT_FALSE(r.patched["spec"]["containers"][1].contains("volumeMounts")) << "the sidecar holds no GPU";
   EXPECT_EQ(r.patched["spec"]["containers"][0]["resources"]["limits"]["memory"], "192Gi");
-  EXPECT_TRUE(has_line(r.decision.warnings, {"/dev/shm: added emptyDir \"gpu-sizer-shm\" (medium Memory, sizeLimit 32Gi)",
-                                             "\"trainer\"", "train profile"}))
+  EXPECT_TRUE(has_line(r.decision.warnings, {"/dev/shm: added 32Gi memory-backed emptyDir \"gpu-sizer-shm\" to \"trainer\" (train profile)"}))
       << all(r.decision.warnings);
   EXPECT_TRUE(contains(r.patched["metadata"]["annotations"]["gpu-sizer.io/sized"], "/dev/shm: added 32Gi (trainer)"));
   ASSERT_EQ(r.decision.raised.size(), 1u);
@@ -1116,6 +1115,38 @@ TEST(ShmRule, PatchedPodIsStableOnASecondPass) {
   }
 }
 
+TEST(ShmRule, EachGpuContainersOwnShmIsCheckedAndCountsAgainstMemory) {
+  json pod = training_pod("32Gi", 2);
+  pod["spec"]["containers"] = json::array({gpu_container("a", "1", "8", "48Gi"), gpu_container("b", "1", "8", "48Gi")});
+  pod["spec"]["containers"][0]["volumeMounts"] = json::array({shm_mount("dshm")});
+  pod["spec"]["containers"][1]["volumeMounts"] = json::array({shm_mount("small")});
+  pod["spec"]["volumes"].push_back(shm_volume("small", "1Gi"));
+  const Outcome r = run(pod);
+  EXPECT_EQ(r.patched["spec"]["volumes"][1]["emptyDir"]["sizeLimit"], "32Gi") << r.ops.dump();
+  // Two 32Gi memory-backed volumes: 32Gi above the 32Gi the table holds.
+  EXPECT_EQ(r.patched["spec"]["containers"][0]["resources"]["limits"]["memory"], "64Gi") << r.ops.dump();
+  const Outcome denied = validate(pod, Mode::kEnforce);
+  EXPECT_TRUE(has_line(denied.decision.denials, {"volume \"small\"", "set spec.volumes[1].emptyDir.sizeLimit to 32Gi"}))
+      << all(denied.decision.denials);
+  EXPECT_TRUE(run(r.patched).ops.empty());
+}
+
+TEST(ShmRule, NonListVolumeMountsAreAProblemNotOverwritten) {
+  json pod = training_pod();
+  pod["spec"]["containers"][0]["volumeMounts"] = json::object();
+  EXPECT_TRUE(run(pod).ops.empty());
+  const Outcome r = validate(pod);
+  EXPECT_TRUE(has_line(r.decision.denials, {"spec.containers[0].volumeMounts is not a list"})) << all(r.decision.denials);
+}
+
+TEST(ShmRule, OptedOutPodInEnforceModeIsNotToldGpuSizerSetsIt) {
+  json pod = training_pod();
+  pod["metadata"]["annotations"] = {{"gpu-sizer.io/mutate", "false"}};
+  const Outcome r = validate(pod, Mode::kEnforce);
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"shm"});
+  EXPECT_FALSE(contains(r.decision.denials[0], "so gpu-sizer sets")) << r.decision.denials[0];
+}
+
 TEST(ShmRule, ArgoTemplatesUseWorkflowVolumesOrGetTheirOwn) {
   const json workflow = json::parse(R"({
     "apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": {"name": "wf", "namespace": "ml"},
@@ -1186,12 +1217,26 @@ TEST(DataLoaderRule, SeedOomRowOnFourGpusNeeds241GiAndSaysWhy) {
   const Outcome r = run(pod);
   EXPECT_EQ(resources_of(r.patched)["requests"]["memory"], "241Gi") << r.ops.dump();
   EXPECT_EQ(resources_of(r.patched)["requests"]["cpu"], "32") << "CPU stays the table's";
-  EXPECT_TRUE(has_line(r.decision.warnings, {"memory request 1Gi->241Gi", "data loader 4x(32x8x147Mi x1.56+2Gi)+3Gi"}))
+  EXPECT_TRUE(has_line(r.decision.warnings, {"memory request 1Gi->241Gi", "(4 GPUs, data loader)"}))
+      << all(r.decision.warnings);
+  EXPECT_TRUE(has_line(r.decision.warnings,
+                       {"data loader memory floor 241Gi = 4x(32x8x147Mi x1.56+2Gi)+3Gi (gpu-sizer.io/dataloader)"}))
       << all(r.decision.warnings);
   for (const auto& warning : r.decision.warnings) EXPECT_LT(warning.size(), 120u) << warning;
   const Outcome denied = validate(pod, Mode::kEnforce);
-  EXPECT_TRUE(has_line(denied.decision.denials, {"need memory >= 241Gi", "data loader", "train_memory=241Gi"}))
+  EXPECT_TRUE(has_line(denied.decision.denials,
+                       {"need memory >= 241Gi (data loader: 4 x (32 workers x 8 prefetch x 147Mi batch x 1.56 + 2Gi) + "
+                        "3Gi; train table 192Gi)",
+                        "train_memory=241Gi"}))
       << all(denied.decision.denials);
+}
+
+TEST(DataLoaderRule, AFloorNoNodeHasIsDeniedNotPatched) {
+  const json pod = annotated_pod(4, {{"gpu-sizer.io/dataloader", "workers=32,prefetch=8,batch=256,sample=3x224x224000"}});
+  EXPECT_TRUE(run(pod).ops.empty());
+  const Outcome r = validate(pod);
+  ASSERT_FALSE(r.decision.denials.empty());
+  EXPECT_TRUE(contains(r.decision.denials[0], "more than any node has; check its values")) << r.decision.denials[0];
 }
 
 TEST(DataLoaderRule, ProfileWithoutATableGetsTheLoaderFloorOnly) {
@@ -1245,11 +1290,32 @@ TEST(VramFit, AuditSaysItWouldDeny) {
   EXPECT_TRUE(has_line(r.decision.warnings, {"audit: would deny:", "280.0 GB"})) << all(r.decision.warnings);
 }
 
-TEST(GpuModel, AnnotationWinsOverTheNodeSelector) {
-  const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}, {"gpu-sizer.io/gpu", "H100-80GB"}},
-                                           rtx4090())));
+TEST(GpuModel, NodeSelectorWinsOverTheAnnotationWhichServesWithoutOne) {
+  // The scheduler enforces the nodeSelector: the annotation cannot talk a
+  // 24 GB pod into an 80 GB verdict.
+  const json annotations = {{"gpu-sizer.io/model", "params=7B,method=lora,zero=3"}, {"gpu-sizer.io/gpu", "H100-80GB"}};
+  const Outcome pinned = validate(sized(annotated_pod(2, annotations, rtx4090())));
+  ASSERT_EQ(pinned.decision.denial_reasons, std::vector<std::string>{"vram"});
+  EXPECT_TRUE(contains(pinned.decision.denials[0], "24 GB of RTX-4090 (nodeSelector")) << pinned.decision.denials[0];
+  const Outcome annotated = validate(sized(annotated_pod(2, annotations)));
+  EXPECT_TRUE(annotated.decision.denials.empty()) << all(annotated.decision.denials);
+  EXPECT_TRUE(annotated.decision.warnings.empty()) << all(annotated.decision.warnings);
+}
+
+TEST(GpuModel, AnUnknownAllowedModelTurnsTheDenialIntoAWarning) {
+  json pod = annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}});
+  pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] =
+      json::parse(R"([{"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
+                       "values": ["NVIDIA-A10G", "NVIDIA-H200", "NVIDIA-A10G"]}]}])");
+  const Outcome r = validate(sized(pod));
+  EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"280.0 GB"})) << all(r.decision.warnings);
+}
+
+TEST(VramFit, ZeroDenialTellsAJobSpanningPodsToSetRanks) {
+  const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,zero=3"}}, rtx4090())));
   ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"vram"});
-  EXPECT_TRUE(contains(r.decision.denials[0], "80 GB of H100-80GB (annotation gpu-sizer.io/gpu=H100-80GB"))
+  EXPECT_TRUE(contains(r.decision.denials[0], "If the job spans several pods, set ranks=<total GPUs> in gpu-sizer.io/model"))
       << r.decision.denials[0];
 }
 
@@ -1269,12 +1335,13 @@ TEST(GpuModel, FromRequiredAffinityDeniesOnlyWhenNoCandidateFits) {
 TEST(GpuModel, UnknownOrMissingModelWarnsOnce) {
   const Outcome none = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}})));
   EXPECT_TRUE(none.decision.denials.empty());
-  EXPECT_TRUE(has_line(none.decision.warnings, {"GPU model unknown", "nodeSelector nvidia.com/gpu.product"}))
+  EXPECT_TRUE(has_line(none.decision.warnings, {"model not checked: GPU model unknown", "nodeSelector nvidia.com/gpu.product"}))
       << all(none.decision.warnings);
   const Outcome mig = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}},
                                              {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"}})));
   EXPECT_TRUE(mig.decision.denials.empty());
-  EXPECT_TRUE(has_line(mig.decision.warnings, {"is not in gpuMemory.gpus; not checked"})) << all(mig.decision.warnings);
+  EXPECT_TRUE(has_line(mig.decision.warnings, {"model not checked: GPU", "is not in gpuMemory.gpus"}))
+      << all(mig.decision.warnings);
 }
 
 TEST(ModelAnnotation, MalformedIsDeniedNamingThePartButDoesNotStopThePatch) {
@@ -1314,6 +1381,31 @@ TEST(NodeFit, MoreGpusThanAnyNodeWarnsByDefaultAction) {
       << all(r.decision.warnings);
 }
 
+TEST(NodeFit, EnforceModeJudgesThePodAsSizedNotAsWritten) {
+  // Written at 64Gi the pod would fit a 256Gi node; sized (384Gi) it fits none.
+  const Policy policy = policy_from("mode: enforce\nnodeFit:\n  action: warn\n  pools:\n    - name: small\n"
+                                    "      nodes: [{name: n, gpus: 8, cpu: \"64\", memory: 256Gi, ephemeralStorage: 1Ti}]\n");
+  const Outcome r = validate(annotated_pod(8, nullptr), Mode::kEnforce, policy);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"node fit: 8 GPUs, cpu 64, memory 384Gi"})) << all(r.decision.warnings);
+}
+
+TEST(AuditLines, NameTheTemplateOfAWorkload) {
+  const json workflow = json::parse(R"({
+    "apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": {"name": "wf", "namespace": "ml"},
+    "spec": {"entrypoint": "a", "templates": [{"name": "finetune", "container": {"image": "x",
+      "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "16", "memory": "64Gi", "ephemeral-storage": "300Gi"}}}}]}})");
+  JsonReader reader;
+  const JsonView view = reader.view_of(workflow);
+  PatchBuilder patch(view);
+  const auto refs = find_pod_templates("argoproj.io", "Workflow", view);
+  ASSERT_EQ(refs.size(), 1u);
+  const PodDecision d = decide_pod(default_policy(), Endpoint::kValidate,
+                                   PodTarget{refs[0], "Workflow ml/wf", Mode::kAudit, view["metadata"],
+                                             "template \"finetune\" "},
+                                   patch);
+  EXPECT_TRUE(has_line(d.warnings, {"audit: would deny: template \"finetune\" /dev/shm unset"})) << all(d.warnings);
+}
+
 TEST(NodeFit, PoolGpuProductIsTheLastSourceOfTheGpuModel) {
   json pod = annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,method=full,zero=3"}});
   pod["metadata"]["labels"] = {{"osmo.pool", "a100"}};
@@ -1335,9 +1427,11 @@ TEST(Explain, RulesNameEveryFloorAndTheBindingOne) {
   std::vector<std::string> rows;
   for (const auto& rule : decision.rules) rows.push_back(rule.rule + " | " + rule.floor + " | " + rule.detail);
   EXPECT_TRUE(has_line(rows, {"table | cpu 32, memory 192Gi, ephemeral-storage 300Gi | train row for 4 GPUs"})) << all(rows);
-  EXPECT_TRUE(has_line(rows, {"/dev/shm | /dev/shm 32Gi | none found, gpu-sizer adds 32Gi"})) << all(rows);
+  EXPECT_TRUE(has_line(rows, {"/dev/shm | /dev/shm 32Gi | none found: gpu-sizer sets 32Gi"})) << all(rows);
   EXPECT_TRUE(has_line(rows, {"data loader | memory 241Gi | 4 x (32 workers x 8 prefetch"})) << all(rows);
-  EXPECT_TRUE(has_line(rows, {"binding | memory 241Gi | data loader"})) << all(rows);
+  EXPECT_TRUE(has_line(rows, {"binding | memory 241Gi | data loader: 4 x (32 workers"})) << all(rows);
+  EXPECT_TRUE(has_line(rows, {"container \"trainer\" | cpu 32, memory 241Gi, ephemeral-storage 300Gi | requests it runs with"}))
+      << all(rows);
   EXPECT_TRUE(has_line(rows, {"GPU memory | - | no annotation gpu-sizer.io/model"})) << all(rows);
   EXPECT_TRUE(has_line(rows, {"node fit | - | no node pools"})) << all(rows);
   target.explain = false;

@@ -511,6 +511,8 @@ INSTANTIATE_TEST_SUITE_P(
         Invalid{"margin_above_one", "gpuMemory:\n  safetyMargin: 1.2\n", {"gpuMemory.safetyMargin (line 2)"}},
         Invalid{"margin_four_decimals", "gpuMemory:\n  safetyMargin: 0.8555\n",
                 {"gpuMemory.safetyMargin (line 2)", "at most 3 decimals"}},
+        Invalid{"max_suggested_gpus_huge", "gpuMemory:\n  maxSuggestedGpus: 100000\n",
+                {"gpuMemory.maxSuggestedGpus (line 2)", "at most 1024"}},
         Invalid{"gpu_memory_bad_action", "gpuMemory:\n  action: block\n",
                 {"gpuMemory.action (line 2)", "warn or deny", "block"}},
         Invalid{"infer_profiles_unknown", "gpuMemory:\n  inferProfiles: [inference]\n",
