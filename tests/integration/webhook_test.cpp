@@ -263,6 +263,39 @@ TEST_F(WebhookTest, VramWithinTheSafetyMarginIsAllowedWithAWarning) {
   EXPECT_NE(warnings[0].find("22.3 GB/GPU"), std::string::npos) << warnings[0];
 }
 
+struct VramCase {
+  const char* model;
+  bool allowed;
+  const char* warning;  // in the one warning, or empty: none
+};
+void PrintTo(const VramCase& c, std::ostream* out) { *out << c.model; }
+
+class VramThresholds : public WebhookTest, public ::testing::WithParamInterface<VramCase> {};
+
+// Inference on one RTX 4090 (24 GB, 20.4 GB usable at 0.85): at the margin,
+// just over it, and just over the capacity.
+TEST_P(VramThresholds, AllowWarnOrDeny) {
+  json pod = gpu_pod("serve", {{"limits", {{"cpu", "4"}, {"memory", "64Gi"}, {"ephemeral-storage", "200Gi"},
+                                           {"nvidia.com/gpu", "1"}}}},
+                     {{"gpu-sizer.io/model", GetParam().model}}, {{"gpu-sizer.io/profile", "infer"}});
+  pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-GeForce-RTX-4090"}};
+  const json answer = webhook_->review("/validate", admission_review(pod));
+  EXPECT_EQ(answer["response"]["allowed"].get<bool>(), GetParam().allowed) << answer.dump();
+  const auto warnings = warnings_of(answer);
+  if (std::string(GetParam().warning).empty()) {
+    EXPECT_TRUE(warnings.empty()) << answer.dump();
+  } else {
+    ASSERT_EQ(warnings.size(), 1u) << answer.dump();
+    EXPECT_NE(warnings[0].find(GetParam().warning), std::string::npos) << warnings[0];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rtx4090, VramThresholds,
+                         ::testing::Values(VramCase{"params=10B,context=400", true, ""},
+                                           VramCase{"params=10B,context=500", true, "20.5 GB/GPU"},
+                                           VramCase{"params=12B,context=100", false, ""}),
+                         [](const auto& info) { return std::to_string(info.index); });
+
 struct LoaderBatch {
   const char* batch;
   const char* memory;
@@ -304,6 +337,23 @@ TEST(WebhookModes, EnforceDeniesShmBelowTheMinimum) {
   ASSERT_FALSE(answer["response"]["allowed"].get<bool>());
   const std::string message = answer["response"]["status"]["message"];
   EXPECT_NE(message.find("set spec.volumes[0].emptyDir.sizeLimit to 32Gi"), std::string::npos) << message;
+}
+
+TEST(WebhookPolicyFile, NodeFitAtJustUnderAndJustOverTheLargestNode) {
+  TempDir dir;
+  const std::string policy = dir.path() + "/policy.yaml";
+  // One node shape exactly the 8-GPU train row.
+  replace_file(policy,
+               "nodeFit:\n  action: deny\n  pools:\n    - name: a100\n"
+               "      nodes: [{name: dgx, gpus: 8, cpu: \"64\", memory: 384Gi, ephemeralStorage: 300Gi}]\n");
+  WebhookProcess webhook({"--policy", policy});
+  auto allowed = [&](const char* cpu) {
+    const json pod = gpu_pod("train-8", {{"limits", {{"cpu", cpu}, {"memory", "384Gi"}, {"ephemeral-storage", "300Gi"},
+                                                     {"nvidia.com/gpu", "8"}}}});
+    return webhook.review("/validate", admission_review(pod))["response"]["allowed"].get<bool>();
+  };
+  EXPECT_TRUE(allowed("64"));
+  EXPECT_FALSE(allowed("64001m"));
 }
 
 TEST(WebhookPolicyFile, NodeFitDenyPolicyDeniesAPodNoNodeHolds) {
