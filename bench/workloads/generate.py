@@ -72,8 +72,11 @@ def pod_spec(size_steps, gpus, memory, cpu, lean=False, storage=None):
     if lean:
         # What a controller creates: one container, the service-account volume.
         mounts, volumes = mounts[2:], volumes[2:]
+    # A training pod's /dev/shm (gpu-sizer's /dev/shm rule): 32Gi of memory.
+    volumes = volumes + [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "32Gi"}}]
+    trainer_mounts = mounts + [{"name": "dshm", "mountPath": "/dev/shm"}]
     containers = [container("trainer", "nvcr.io/nvidia/pytorch:24.05-py3", gpus, memory, cpu,
-                            size_steps if lean else 4 + size_steps, mounts, storage)]
+                            size_steps if lean else 4 + size_steps, trainer_mounts, storage)]
     init = []
     if size_steps > 0 and not lean:
         containers.append(container("log-shipper", "fluent/fluent-bit:3.0", 0, "256Mi", "200m", size_steps // 2, mounts[:1]))
