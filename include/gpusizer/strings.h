@@ -1,6 +1,7 @@
 // Small string helpers shared by the layers.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,25 @@ inline std::string_view trim(std::string_view text) {
   const auto last = text.find_last_not_of(" \t\r\n\f\v");
   return text.substr(first, last - first + 1);
 }
+
+// value / unit as a decimal with no trailing zeros: (1560, 1000) -> "1.56",
+// (40000, 1000) -> "40".
+inline std::string decimal_text(int64_t value, int64_t unit) {
+  std::string text = std::to_string(value / unit);
+  if (value % unit == 0) return text;
+  std::string fraction = std::to_string(unit + value % unit).substr(1);
+  while (fraction.back() == '0') fraction.pop_back();
+  return text + "." + fraction;
+}
+
+// Thousandths as a decimal: 850 -> "0.85".
+inline std::string milli_text(int64_t milli) { return decimal_text(milli, 1000); }
+
+// "1 GPU", "4 GPUs".
+inline std::string gpus_text(int64_t gpus) { return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs"); }
+
+// text between double quotes, as messages name things: "trainer".
+inline std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
 inline std::string join(const std::vector<std::string>& items, std::string_view separator) {
   std::string out;

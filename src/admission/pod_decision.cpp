@@ -126,7 +126,6 @@ void add_strings(JsonView object, std::map<std::string, std::string, std::less<>
   });
 }
 
-std::string in_quotes(const std::string& text) { return "\"" + text + "\""; }
 
 class PodReader {
  public:
@@ -825,7 +824,6 @@ class PodDecider {
     return *s.resource == kMemory && s.group_gpus >= policy_.deny_from_gpus;
   }
 
-  static std::string gpus_text(int64_t gpus) { return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs"); }
 
   static std::string holder_gpus(const Shortfall& s) {
     return s.container->gpus == s.group_gpus ? gpus_text(s.group_gpus)

@@ -71,16 +71,6 @@ std::optional<int128> buffer_bytes(const DataLoaderSpec& spec, int128 batch, Mil
 }
 
 // 1560 -> "1.56", 2000 -> "2".
-std::string milli_text(Milli milli) {
-  std::string text = std::to_string(milli / 1000);
-  if (milli % 1000 != 0) {
-    std::string fraction = std::to_string(1000 + milli % 1000).substr(1);
-    while (fraction.back() == '0') fraction.pop_back();
-    text += "." + fraction;
-  }
-  return text;
-}
-
 int64_t clamp_int64(int128 value) {
   return static_cast<int64_t>(std::min<int128>(value, std::numeric_limits<int64_t>::max()));
 }

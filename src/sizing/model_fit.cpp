@@ -48,16 +48,6 @@ std::optional<int64_t> scaled_decimal(std::string_view text, int64_t unit) {
 
 // value / unit as a decimal without trailing zeros: (1'500'000'000, 10^9) -> "1.5".
 // REQUIRES: unit is a power of 10.
-std::string decimal_text(int64_t value, int64_t unit) {
-  std::string text = std::to_string(value / unit);
-  if (value % unit == 0) return text;
-  std::string fraction = std::to_string(unit + value % unit).substr(1);
-  while (fraction.back() == '0') fraction.pop_back();
-  return text + "." + fraction;
-}
-
-std::string milli_text(Milli milli) { return decimal_text(milli, 1000); }
-
 std::string tenths_text(int64_t tenths) { return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10); }
 
 int64_t ceil_div(int128 numerator, int128 denominator) {

@@ -44,9 +44,7 @@ bool larger(const NodeShape& a, const NodeShape& b) {
   return std::tie(a.gpus, a.memory, a.cpu) > std::tie(b.gpus, b.memory, b.cpu);
 }
 
-std::string gpus_text(int64_t gpus) { return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs"); }
 
-std::string quoted(const std::string& text) { return "\"" + text + "\""; }
 
 }  // namespace
 
@@ -95,11 +93,11 @@ NodeFit check_node_fit(const NodeFitPolicy& policy, const PodRequest& request, c
   compare("memory", request.memory, largest.memory);
   compare("ephemeral-storage", request.ephemeral_storage, largest.ephemeral_storage);
 
-  const std::string where = fit.pool ? "pool " + quoted(fit.pool->name) : "any pool";
+  const std::string where = fit.pool ? "pool " + in_quotes(fit.pool->name) : "any pool";
   const std::string pod = gpus_text(request.gpus) + ", cpu " + request.cpu.to_string() + ", memory " +
                           request.memory.to_string();
   const std::string storage = ", ephemeral-storage " + request.ephemeral_storage.to_string();
-  const std::string tail = " fit no node of " + where + "; largest " + quoted(largest.name) + " has " +
+  const std::string tail = " fit no node of " + where + "; largest " + in_quotes(largest.name) + " has " +
                            join(short_has, ", ");
   // The brief shows the pod as its GPUs, cpu and memory, as people size
   // it; when ephemeral storage is short (not in that list) or the line is
@@ -123,9 +121,9 @@ NodeFit check_node_fit(const NodeFitPolicy& policy, const PodRequest& request, c
     // or larger nodes fit.
     remedy = "run fewer GPUs per pod (cpu and memory follow the GPU count) or choose a pool with larger nodes";
   }
-  const std::string largest_where = fit.pool ? "" : " (pool " + quoted(largest_pool->name) + ")";
+  const std::string largest_where = fit.pool ? "" : " (pool " + in_quotes(largest_pool->name) + ")";
   fit.message = "node fit: " + pod + storage + " fit no node of " + where + "; the largest, " +
-                quoted(largest.name) + largest_where + ", has " + gpus_text(largest.gpus) + ", cpu " +
+                in_quotes(largest.name) + largest_where + ", has " + gpus_text(largest.gpus) + ", cpu " +
                 largest.cpu.to_string() + ", memory " + largest.memory.to_string() + ", ephemeral-storage " +
                 largest.ephemeral_storage.to_string() + " (short: " + join(short_compared, ", ") + "); " + remedy;
   return fit;

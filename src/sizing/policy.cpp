@@ -151,18 +151,7 @@ Milli read_decimal(const YAML::Node& node, const std::string& path, Milli minimu
   auto digits = [](const std::string& part) {
     return std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
-  auto range = [&] {
-    auto show = [](Milli milli) {
-      std::string text = std::to_string(milli / 1000);
-      if (milli % 1000 != 0) {
-        std::string rest = std::to_string(1000 + milli % 1000).substr(1);
-        while (rest.back() == '0') rest.pop_back();
-        text += "." + rest;
-      }
-      return text;
-    };
-    return "a decimal number from " + show(minimum) + " to " + show(maximum);
-  };
+  auto range = [&] { return "a decimal number from " + milli_text(minimum) + " to " + milli_text(maximum); };
   if (whole.empty() || whole.size() > 9 || !digits(whole) || !digits(fraction) || fraction.size() > 3 ||
       (dot != std::string::npos && fraction.empty())) {
     fail(path, node, "must be " + range() + " with at most 3 decimals, found \"" + text + "\"");
