@@ -230,11 +230,12 @@ TEST_F(WebhookTest, TrainingPodWithoutShmGetsVolumeAndMountPatches) {
   EXPECT_EQ(webhook_->review("/mutate", admission_review(pod, "team-a", "CREATE", true))["response"], answer["response"]);
 }
 
-TEST_F(WebhookTest, ShmJustUnderTheMinimumIsEnlargedAndAtTheMinimumIsLeft) {
+TEST_F(WebhookTest, ShmJustUnderTheMinimumIsEnlargedAtAndOverItIsLeft) {
   const json under = sized_training_pod("16383Mi");
   const json patched = apply_response(under, webhook_->review("/mutate", admission_review(under)));
   EXPECT_EQ(patched["spec"]["volumes"][0]["emptyDir"]["sizeLimit"], "32Gi");
   EXPECT_FALSE(webhook_->review("/mutate", admission_review(sized_training_pod("16Gi")))["response"].contains("patch"));
+  EXPECT_FALSE(webhook_->review("/mutate", admission_review(sized_training_pod("16385Mi")))["response"].contains("patch"));
 }
 
 TEST_F(WebhookTest, SevenBFullFineTuneOnTwo24GBGpusIsDenied) {
@@ -291,7 +292,8 @@ TEST_P(VramThresholds, AllowWarnOrDeny) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rtx4090, VramThresholds,
-                         ::testing::Values(VramCase{"params=10B,context=400", true, ""},
+                         ::testing::Values(VramCase{"params=10B,context=300", true, ""},
+                                           VramCase{"params=10B,context=400", true, ""},
                                            VramCase{"params=10B,context=500", true, "20.5 GB/GPU"},
                                            VramCase{"params=12B,context=100", false, ""}),
                          [](const auto& info) { return std::to_string(info.index); });
@@ -352,6 +354,7 @@ TEST(WebhookPolicyFile, NodeFitAtJustUnderAndJustOverTheLargestNode) {
                                                      {"nvidia.com/gpu", "8"}}}});
     return webhook.review("/validate", admission_review(pod))["response"]["allowed"].get<bool>();
   };
+  EXPECT_TRUE(allowed("63999m")) << "below the table: sized to 64, which fits";
   EXPECT_TRUE(allowed("64"));
   EXPECT_FALSE(allowed("64001m"));
 }
