@@ -1,6 +1,7 @@
 // Small string helpers shared by the layers.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -34,6 +35,36 @@ inline std::string gpus_text(int64_t gpus) { return std::to_string(gpus) + (gpus
 
 // text between double quotes, as messages name things: "trainer".
 inline std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
+// One part of a "key=value,key=value" annotation, each piece trimmed; the
+// text of a part without '=' is its whole text (key and value empty).
+struct KeyValuePart {
+  std::string_view text;
+  std::string_view key;
+  std::string_view value;
+  bool has_equals = false;
+};
+
+// The parts of a comma-separated key=value list, in order; an empty part
+// (two commas in a row, or one at an end) has empty text. The callers word
+// their own errors.
+inline std::vector<KeyValuePart> split_key_values(std::string_view text) {
+  std::vector<KeyValuePart> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    KeyValuePart part{trim(text.substr(start, comma - start))};
+    start = comma + 1;
+    const std::size_t equals = part.text.find('=');
+    if (equals != std::string_view::npos) {
+      part.key = trim(part.text.substr(0, equals));
+      part.value = trim(part.text.substr(equals + 1));
+      part.has_equals = true;
+    }
+    parts.push_back(part);
+  }
+  return parts;
+}
 
 inline std::string join(const std::vector<std::string>& items, std::string_view separator) {
   std::string out;

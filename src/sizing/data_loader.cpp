@@ -88,16 +88,12 @@ Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderP
   // Kept to name them when a product of several parts is too large.
   std::string_view workers_part, sample_part;
 
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', begin), text.size());
-    const std::string_view part = trim(text.substr(begin, comma - begin));
-    begin = comma + 1;
+  for (const KeyValuePart& each : split_key_values(text)) {
+    const std::string_view part = each.text;
     if (part.empty()) return Error{"has an empty part (two commas in a row, or one at an end)"};
-    const std::size_t equals = part.find('=');
-    if (equals == std::string_view::npos) return part_error(part, "must be key=value");
-    const std::string_view key = trim(part.substr(0, equals));
-    const std::string_view value = trim(part.substr(equals + 1));
+    if (!each.has_equals) return part_error(part, "must be key=value");
+    const std::string_view key = each.key;
+    const std::string_view value = each.value;
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
       return part_error(part, "repeats key \"" + std::string(key) + "\"");
     }

@@ -447,16 +447,12 @@ Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& poli
   spec.mode = default_mode;
   // Each key's part as written, for the errors that involve two keys.
   std::map<std::string, std::string, std::less<>> parts;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string_view part = trim(text.substr(start, comma - start));
-    start = comma + 1;
+  for (const KeyValuePart& each : split_key_values(text)) {
+    const std::string_view part = each.text;
     if (part.empty()) return Error{"has an empty part; write key=value parts separated by commas"};
-    const std::size_t equals = part.find('=');
-    if (equals == std::string_view::npos) return part_error(part, "must be key=value, e.g. params=7B");
-    const std::string_view key = trim(part.substr(0, equals));
-    const std::string_view value = trim(part.substr(equals + 1));
+    if (!each.has_equals) return part_error(part, "must be key=value, e.g. params=7B");
+    const std::string_view key = each.key;
+    const std::string_view value = each.value;
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
       return part_error(part, "unknown key \"" + std::string(key) + "\" (known: " +
                                   join(std::vector<std::string>(kKeys.begin(), kKeys.end()), ", ") + ")");
