@@ -138,6 +138,18 @@ class PodReader {
     } else {
       read_pod_spec();
     }
+    // Where it may run matters only to the checks of GPU pods.
+    const auto holds_gpus = [](const std::vector<ContainerView>& list) {
+      return std::any_of(list.begin(), list.end(), [](const ContainerView& c) { return c.gpus > 0; });
+    };
+    if (holds_gpus(view_.app) || holds_gpus(view_.init)) {
+      if (target_.ref.shape == PodShape::kArgoTemplate) {
+        read_scheduling(pod());
+        read_scheduling(target_.ref.workflow_spec);
+      } else {
+        read_scheduling(pod()["spec"]);
+      }
+    }
     return std::move(view_);
   }
 
@@ -198,7 +210,6 @@ class PodReader {
     read_list(containers, {"spec", "containers"}, Role::kApp);
     read_list(spec["initContainers"], {"spec", "initContainers"}, Role::kInit);
     check_volumes_list(spec["volumes"], {"spec", "volumes"});
-    read_scheduling(spec);
   }
 
   // nodeSelector entries and the GPU products required node affinity
@@ -248,8 +259,6 @@ class PodReader {
     read_list(pod()["sidecars"], {"sidecars"}, Role::kApp);
     read_list(pod()["initContainers"], {"initContainers"}, Role::kInit);
     check_volumes_list(pod()["volumes"], {"volumes"});
-    read_scheduling(pod());
-    read_scheduling(target_.ref.workflow_spec);
   }
 
   // The /dev/shm volume is appended to this list: it must be one.
@@ -580,28 +589,18 @@ class PodDecider {
       if (!mounted.empty()) return;
       shm_.add_volume = true;
     } else {
-      const JsonView empty_dir = volume->second["emptyDir"];
-      if (!empty_dir.is_object() || empty_dir["medium"].string() != "Memory") {
+      if (!is_memory_backed(volume->second)) {
         if (mounted.empty()) {
           view_.problems.push_back(target_.description + ": " + field_path(volume->first) + " is volume \"" + name +
                                    "\", the name gpu-sizer gives the /dev/shm it adds, and is not /dev/shm; rename it");
         } else {
-          shm_notes_.push_back(target_.description + ": /dev/shm (volume \"" + name +
-                               "\") is not a memory-backed emptyDir; its size is not checked");
+          note_not_memory_backed(name);
         }
         return;
       }
       shm_.volume_path = volume->first;
-      if (const JsonView limit = empty_dir["sizeLimit"]; !limit.is_null()) {
-        auto size = quantity_from_json(limit);
-        if (!size) {
-          view_.problems.push_back(target_.description + ": " + field_path(volume->first) + ".emptyDir.sizeLimit " +
-                                   size.error());
-          return;
-        }
-        shm_.size_limit = size.value();
-        shm_.enlarge = size.value() < rule.minimum;
-      }
+      if (!read_size_limit(*volume, shm_.size_limit)) return;
+      shm_.enlarge = shm_.size_limit && *shm_.size_limit < rule.minimum;
     }
     shm_.applies = true;
     shm_.volume = name;
@@ -623,26 +622,44 @@ class PodDecider {
   void add_other_shm(const std::string& name) {
     const auto volume = find_volume(name);
     if (!volume) return;
-    const JsonView empty_dir = volume->second["emptyDir"];
-    if (!empty_dir.is_object() || empty_dir["medium"].string() != "Memory") {
-      shm_notes_.push_back(target_.description + ": /dev/shm (volume \"" + name +
-                           "\") is not a memory-backed emptyDir; its size is not checked");
+    if (!is_memory_backed(volume->second)) {
+      note_not_memory_backed(name);
       return;
     }
-    const JsonView limit = empty_dir["sizeLimit"];
-    if (limit.is_null()) {
+    std::optional<Quantity> limit;
+    if (!read_size_limit(*volume, limit)) return;
+    if (!limit) {
       shm_.size.reset();  // bounded only by the memory limits
       return;
     }
-    auto size = quantity_from_json(limit);
-    if (!size) {
-      view_.problems.push_back(target_.description + ": " + field_path(volume->first) + ".emptyDir.sizeLimit " +
-                               size.error());
-      return;
-    }
     const SharedMemoryPolicy& rule = policy_.shared_memory;
-    if (size.value() < rule.minimum) shm_.small_others.push_back({name, volume->first, size.value()});
-    if (shm_.size) shm_.size = shm_.size->plus(size.value() < rule.minimum ? rule.size : size.value());
+    if (*limit < rule.minimum) shm_.small_others.push_back({name, volume->first, *limit});
+    if (shm_.size) shm_.size = shm_.size->plus(*limit < rule.minimum ? rule.size : *limit);
+  }
+
+  static bool is_memory_backed(JsonView volume) {
+    const JsonView empty_dir = volume["emptyDir"];
+    return empty_dir.is_object() && empty_dir["medium"].string() == "Memory";
+  }
+
+  void note_not_memory_backed(const std::string& name) {
+    shm_notes_.push_back(target_.description + ": /dev/shm (volume \"" + name +
+                         "\") is not a memory-backed emptyDir; its size is not checked");
+  }
+
+  // A memory emptyDir's sizeLimit into `limit` (nullopt: none); false, with
+  // a problem recorded, when it does not parse.
+  bool read_size_limit(const std::pair<std::vector<std::string>, JsonView>& volume, std::optional<Quantity>& limit) {
+    const JsonView value = volume.second["emptyDir"]["sizeLimit"];
+    if (value.is_null()) return true;
+    auto size = quantity_from_json(value);
+    if (!size) {
+      view_.problems.push_back(target_.description + ": " + field_path(volume.first) + ".emptyDir.sizeLimit " +
+                               size.error());
+      return false;
+    }
+    limit = size.value();
+    return true;
   }
 
   // Where the pod's volumes are, and their tokens: a Pod's spec.volumes; an
