@@ -135,28 +135,42 @@ bool looks_like_a_document_marker(std::string_view text) {
 // with every character escaped.
 constexpr std::size_t kShortKeyCharacters = 170;
 
-void emit(YAML::Emitter& out, const YAML::Node& node) {
-  // Flow collections ([a, b], {k: v}) stay flow, as the author wrote them.
-  if (node.Style() == YAML::EmitterStyle::Flow) out << YAML::Flow;
+// YAML reads an implicit key of at most 1024 characters: a longer one (up
+// to 6 per character once escaped) is written as an explicit `? key`.
+bool is_long_key(const YAML::Node& key) { return !key.IsScalar() || key.Scalar().size() > kShortKeyCharacters; }
+
+// Whether node or anything in it has a key written as `? key`.
+bool holds_long_key(const YAML::Node& node) {
+  if (node.IsSequence()) return std::any_of(node.begin(), node.end(), [](const YAML::Node& item) { return holds_long_key(item); });
+  if (!node.IsMap()) return false;
+  return std::any_of(node.begin(), node.end(), [](const auto& entry) {
+    return is_long_key(entry.first) || holds_long_key(entry.first) || holds_long_key(entry.second);
+  });
+}
+
+// known_short: node was found to hold no long key (its flow parent was
+// checked), so its flow collections stay flow without looking again.
+void emit(YAML::Emitter& out, const YAML::Node& node, bool known_short = false) {
+  // Flow collections ([a, b], {k: v}) stay flow, as the author wrote them,
+  // unless they hold a long key: yaml-cpp writes `{ ?"key": v}` in flow
+  // style, which YAML (and yaml-cpp) cannot read back.
+  const bool flow = node.Style() == YAML::EmitterStyle::Flow && (known_short || !holds_long_key(node));
+  if (flow) out << YAML::Flow;
   switch (node.Type()) {
     case YAML::NodeType::Map:
       out << YAML::BeginMap;
       for (const auto& entry : node) {
-        // YAML reads an implicit key of at most 1024 characters: a longer
-        // one (up to 6 per character once escaped) is written as an
-        // explicit `? key`, or what --fix writes would not read back.
-        const bool long_key = !entry.first.IsScalar() || entry.first.Scalar().size() > kShortKeyCharacters;
-        if (long_key) out << YAML::LongKey;
+        if (is_long_key(entry.first)) out << YAML::LongKey;
         out << YAML::Key;
-        emit(out, entry.first);
+        emit(out, entry.first, flow);
         out << YAML::Value;
-        emit(out, entry.second);
+        emit(out, entry.second, flow);
       }
       out << YAML::EndMap;
       break;
     case YAML::NodeType::Sequence:
       out << YAML::BeginSeq;
-      for (const auto& item : node) emit(out, item);
+      for (const auto& item : node) emit(out, item, flow);
       out << YAML::EndSeq;
       break;
     case YAML::NodeType::Scalar:
