@@ -13,7 +13,7 @@
 #include <map>
 #include <string>
 
-#include "gpusizer/server.h"
+#include "gpusizer/server/server.h"
 
 namespace {
 

@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpusizer/policy.h"
-#include "gpusizer/quantity.h"
-#include "gpusizer/review.h"
-#include "gpusizer/sizing.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/quantity/quantity.h"
+#include "gpusizer/admission/review.h"
+#include "gpusizer/sizing/sizing.h"
 
 namespace {
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "gpusizer/check.h"
-#include "gpusizer/log.h"
-#include "gpusizer/policy.h"
-#include "gpusizer/policy_store.h"
-#include "gpusizer/server.h"
-#include "gpusizer/sizing.h"
+#include "gpusizer/check/check.h"
+#include "gpusizer/server/log.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/server/policy_store.h"
+#include "gpusizer/server/server.h"
+#include "gpusizer/sizing/sizing.h"
 
 namespace {
 

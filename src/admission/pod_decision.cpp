@@ -1,25 +1,25 @@
-#include "gpusizer/pod_decision.h"
+#include "gpusizer/admission/pod_decision.h"
 
 #include <algorithm>
 #include <deque>
 #include <map>
 #include <optional>
 
-#include "gpusizer/data_loader.h"
-#include "gpusizer/json_access.h"
-#include "gpusizer/json_text.h"
-#include "gpusizer/model_fit.h"
-#include "gpusizer/node_fit.h"
-#include "gpusizer/sizing.h"
-#include "gpusizer/strings.h"
-#include "gpusizer/workloads.h"
+#include "gpusizer/sizing/data_loader.h"
+#include "gpusizer/json/json_access.h"
+#include "gpusizer/json/json_text.h"
+#include "gpusizer/sizing/model_fit.h"
+#include "gpusizer/sizing/node_fit.h"
+#include "gpusizer/sizing/sizing.h"
+#include "gpusizer/util/strings.h"
+#include "gpusizer/workloads/workloads.h"
 
 namespace gpusizer {
 
 Result<Quantity> quantity_from_json(JsonView value) {
   if (value.is_string()) return Quantity::parse(value.string());
   if (value.is_number()) return Quantity::parse(value.text());
-  return Error{"must be a quantity such as \"64Gi\" or 4, found " + std::string(value.type_name())};
+  return Status::invalid_argument("must be a quantity such as \"64Gi\" or 4, found " + std::string(value.type_name()));
 }
 
 namespace {

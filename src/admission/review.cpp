@@ -1,11 +1,11 @@
-#include "gpusizer/review.h"
+#include "gpusizer/admission/review.h"
 
 #include <openssl/evp.h>
 
-#include "gpusizer/json_text.h"
-#include "gpusizer/json_view.h"
-#include "gpusizer/strings.h"
-#include "gpusizer/workloads.h"
+#include "gpusizer/json/json_text.h"
+#include "gpusizer/json/json_view.h"
+#include "gpusizer/util/strings.h"
+#include "gpusizer/workloads/workloads.h"
 
 namespace gpusizer {
 

@@ -1,4 +1,4 @@
-#include "gpusizer/check.h"
+#include "gpusizer/check/check.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,13 +8,13 @@
 #include <optional>
 #include <sstream>
 
-#include "gpusizer/json_access.h"
-#include "gpusizer/json_view.h"
-#include "gpusizer/manifests.h"
-#include "gpusizer/osmo_workflow.h"
-#include "gpusizer/policy_store.h"
-#include "gpusizer/review.h"
-#include "gpusizer/strings.h"
+#include "gpusizer/json/json_access.h"
+#include "gpusizer/json/json_view.h"
+#include "gpusizer/check/manifests.h"
+#include "gpusizer/check/osmo_workflow.h"
+#include "gpusizer/util/files.h"
+#include "gpusizer/admission/review.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 

@@ -1,7 +1,9 @@
-#include "gpusizer/manifests.h"
+#include "gpusizer/check/manifests.h"
 
 #include <algorithm>
 #include <charconv>
+
+#include "gpusizer/json/paths.h"
 
 namespace gpusizer {
 
@@ -105,25 +107,6 @@ YAML::Node to_yaml(const json& value) {
   YAML::Node scalar(value.is_string() ? value.get<std::string>() : value.dump());
   scalar.SetTag("!");  // written quoted: "32" must stay a string
   return scalar;
-}
-
-std::string unescape_token(std::string token) {
-  for (std::size_t i = 0; (i = token.find('~', i)) != std::string::npos; ++i) {
-    token.replace(i, 2, token.compare(i, 2, "~1") == 0 ? "/" : "~");
-  }
-  return token;
-}
-
-std::vector<std::string> pointer_tokens(const std::string& pointer) {
-  std::vector<std::string> tokens;
-  std::size_t start = 1;
-  while (start <= pointer.size()) {
-    const std::size_t slash = pointer.find('/', start);
-    tokens.push_back(unescape_token(pointer.substr(start, slash - start)));
-    if (slash == std::string::npos) break;
-    start = slash + 1;
-  }
-  return tokens;
 }
 
 bool looks_like_a_document_marker(std::string_view text) {
@@ -324,7 +307,7 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
     // kubectl reads it and --fix writes a flow-style document back.
     file.json = false;
   }
-  auto fail = [&](std::string message) { return Error{json_error.empty() ? std::move(message) : json_error}; };
+  auto fail = [&](std::string message) { return Status::invalid_argument(json_error.empty() ? std::move(message) : json_error); };
   const auto bodies = split_documents(text);
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const auto& [body, first_line] = bodies[i];
@@ -359,7 +342,7 @@ namespace {
 Result<bool> apply_patch_to_yaml(YAML::Node& root, const json& operations) {
   for (const auto& operation : operations) {
     const std::string path = operation.value("path", "");
-    if (operation.value("op", "") != "add" || path.empty()) return Error{"unsupported patch operation " + operation.dump()};
+    if (operation.value("op", "") != "add" || path.empty()) return Status::invalid_argument("unsupported patch operation " + operation.dump());
     const auto tokens = pointer_tokens(path);
     // yaml-cpp nodes are handles: assigning through a copy writes the tree.
     YAML::Node node = root;
@@ -367,19 +350,19 @@ Result<bool> apply_patch_to_yaml(YAML::Node& root, const json& operations) {
       if (node.IsSequence()) {
         std::size_t index = 0;
         auto [end, error] = std::from_chars(tokens[i].data(), tokens[i].data() + tokens[i].size(), index);
-        if (error != std::errc() || index >= node.size()) return Error{"patch path " + path + " does not exist"};
+        if (error != std::errc() || index >= node.size()) return Status::invalid_argument("patch path " + path + " does not exist");
         node.reset(node[index]);
       } else if (node.IsMap() && node[tokens[i]]) {
         node.reset(node[tokens[i]]);
       } else {
-        return Error{"patch path " + path + " does not exist"};
+        return Status::invalid_argument("patch path " + path + " does not exist");
       }
     }
     if (node.IsSequence() && tokens.back() == "-") {
       node.push_back(to_yaml(operation.at("value")));
       continue;
     }
-    if (!node.IsMap() && !node.IsNull()) return Error{"patch path " + path + " does not end in a map"};
+    if (!node.IsMap() && !node.IsNull()) return Status::invalid_argument("patch path " + path + " does not end in a map");
     node[tokens.back()] = to_yaml(operation.at("value"));
   }
   return true;
@@ -393,7 +376,7 @@ Result<bool> apply_patch(ManifestFile& file, std::size_t document, const json& o
     try {
       file.json_document = file.json_document.patch(nlohmann::ordered_json::parse(operations.dump()));
     } catch (const nlohmann::json::exception& error) {
-      return Error{std::string("patch does not apply: ") + error.what()};
+      return Status::invalid_argument(std::string("patch does not apply: ") + error.what());
     }
   } else {
     auto applied = apply_patch_to_yaml(target.node, operations);

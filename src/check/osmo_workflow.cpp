@@ -1,4 +1,4 @@
-#include "gpusizer/osmo_workflow.h"
+#include "gpusizer/check/osmo_workflow.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -9,8 +9,8 @@
 #include <set>
 #include <utility>
 
-#include "gpusizer/strings.h"
-#include "gpusizer/yaml_keys.h"
+#include "gpusizer/util/strings.h"
+#include "gpusizer/util/yaml_keys.h"
 
 namespace gpusizer {
 namespace {
@@ -727,16 +727,16 @@ Result<Rendered> render(std::string_view text, const Variables& vars) {
     if (rest.starts_with("{%")) {
       const std::size_t close = rest.find("%}");
       const std::string block(trim(rest.substr(0, close == std::string_view::npos ? rest.find('\n') : close + 2)));
-      return Error{at_line(line) + "`" + block +
+      return Status::invalid_argument(at_line(line) + "`" + block +
                    "`: check cannot render Jinja control blocks ({% ... %}); check a rendered copy "
-                   "of the spec instead"};
+                   "of the spec instead");
     }
     if (rest.starts_with("{#")) {
       const std::size_t close = rest.find("#}");
       if (close == std::string_view::npos) {
-        return Error{at_line(line) +
+        return Status::invalid_argument(at_line(line) +
                      "`{#` opens a Jinja comment that is never closed with `#}`; OSMO fails to render "
-                     "this spec too (a shell `${#ARRAY[@]}` needs `{{ '{#' }}` or a space)"};
+                     "this spec too (a shell `${#ARRAY[@]}` needs `{{ '{#' }}` or a space)");
       }
       for (char c : rest.substr(0, close + 2)) {
         if (c == '\n') {
@@ -757,7 +757,7 @@ Result<Rendered> render(std::string_view text, const Variables& vars) {
       }
       const std::size_t end = expression_end(rest, 0);
       if (end == std::string_view::npos) {
-        return Error{at_line(line) + "`{{` is never closed with `}}`; OSMO fails to render this spec too"};
+        return Status::invalid_argument(at_line(line) + "`{{` is never closed with `}}`; OSMO fails to render this spec too");
       }
       Substitution sub;
       sub.source = std::string(rest.substr(0, end));
@@ -799,10 +799,10 @@ Result<Rendered> render(std::string_view text, const Variables& vars) {
       special = special || m.name == "output" || m.name == "uuid" || m.name == "workflow_id";
     }
     const std::string& first = missing.front().name;
-    return Error{std::string(names.size() == 1 ? "variable " : "variables ") + join(names, ", ") +
+    return Status::invalid_argument(std::string(names.size() == 1 ? "variable " : "variables ") + join(names, ", ") +
                  (names.size() == 1 ? " has" : " have") +
                  " no value, and OSMO fails the submit: add it to default-values or pass --set " + first +
-                 "=VALUE" + (special ? kSpecialTokenHint : "")};
+                 "=VALUE" + (special ? kSpecialTokenHint : ""));
   }
   return out;
 }
@@ -1136,7 +1136,7 @@ class BlockChecker {
 
   std::optional<Quantity> parse_cpu(const YAML::Node& block, const Field& field, const std::string& path) const {
     if (field.text.empty() || field.text == "None") return std::nullopt;
-    auto q = is_cpu_number(field.text) ? Quantity::parse(field.text) : Result<Quantity>(Error{""});
+    auto q = is_cpu_number(field.text) ? Quantity::parse(field.text) : Result<Quantity>(Status::invalid_argument(""));
     if (!q.ok()) {
       spec_.fail(block["cpu"], path + ".cpu: \"" + field.text + "\" is not a number of cores (OSMO takes a plain number)");
     }
@@ -1490,9 +1490,9 @@ Result<OsmoReport> check_osmo_workflow(const Policy& policy, std::string_view te
   try {
     return check_spec(policy, text, set_values);
   } catch (const SpecError& e) {
-    return Error{e.message};
+    return Status::invalid_argument(e.message);
   } catch (const YAML::Exception& e) {
-    return Error{at_line(e.mark.line >= 0 ? e.mark.line + 1 : 0) + e.msg};
+    return Status::invalid_argument(at_line(e.mark.line >= 0 ? e.mark.line + 1 : 0) + e.msg);
   }
 }
 

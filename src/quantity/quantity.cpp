@@ -5,7 +5,7 @@
 // units are refused instead of silently capped, and the grammar is the
 // documented one (no lone sign, no "." alone), not the scanner's quirks.
 
-#include "gpusizer/quantity.h"
+#include "gpusizer/quantity/quantity.h"
 
 #include <algorithm>
 #include <array>
@@ -245,7 +245,7 @@ std::optional<int128> magnitude_in_nanos(std::string digits, int64_t nano_expone
 
 Result<Quantity> Quantity::parse(std::string_view text) {
   auto fail = [text](std::string_view reason) {
-    return Error{"quantity " + quoted(text) + ": " + std::string(reason)};
+    return Status::invalid_argument("quantity " + quoted(text) + ": " + std::string(reason));
   };
   if (text.empty()) return fail("empty (expected a number such as 1, 500m or 2Gi)");
   if (text.find_first_of(" \t\n\r\v\f") != std::string_view::npos) {

@@ -28,9 +28,9 @@
 #include <thread>
 #include <vector>
 
-#include "gpusizer/connection_deadlines.h"
-#include "gpusizer/log.h"
-#include "gpusizer/transport.h"
+#include "gpusizer/server/connection_deadlines.h"
+#include "gpusizer/server/log.h"
+#include "gpusizer/server/transport.h"
 
 namespace gpusizer {
 
@@ -283,13 +283,13 @@ class AsioTransport final : public Transport {
 
   Result<bool> open(const ListenAddress& address, const TlsSetup& tls) {
     std::string error;
-    if (!tls(*tls_.native_handle(), error)) return Error{error};
+    if (!tls(*tls_.native_handle(), error)) return Status::invalid_argument(error);
     beast::error_code ec;
     tcp::resolver resolver(loops_[0]->context);
     const auto resolved = resolver.resolve(address.host, std::to_string(address.port),
                                            tcp::resolver::passive | tcp::resolver::numeric_service, ec);
     if (ec || resolved.empty()) {
-      return Error{"cannot listen on " + address.host + ": " + (ec ? ec.message() : "no address")};
+      return Status::io_error("cannot listen on " + address.host + ": " + (ec ? ec.message() : "no address"));
     }
     const tcp::endpoint endpoint = resolved.begin()->endpoint();
     acceptor_.open(endpoint.protocol(), ec);
@@ -297,7 +297,7 @@ class AsioTransport final : public Transport {
     if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
     if (ec) {
-      return Error{"cannot listen on " + address.host + ":" + std::to_string(address.port) + ": " + ec.message()};
+      return Status::io_error("cannot listen on " + address.host + ":" + std::to_string(address.port) + ": " + ec.message());
     }
     accept();
     return true;
@@ -372,7 +372,7 @@ Result<std::unique_ptr<Transport>> open_asio_transport(const TransportOptions& o
                                                        const HttpHandler& handler) {
   auto transport = std::make_unique<AsioTransport>(options, handler);
   auto opened = transport->open(options.address, tls);
-  if (!opened) return Error{opened.error()};
+  if (!opened) return opened.status();
   return std::unique_ptr<Transport>(std::move(transport));
 }
 

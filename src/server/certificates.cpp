@@ -1,4 +1,4 @@
-#include "gpusizer/certificates.h"
+#include "gpusizer/server/certificates.h"
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -6,8 +6,8 @@
 
 #include <ctime>
 
-#include "gpusizer/policy.h"
-#include "gpusizer/policy_store.h"
+#include "gpusizer/util/digest.h"
+#include "gpusizer/util/files.h"
 
 namespace gpusizer {
 
@@ -44,14 +44,14 @@ Result<std::shared_ptr<const CertificateStore::Identity>> parse_identity(const s
   while (X509* extra = PEM_read_bio_X509(certs, nullptr, nullptr, nullptr)) sk_X509_push(identity->chain, extra);
   BIO_free(certs);
   ERR_clear_error();  // the loop ends on a "no start line" error
-  if (!identity->leaf) return Error{"TLS certificate " + cert_path + ": no PEM certificate"};
+  if (!identity->leaf) return Status::invalid_argument("TLS certificate " + cert_path + ": no PEM certificate");
   BIO* key = BIO_new_mem_buf(key_text.data(), static_cast<int>(key_text.size()));
   identity->key = PEM_read_bio_PrivateKey(key, nullptr, nullptr, nullptr);
   BIO_free(key);
-  if (!identity->key) return Error{"TLS key " + key_path + ": " + openssl_error()};
+  if (!identity->key) return Status::io_error("TLS key " + key_path + ": " + openssl_error());
   if (X509_check_private_key(identity->leaf, identity->key) != 1) {
     ERR_clear_error();
-    return Error{"TLS key " + key_path + " does not match certificate " + cert_path};
+    return Status::invalid_argument("TLS key " + key_path + " does not match certificate " + cert_path);
   }
   std::tm tm{};
   if (ASN1_TIME_to_tm(X509_get0_notAfter(identity->leaf), &tm) == 1) identity->not_after = timegm(&tm);
@@ -68,11 +68,11 @@ CertificateStore::CertificateStore(std::string cert_path, std::string key_path,
 Result<std::unique_ptr<CertificateStore>> CertificateStore::open(const std::string& cert_path,
                                                                  const std::string& key_path) {
   auto cert = read_file(cert_path);
-  if (!cert) return Error{"TLS certificate: " + cert.error()};
+  if (!cert) return Status::io_error("TLS certificate: " + cert.error());
   auto key = read_file(key_path);
-  if (!key) return Error{"TLS key: " + key.error()};
+  if (!key) return Status::io_error("TLS key: " + key.error());
   auto identity = parse_identity(cert_path, cert.value(), key_path, key.value());
-  if (!identity) return Error{identity.error()};
+  if (!identity) return identity.status();
   return std::unique_ptr<CertificateStore>(new CertificateStore(
       cert_path, key_path, std::move(identity).value(), sha256_hex(cert.value() + key.value())));
 }

@@ -1,4 +1,4 @@
-#include "gpusizer/connection_deadlines.h"
+#include "gpusizer/server/connection_deadlines.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "gpusizer/log.h"
+#include "gpusizer/server/log.h"
 
 namespace gpusizer {
 

@@ -8,8 +8,8 @@
 #include <chrono>
 #include <thread>
 
-#include "gpusizer/connection_deadlines.h"
-#include "gpusizer/transport.h"
+#include "gpusizer/server/connection_deadlines.h"
+#include "gpusizer/server/transport.h"
 
 namespace gpusizer {
 
@@ -82,11 +82,11 @@ class HttplibTransport final : public Transport {
   }
 
   Result<bool> bind(const ListenAddress& address) {
-    if (!server_.is_valid()) return Error{tls_error_};
+    if (!server_.is_valid()) return Status::io_error(tls_error_);
     port_ = address.port == 0 ? server_.bind_to_any_port(address.host)
                               : (server_.bind_to_port(address.host, address.port) ? address.port : -1);
-    if (port_ < 0) return Error{"cannot listen on " + address.host + ":" + std::to_string(address.port) +
-                                ": address in use or not available"};
+    if (port_ < 0) return Status::io_error("cannot listen on " + address.host + ":" + std::to_string(address.port) +
+                                ": address in use or not available");
     return true;
   }
 
@@ -125,7 +125,7 @@ Result<std::unique_ptr<Transport>> open_httplib_transport(const TransportOptions
                                                           const HttpHandler& handler) {
   auto transport = std::make_unique<HttplibTransport>(options, tls, handler);
   auto bound = transport->bind(options.address);
-  if (!bound) return Error{bound.error()};
+  if (!bound) return bound.status();
   return std::unique_ptr<Transport>(std::move(transport));
 }
 

@@ -1,9 +1,9 @@
-#include "gpusizer/log.h"
+#include "gpusizer/server/log.h"
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "gpusizer/json_text.h"
+#include "gpusizer/json/json_text.h"
 
 namespace gpusizer {
 

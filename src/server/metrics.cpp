@@ -1,4 +1,4 @@
-#include "gpusizer/metrics.h"
+#include "gpusizer/server/metrics.h"
 
 #include <prometheus/text_serializer.h>
 

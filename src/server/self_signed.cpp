@@ -1,4 +1,4 @@
-#include "gpusizer/self_signed.h"
+#include "gpusizer/server/self_signed.h"
 
 #include <openssl/bn.h>
 #include <openssl/err.h>
@@ -19,7 +19,7 @@
 #include <functional>
 #include <memory>
 
-#include "gpusizer/strings.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 namespace {
@@ -75,26 +75,26 @@ Result<CertPtr> make_certificate(EVP_PKEY* subject_key, const std::string& commo
   X509_set_issuer_name(cert.get(), issuer ? X509_get_subject_name(issuer) : name);
   for (const auto& [nid, value] : extensions) {
     if (!add_extension(cert.get(), issuer ? issuer : cert.get(), nid, value)) {
-      return Error{openssl_error("certificate extension " + value)};
+      return Status::io_error(openssl_error("certificate extension " + value));
     }
   }
-  if (X509_sign(cert.get(), issuer_key, EVP_sha256()) == 0) return Error{openssl_error("signing " + common_name)};
+  if (X509_sign(cert.get(), issuer_key, EVP_sha256()) == 0) return Status::io_error(openssl_error("signing " + common_name));
   return cert;
 }
 
 Result<bool> write_pem(const std::string& path, mode_t mode, const std::function<int(FILE*)>& write) {
   // open(2) with the mode, so a key is never readable by others, not even briefly.
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return Error{"cannot write " + path + ": " + std::strerror(errno)};
+  if (fd < 0) return Status::io_error("cannot write " + path + ": " + std::strerror(errno));
   ::fchmod(fd, mode);
   FILE* file = ::fdopen(fd, "w");
   if (!file) {
     ::close(fd);
-    return Error{"cannot write " + path + ": " + std::strerror(errno)};
+    return Status::io_error("cannot write " + path + ": " + std::strerror(errno));
   }
   const bool ok = write(file) == 1;
   std::fclose(file);
-  if (!ok) return Error{openssl_error("writing " + path)};
+  if (!ok) return Status::io_error(openssl_error("writing " + path));
   return true;
 }
 
@@ -103,17 +103,17 @@ Result<bool> write_pem(const std::string& path, mode_t mode, const std::function
 Result<GeneratedCertificates> write_self_signed(const std::string& directory, const std::vector<std::string>& hosts) {
   std::error_code error;
   std::filesystem::create_directories(directory, error);
-  if (error) return Error{"cannot create " + directory + ": " + error.message()};
+  if (error) return Status::io_error("cannot create " + directory + ": " + error.message());
 
   KeyPtr ca_key(EVP_EC_gen("P-256"));
   KeyPtr server_key(EVP_EC_gen("P-256"));
-  if (!ca_key || !server_key) return Error{openssl_error("generating P-256 keys")};
+  if (!ca_key || !server_key) return Status::io_error(openssl_error("generating P-256 keys"));
 
   auto ca = make_certificate(ca_key.get(), "gpu-sizer local CA", nullptr, ca_key.get(),
                              {{NID_basic_constraints, "critical,CA:TRUE"},
                               {NID_key_usage, "critical,keyCertSign,cRLSign"},
                               {NID_subject_key_identifier, "hash"}});
-  if (!ca) return Error{ca.error()};
+  if (!ca) return ca.status();
 
   std::vector<std::string> names;
   for (const auto& host : hosts) names.push_back((is_ip_address(host) ? "IP:" : "DNS:") + host);
@@ -124,7 +124,7 @@ Result<GeneratedCertificates> write_self_signed(const std::string& directory, co
                                   {NID_ext_key_usage, "serverAuth"},
                                   {NID_subject_alt_name, join(names, ",")},
                                   {NID_authority_key_identifier, "keyid:always"}});
-  if (!server) return Error{server.error()};
+  if (!server) return server.status();
 
   GeneratedCertificates files{directory + "/ca.crt", directory + "/tls.crt", directory + "/tls.key"};
   for (auto written : {
@@ -133,7 +133,7 @@ Result<GeneratedCertificates> write_self_signed(const std::string& directory, co
            write_pem(files.key_file, 0600,
                      [&](FILE* f) { return PEM_write_PrivateKey(f, server_key.get(), nullptr, nullptr, 0, nullptr, nullptr); }),
        }) {
-    if (!written) return Error{written.error()};
+    if (!written) return written.status();
   }
   return files;
 }

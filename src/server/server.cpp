@@ -1,4 +1,4 @@
-#include "gpusizer/server.h"
+#include "gpusizer/server/server.h"
 
 #include <httplib.h>
 #include <malloc.h>
@@ -21,19 +21,19 @@
 #include <optional>
 #include <thread>
 
-#include "gpusizer/certificates.h"
-#include "gpusizer/log.h"
-#include "gpusizer/metrics.h"
-#include "gpusizer/policy_store.h"
-#include "gpusizer/self_signed.h"
-#include "gpusizer/status_page.h"
-#include "gpusizer/webhook_routes.h"
+#include "gpusizer/server/certificates.h"
+#include "gpusizer/server/log.h"
+#include "gpusizer/server/metrics.h"
+#include "gpusizer/server/policy_store.h"
+#include "gpusizer/server/self_signed.h"
+#include "gpusizer/server/status_page.h"
+#include "gpusizer/server/webhook_routes.h"
 
 namespace gpusizer {
 
 Result<ListenAddress> parse_listen_address(const std::string& text) {
   const auto colon = text.rfind(':');
-  if (colon == std::string::npos) return Error{"listen address \"" + text + "\" needs a port: HOST:PORT"};
+  if (colon == std::string::npos) return Status::invalid_argument("listen address \"" + text + "\" needs a port: HOST:PORT");
   std::string host = text.substr(0, colon);
   const std::string port_text = text.substr(colon + 1);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
@@ -41,7 +41,7 @@ Result<ListenAddress> parse_listen_address(const std::string& text) {
   const bool digits = !port_text.empty() && port_text.size() <= 5 &&
                       port_text.find_first_not_of("0123456789") == std::string::npos;
   if (!digits || std::stoi(port_text) > 65535) {
-    return Error{"listen address \"" + text + "\": port must be a number from 0 to 65535"};
+    return Status::invalid_argument("listen address \"" + text + "\": port must be a number from 0 to 65535");
   }
   return ListenAddress{host, std::stoi(port_text)};
 }

@@ -1,11 +1,11 @@
-#include "gpusizer/status_page.h"
+#include "gpusizer/server/status_page.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <utility>
 
-#include "gpusizer/sizing.h"
+#include "gpusizer/sizing/sizing.h"
 
 namespace gpusizer {
 

@@ -1,7 +1,7 @@
 // What both transports share: request framing rules and error answers.
-#include "gpusizer/transport.h"
+#include "gpusizer/server/transport.h"
 
-#include "gpusizer/json_text.h"
+#include "gpusizer/json/json_text.h"
 
 namespace gpusizer {
 
@@ -38,7 +38,7 @@ Result<std::unique_ptr<Transport>> open_transport(std::string_view name, const T
                                                   const TlsSetup& tls, const HttpHandler& handler) {
   if (name == "asio") return open_asio_transport(options, tls, handler);
   if (name == "httplib") return open_httplib_transport(options, tls, handler);
-  return Error{"--transport must be asio or httplib, not \"" + std::string(name) + "\""};
+  return Status::invalid_argument("--transport must be asio or httplib, not \"" + std::string(name) + "\"");
 }
 
 std::string decoded_path(std::string_view target) {

@@ -1,4 +1,4 @@
-#include "gpusizer/webhook_routes.h"
+#include "gpusizer/server/webhook_routes.h"
 
 #include <spdlog/spdlog.h>
 
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "gpusizer/log.h"
-#include "gpusizer/review.h"
+#include "gpusizer/server/log.h"
+#include "gpusizer/admission/review.h"
 
 namespace gpusizer {
 

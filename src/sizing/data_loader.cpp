@@ -1,4 +1,4 @@
-#include "gpusizer/data_loader.h"
+#include "gpusizer/sizing/data_loader.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "gpusizer/strings.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 namespace {
@@ -21,13 +21,6 @@ constexpr std::size_t kMaxDimensions = 8;
 // int128 for every int64 GPU count.
 constexpr int128 kMaxBytes = int128{1} << 62;
 constexpr int64_t kMebibyte = int64_t{1} << 20;
-// Annotation parts are shown in errors; a very long one is cut.
-constexpr std::size_t kMaxPartShown = 64;
-
-Error part_error(std::string_view part, const std::string& problem) {
-  return Error{"part \"" + truncate_utf8(std::string(part), kMaxPartShown) + "\": " + problem};
-}
-
 // Digits only (no sign, no spaces), within [minimum, maximum].
 std::optional<int64_t> read_whole(std::string_view text, int64_t minimum, int64_t maximum) {
   if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
@@ -79,7 +72,7 @@ int64_t clamp_int64(int128 value) {
 
 Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderPolicy& policy) {
   if (trim(text).empty()) {
-    return Error{"is empty (expected parts such as \"workers=12,prefetch=3,batch=256,sample=3x224x224\")"};
+    return Status::invalid_argument("is empty (expected parts such as \"workers=12,prefetch=3,batch=256,sample=3x224x224\")");
   }
   DataLoaderSpec spec;
   spec.prefetch = policy.default_prefetch;
@@ -90,7 +83,7 @@ Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderP
 
   for (const KeyValuePart& each : split_key_values(text)) {
     const std::string_view part = each.text;
-    if (part.empty()) return Error{"has an empty part (two commas in a row, or one at an end)"};
+    if (part.empty()) return Status::invalid_argument("has an empty part (two commas in a row, or one at an end)");
     if (!each.has_equals) return part_error(part, "must be key=value");
     const std::string_view key = each.key;
     const std::string_view value = each.value;
@@ -141,13 +134,13 @@ Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderP
 
   for (std::string_view required : {"workers", "batch", "sample"}) {
     if (std::find(seen.begin(), seen.end(), required) == seen.end()) {
-      return Error{"has no part \"" + std::string(required) + "=...\" (workers, batch and sample are required)"};
+      return Status::invalid_argument("has no part \"" + std::string(required) + "=...\" (workers, batch and sample are required)");
     }
   }
   // The default dtype may be missing from a policy file's dtypeBytes.
   const auto dtype = policy.dtype_bytes.find(spec.dtype);
   if (dtype == policy.dtype_bytes.end()) {
-    return Error{"has no part \"dtype=...\" and the policy's dataLoader.dtypeBytes has no float32"};
+    return Status::invalid_argument("has no part \"dtype=...\" and the policy's dataLoader.dtypeBytes has no float32");
   }
   spec.dtype_bytes = dtype->second;
 

@@ -1,4 +1,4 @@
-#include "gpusizer/model_fit.h"
+#include "gpusizer/sizing/model_fit.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <optional>
 #include <set>
 
-#include "gpusizer/strings.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 namespace {
@@ -95,10 +95,6 @@ std::string divisors_text(int64_t gpus) {
 
 // ---------------------------------------------------------------------------
 // The annotation.
-
-Error part_error(std::string_view part, std::string_view problem) {
-  return Error{"part \"" + std::string(part) + "\": " + std::string(problem)};
-}
 
 // Reads one key's value into spec; the problem when it is malformed.
 std::optional<std::string> read_value(std::string_view key, std::string_view value, const GpuMemoryPolicy& policy,
@@ -442,14 +438,14 @@ std::string gb_text(int64_t bytes) { return tenths_text(ceil_div(bytes, kGB / 10
 
 Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& policy, ModelMode default_mode,
                               int64_t pod_gpus) {
-  if (trim(text).empty()) return Error{"is empty; write e.g. \"params=7B,context=16k\""};
+  if (trim(text).empty()) return Status::invalid_argument("is empty; write e.g. \"params=7B,context=16k\"");
   ModelSpec spec;
   spec.mode = default_mode;
   // Each key's part as written, for the errors that involve two keys.
   std::map<std::string, std::string, std::less<>> parts;
   for (const KeyValuePart& each : split_key_values(text)) {
     const std::string_view part = each.text;
-    if (part.empty()) return Error{"has an empty part; write key=value parts separated by commas"};
+    if (part.empty()) return Status::invalid_argument("has an empty part; write key=value parts separated by commas");
     if (!each.has_equals) return part_error(part, "must be key=value, e.g. params=7B");
     const std::string_view key = each.key;
     const std::string_view value = each.value;
@@ -461,7 +457,7 @@ Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& poli
     parts.emplace(key, part);
     if (auto problem = read_value(key, value, policy, spec)) return part_error(part, *problem);
   }
-  if (!parts.contains("params")) return Error{"has no params; write e.g. \"params=7B\""};
+  if (!parts.contains("params")) return Status::invalid_argument("has no params; write e.g. \"params=7B\"");
 
   if (spec.mode == ModelMode::kInfer) {
     for (const char* key : {"method", "zero", "ranks"}) {
@@ -472,7 +468,7 @@ Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& poli
                                             divisors_text(pod_gpus));
     }
     if (!policy.precision_bytes.contains(spec.precision)) {
-      return Error{"has no precision and the default bf16 is not in gpuMemory.precisionBytes; set precision"};
+      return Status::invalid_argument("has no precision and the default bf16 is not in gpuMemory.precisionBytes; set precision");
     }
   } else {
     if (parts.contains("tp")) return part_error(parts.at("tp"), "applies to mode=infer only; remove it or set mode=infer");

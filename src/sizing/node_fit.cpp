@@ -1,10 +1,10 @@
-#include "gpusizer/node_fit.h"
+#include "gpusizer/sizing/node_fit.h"
 
 #include <algorithm>
 #include <tuple>
 #include <vector>
 
-#include "gpusizer/strings.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 namespace {

@@ -1,11 +1,11 @@
-#include "gpusizer/policy.h"
+#include "gpusizer/sizing/policy.h"
 
-#include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
-#include "gpusizer/sizing.h"
-#include "gpusizer/strings.h"
-#include "gpusizer/yaml_keys.h"
+#include "gpusizer/sizing/sizing.h"
+#include "gpusizer/util/digest.h"
+#include "gpusizer/util/strings.h"
+#include "gpusizer/util/yaml_keys.h"
 
 #include <algorithm>
 #include <array>
@@ -61,19 +61,6 @@ const GpuModel* GpuMemoryPolicy::find_gpu(std::string_view name_or_product) cons
     }
   }
   return nullptr;
-}
-
-std::string sha256_hex(std::string_view text) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xf];
-  }
-  return hex;
 }
 
 namespace {
@@ -600,16 +587,16 @@ Result<Policy> parse_policy_over(std::string_view yaml_text, std::string_view so
   const std::string prefix = "policy " + std::string(source) + ": ";
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
-    if (!root || root.IsNull()) return Error{prefix + "is empty"};
+    if (!root || root.IsNull()) return Status::invalid_argument(prefix + "is empty");
     Policy policy = read_policy(root, base);
     policy.source = std::string(source);
     policy.sha256 = sha256_hex(yaml_text);
     return policy;
   } catch (const FieldError& error) {
-    return Error{prefix + error.message};
+    return Status::invalid_argument(prefix + error.message);
   } catch (const YAML::Exception& error) {
     // yaml-cpp's what() already carries "yaml-cpp: error at line L, column C".
-    return Error{prefix + error.what()};
+    return Status::invalid_argument(prefix + error.what());
   }
 }
 

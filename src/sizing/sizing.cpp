@@ -1,4 +1,4 @@
-#include "gpusizer/sizing.h"
+#include "gpusizer/sizing/sizing.h"
 
 #include <algorithm>
 
@@ -93,8 +93,8 @@ Result<ProfileChoice> select_profile(const Policy& policy, const SelectionInput&
     if (!profile) {
       std::string known;
       for (const auto& [name, p] : policy.profiles) known += (known.empty() ? "" : ", ") + name;
-      return Error{origin + kProfileKey + "=" + *named + " names no profile of the policy (known: " +
-                   known + ")"};
+      return Status::invalid_argument(origin + kProfileKey + "=" + *named + " names no profile of the policy (known: " +
+                   known + ")");
     }
     return ProfileChoice{profile, origin + kProfileKey + "=" + *named};
   }

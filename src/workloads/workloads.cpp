@@ -1,4 +1,4 @@
-#include "gpusizer/workloads.h"
+#include "gpusizer/workloads/workloads.h"
 
 #include <algorithm>
 
@@ -166,20 +166,6 @@ std::vector<PodTemplateRef> find_pod_templates(std::string_view group, std::stri
     Walker(location.shape, found).walk(object, split(location.pattern), 0, path, "");
   }
   return found;
-}
-
-std::string field_path(const std::vector<std::string>& tokens) {
-  std::string field;
-  for (const auto& token : tokens) {
-    const bool index =
-        !token.empty() && std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (index) {
-      field += "[" + token + "]";
-    } else {
-      field += (field.empty() ? "" : ".") + token;
-    }
-  }
-  return field;
 }
 
 }  // namespace gpusizer

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz/fuzz_check.h"
-#include "gpusizer/manifests.h"
+#include "gpusizer/check/manifests.h"
 
 namespace gpusizer::fuzz {
 namespace {

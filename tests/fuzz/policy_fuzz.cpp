@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz/fuzz_check.h"
-#include "gpusizer/policy.h"
-#include "gpusizer/review.h"
-#include "gpusizer/sizing.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/admission/review.h"
+#include "gpusizer/sizing/sizing.h"
 
 namespace gpusizer::fuzz {
 namespace {

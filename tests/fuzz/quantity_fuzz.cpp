@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_check.h"
-#include "gpusizer/quantity.h"
+#include "gpusizer/quantity/quantity.h"
 
 namespace gpusizer::fuzz {
 namespace {

@@ -25,9 +25,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz/fuzz_check.h"
-#include "gpusizer/pod_decision.h"
-#include "gpusizer/policy.h"
-#include "gpusizer/review.h"
+#include "gpusizer/admission/pod_decision.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/admission/review.h"
 #include "support/review_support.h"
 
 namespace gpusizer::fuzz {

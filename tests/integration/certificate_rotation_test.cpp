@@ -8,7 +8,7 @@
 #include <fstream>
 #include <thread>
 
-#include "gpusizer/self_signed.h"
+#include "gpusizer/server/self_signed.h"
 #include "integration/volume_files.h"
 #include "integration/webhook_process.h"
 #include "support/review_support.h"

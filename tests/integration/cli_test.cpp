@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "gpusizer/manifests.h"
+#include "gpusizer/check/manifests.h"
 #include "integration/webhook_process.h"
 
 namespace gpusizer::testing {

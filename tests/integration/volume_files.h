@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "gpusizer/self_signed.h"
+#include "gpusizer/server/self_signed.h"
 
 namespace gpusizer::testing {
 

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "gpusizer/workloads.h"
+#include "gpusizer/workloads/workloads.h"
 #include "integration/shared_webhook.h"
 #include "support/review_support.h"
 

@@ -25,9 +25,9 @@
 #include <thread>
 #include <vector>
 
-#include "gpusizer/policy.h"
-#include "gpusizer/review.h"
-#include "gpusizer/self_signed.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/admission/review.h"
+#include "gpusizer/server/self_signed.h"
 #include "integration/volume_files.h"
 #include "integration/webhook_process.h"
 #include "support/review_support.h"

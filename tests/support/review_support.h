@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpusizer/manifests.h"
-#include "gpusizer/policy_store.h"
+#include "gpusizer/check/manifests.h"
+#include "gpusizer/util/files.h"
 
 namespace gpusizer::testing {
 

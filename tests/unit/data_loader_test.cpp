@@ -2,7 +2,7 @@
 // issue-8 section 2.2), and the annotation parser must name the part it
 // refuses, so a person can fix the annotation from the message alone.
 
-#include "gpusizer/data_loader.h"
+#include "gpusizer/sizing/data_loader.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "gpusizer/policy.h"
-#include "gpusizer/quantity.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/quantity/quantity.h"
 
 namespace gpusizer {
 namespace {

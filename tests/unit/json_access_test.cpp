@@ -1,7 +1,7 @@
 // parse_client_json: what nlohmann's parser reads, minus what no API server
 // sends (keys repeated in an object, nesting past Go's 10000 levels), each
 // refused naming where.
-#include "gpusizer/json_access.h"
+#include "gpusizer/json/json_access.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // whole answer when one operation does not apply (the VPA GPU-path bug), so
 // every test here also applies what the builder produced.
 
-#include "gpusizer/json_patch.h"
+#include "gpusizer/json/json_patch.h"
 
 #include <gtest/gtest.h>
 

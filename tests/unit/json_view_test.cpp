@@ -2,13 +2,13 @@
 // refuse exactly what parse_client_json does, with the same messages, and
 // the views must read as the nlohmann values did (absent for wrong types).
 // to_json_text must write what nlohmann's dump writes.
-#include "gpusizer/json_view.h"
+#include "gpusizer/json/json_view.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "gpusizer/json_text.h"
+#include "gpusizer/json/json_text.h"
 
 namespace gpusizer {
 namespace {

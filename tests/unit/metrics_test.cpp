@@ -1,10 +1,10 @@
 // Metrics as Prometheus will scrape them: labels, bounded namespaces,
 // dry-run exclusions.
-#include "gpusizer/metrics.h"
+#include "gpusizer/server/metrics.h"
 
 #include <gtest/gtest.h>
 
-#include "gpusizer/review.h"
+#include "gpusizer/admission/review.h"
 #include "support/review_support.h"
 
 namespace gpusizer {

@@ -3,7 +3,7 @@
 // flip exactly at the safety margin and at the capacity, a denial must tell
 // a person what to change, and every malformed annotation must name its part.
 
-#include "gpusizer/model_fit.h"
+#include "gpusizer/sizing/model_fit.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <ostream>
 #include <string>
 
-#include "gpusizer/policy.h"
+#include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
 namespace {

@@ -2,7 +2,7 @@
 // against the node shapes of its pool, and a pod no node holds is named with
 // the largest node and what is short.
 
-#include "gpusizer/node_fit.h"
+#include "gpusizer/sizing/node_fit.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <map>
 #include <string>
 
-#include "gpusizer/policy.h"
-#include "gpusizer/quantity.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/quantity/quantity.h"
 
 namespace gpusizer {
 namespace {

@@ -3,7 +3,7 @@
 // the seed tables (REFERENCE.md section 1), and the complete --set line
 // users copy into `osmo workflow submit`.
 
-#include "gpusizer/osmo_workflow.h"
+#include "gpusizer/check/osmo_workflow.h"
 
 #include <gtest/gtest.h>
 
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "gpusizer/policy.h"
-#include "gpusizer/quantity.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/quantity/quantity.h"
 
 namespace gpusizer {
 namespace {

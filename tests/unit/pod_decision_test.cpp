@@ -3,7 +3,7 @@
 // says what to set. Every mutate test applies the patch with nlohmann's RFC
 // 6902 implementation and checks the resulting pod.
 
-#include "gpusizer/pod_decision.h"
+#include "gpusizer/admission/pod_decision.h"
 
 #include <gtest/gtest.h>
 
@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpusizer/json_patch.h"
-#include "gpusizer/policy.h"
-#include "gpusizer/sizing.h"
+#include "gpusizer/json/json_patch.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/sizing/sizing.h"
 
 namespace gpusizer {
 namespace {

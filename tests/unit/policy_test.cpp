@@ -3,7 +3,8 @@
 // and every mistake must be reported with its field path and line so the
 // webhook can refuse it with a message a person can act on.
 
-#include "gpusizer/policy.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/util/digest.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // on what parses, what it is worth and how it prints, because the webhook
 // writes these strings back into pod specs the API server re-parses.
 
-#include "gpusizer/quantity.h"
+#include "gpusizer/quantity/quantity.h"
 
 #include <gtest/gtest.h>
 

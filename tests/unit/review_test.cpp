@@ -3,7 +3,7 @@
 // only from /mutate as base64 JSONPatch that applies to the object, and
 // answer malformed reviews with 400 and a JSON error.
 
-#include "gpusizer/review.h"
+#include "gpusizer/admission/review.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpusizer/policy.h"
+#include "gpusizer/sizing/policy.h"
 #include "support/review_support.h"
 
 namespace gpusizer {

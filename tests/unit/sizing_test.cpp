@@ -2,7 +2,7 @@
 // section 1): required_resources, the OSMO hints people copy into their
 // submit commands, profile selection and the glob matcher rules use.
 
-#include "gpusizer/sizing.h"
+#include "gpusizer/sizing/sizing.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "gpusizer/policy.h"
-#include "gpusizer/quantity.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/quantity/quantity.h"
 
 namespace gpusizer {
 namespace {

@@ -4,7 +4,7 @@
 // first, with every user-controlled string escaped and nothing loaded from
 // elsewhere.
 
-#include "gpusizer/status_page.h"
+#include "gpusizer/server/status_page.h"
 
 #include <gtest/gtest.h>
 
@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpusizer/policy.h"
-#include "gpusizer/review.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/admission/review.h"
 #include "support/review_support.h"
 
 namespace gpusizer {

@@ -1,11 +1,11 @@
 // The answers both transports give (webhook_routes.h), and how the asio
 // transport sizes itself to the CPUs it may use (server.h).
-#include "gpusizer/webhook_routes.h"
+#include "gpusizer/server/webhook_routes.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
 
-#include "gpusizer/server.h"
+#include "gpusizer/server/server.h"
 #include "support/review_support.h"
 
 namespace gpusizer {

@@ -1,0 +1,67 @@
+// AdmissionReview v1 in and out: the envelope around pod decisions. Bytes in,
+// bytes out, so the server, the tests and the fuzzers share one entry point.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusizer/admission/pod_decision.h"
+#include "gpusizer/sizing/policy.h"
+
+namespace gpusizer {
+
+// Which object is decided: its API group and kind (any version), namespace
+// and name (or generateName followed by "*").
+struct ObjectIdentity {
+  std::string group;
+  std::string kind;
+  std::string namespace_name;
+  std::string name;
+};
+
+// Decides every pod of one object: the Pod itself, or each pod template of
+// a workload kind (workloads.h), each on its own GPU count. Patch operations
+// go to `patch`, whose document is `object`. Kinds that hold no pods give
+// no decisions. With an old_object (an UPDATE), templates equal to the old
+// object's at the same place are not decided: an update that leaves them
+// alone (a label, a finalizer, a scale) must not be blocked or patched, and
+// some templates (Job's) are immutable. With explain, each decision lists
+// its rules (gpu-sizer explain).
+std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id,
+                                       JsonView object, PatchBuilder& patch, JsonView old_object = {},
+                                       bool explain = false);
+
+// What one review decided, for logs and metrics.
+struct ReviewOutcome {
+  enum class Decision { kAllowed, kMutated, kDenied, kError };
+  Decision decision = Decision::kError;
+  std::string uid;
+  std::string kind;
+  std::string operation;
+  std::string namespace_name;
+  std::string name;
+  bool dry_run = false;
+  std::vector<PodDecision> pods;  // one per pod decided
+  std::optional<Exemption> bypass;  // set when a policy exemption skipped sizing
+  std::string error;              // for kError: why the review was rejected
+};
+std::string_view to_string(ReviewOutcome::Decision decision);
+
+struct HttpReply {
+  int status = 200;
+  std::string body;  // JSON: an AdmissionReview, or {"error": ...} for 4xx
+  ReviewOutcome outcome;
+};
+
+// Answers one AdmissionReview request body. Malformed reviews get 400 with
+// a JSON error naming what is wrong; every 200 answer echoes the uid,
+// apiVersion and kind and sets `allowed` explicitly.
+HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body);
+
+// Keeps each warning under 120 characters and all of them well under the API
+// server's 4096-character total, summarising what is cut.
+std::vector<std::string> cap_warnings(std::vector<std::string> warnings);
+
+}  // namespace gpusizer

@@ -1,0 +1,86 @@
+// Prometheus metrics of the webhook (README "Metrics" lists each). Metric
+// references are cached: counting a review takes no label maps; label
+// combinations are created once, on first use.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "gpusizer/admission/pod_decision.h"
+#include "gpusizer/server/policy_store.h"
+#include "gpusizer/admission/review.h"
+
+namespace gpusizer {
+
+class Metrics {
+ public:
+  // Namespaces past namespace_cap distinct ones are counted as "other", so
+  // a cluster with thousands of namespaces cannot blow up the series count.
+  Metrics(const std::string& version, std::size_t namespace_cap);
+
+  // One answered review: counts it, its duration, and (unless dry-run, which
+  // changes nothing) the corrections, resources added, denials and GPUs.
+  void count_review(Endpoint endpoint, const ReviewOutcome& outcome, double seconds);
+  void count_reload(PolicyStore::Reload result);
+  // Marks this policy as the active one (gpu_sizer_policy_info).
+  void set_policy(const Policy& policy);
+  void set_certificate_expiry(int64_t unix_seconds);
+
+  // The registry in Prometheus text exposition format.
+  std::string render() const;
+
+ private:
+  prometheus::Counter& review_counter(Endpoint endpoint, const ReviewOutcome& outcome);
+  // REQUIRES: mutex_ held.
+  const std::string& namespace_label(const std::string& ns);
+  // Up to three labels; a label whose name is nullptr is left out.
+  using CounterLabels = std::array<std::pair<const char*, std::string_view>, 3>;
+  // REQUIRES: mutex_ held.
+  prometheus::Counter& labelled_counter(prometheus::Family<prometheus::Counter>& family, const CounterLabels& labels);
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::size_t namespace_cap_;
+
+  prometheus::Family<prometheus::Counter>& reviews_;
+  prometheus::Family<prometheus::Counter>& corrections_;
+  prometheus::Family<prometheus::Counter>& cpu_added_;
+  prometheus::Family<prometheus::Counter>& memory_added_;
+  prometheus::Family<prometheus::Counter>& denials_;
+  prometheus::Family<prometheus::Counter>& bypasses_;
+  prometheus::Family<prometheus::Gauge>& policy_info_;
+  std::array<prometheus::Histogram*, 2> durations_{};  // [endpoint]
+  prometheus::Histogram* pod_gpus_ = nullptr;
+  std::array<prometheus::Counter*, 2> reloads_{};  // [reloaded, rejected]
+  prometheus::Gauge* certificate_expiry_ = nullptr;
+
+  // reviews_total by (kind, operation, endpoint, decision, dry_run): a fixed
+  // grid of slots, each filled the first time its combination is seen.
+  static constexpr std::size_t kKinds = 17, kOperations = 5;
+  std::array<std::atomic<prometheus::Counter*>, kKinds * kOperations * 2 * 4 * 2> review_slots_{};
+
+  // Counters labelled by profile or reason, namespace and one more label,
+  // found without allocating (heterogeneous lookup) and created under the
+  // mutex on first use.
+  std::mutex mutex_;
+  std::set<std::string, std::less<>> namespaces_;
+  // (family, label values) -> counter
+  std::map<std::tuple<const void*, std::string, std::string, std::string>, prometheus::Counter*, std::less<>> labelled_;
+  prometheus::Gauge* policy_gauge_ = nullptr;
+};
+
+}  // namespace gpusizer

@@ -1,0 +1,24 @@
+// A throwaway CA and server certificate, so `gpu-sizer serve` runs over
+// HTTPS with no files at all (make run, local tests).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpusizer/util/result.h"
+
+namespace gpusizer {
+
+struct GeneratedCertificates {
+  std::string ca_file;    // PEM CA certificate: give it to clients (curl --cacert)
+  std::string cert_file;  // PEM server certificate signed by the CA
+  std::string key_file;   // PEM private key, mode 0600
+};
+
+// Creates `directory` if needed and writes ca.crt, tls.crt and tls.key there:
+// an ECDSA P-256 CA and a server certificate for `hosts` (DNS names or IP
+// addresses, as subjectAltName), valid for one year.
+Result<GeneratedCertificates> write_self_signed(const std::string& directory,
+                                                const std::vector<std::string>& hosts);
+
+}  // namespace gpusizer

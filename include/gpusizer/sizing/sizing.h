@@ -1,0 +1,66 @@
+// The sizing engine: pure functions from a policy and a GPU count to what a
+// pod needs. No I/O and no JSON: plain structs in, plain structs out.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/quantity/quantity.h"
+#include "gpusizer/util/result.h"
+
+namespace gpusizer {
+
+// What a whole pod with a given GPU count needs.
+struct Requirement {
+  Quantity cpu;
+  Quantity memory;
+  std::optional<Quantity> storage;  // ephemeral-storage; absent when the profile sets none
+};
+
+// The profile's exact row when one matches; otherwise the nearest row below
+// plus perExtraGpu for each GPU above it (3 GPUs train: 24 CPU / 144Gi; 16
+// GPUs train: 128 CPU / 768Gi). Below the first row, the first row.
+// Returns nullopt when the profile has no table (it sizes nothing).
+// REQUIRES: gpus >= 1.
+std::optional<Requirement> required_resources(const Profile& profile, int64_t gpus);
+
+// The OSMO submit values for this GPU count, e.g.
+// "train_gpu=4 train_cpu=32 train_memory=192Gi"; for a profile without a
+// table only the GPU value ("render_gpu=1").
+std::string set_hint(const Profile& profile, int64_t gpus);
+// The same with the values a rule beyond the table set (a larger memory floor).
+std::string set_hint(const Profile& profile, int64_t gpus, const Requirement& need);
+
+// What profile selection looks at on a pod (or pod template).
+struct SelectionInput {
+  std::map<std::string, std::string, std::less<>> labels;
+  std::map<std::string, std::string, std::less<>> annotations;
+  std::string name;           // metadata.name, or generateName when the name is empty
+  std::string template_name;  // Argo template name
+  std::string replica_type;   // PyTorchJob replica type, JobSet job, Ray group, Volcano task
+};
+
+// The label gpu-sizer.io/profile, then the annotation of the same key, then
+// the first matching policy rule, then the policy's defaultProfile.
+inline constexpr const char* kProfileKey = "gpu-sizer.io/profile";
+
+struct ProfileChoice {
+  const Profile* profile = nullptr;  // points into the policy
+  std::string reason;                // why, as a person reads it
+};
+
+// Fails when the label or annotation names a profile the policy lacks.
+Result<ProfileChoice> select_profile(const Policy& policy, const SelectionInput& input);
+
+// Whether select_profile reads the label (subject kLabel) or the annotation
+// (kAnnotation) named key: kProfileKey or a rule's key. A SelectionInput
+// needs no other labels or annotations.
+bool selection_reads(const Policy& policy, ProfileRule::Subject subject, std::string_view key);
+
+// `*` matches any run of characters, everything else itself.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+}  // namespace gpusizer

@@ -1,0 +1,114 @@
+// Small string helpers shared by the layers.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusizer/util/result.h"
+
+namespace gpusizer {
+
+// text without leading and trailing whitespace (spaces, tabs, newlines).
+inline std::string_view trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n\f\v");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n\f\v");
+  return text.substr(first, last - first + 1);
+}
+
+// value / unit as a decimal with no trailing zeros: (1560, 1000) -> "1.56",
+// (40000, 1000) -> "40".
+inline std::string decimal_text(int64_t value, int64_t unit) {
+  std::string text = std::to_string(value / unit);
+  if (value % unit == 0) return text;
+  std::string fraction = std::to_string(unit + value % unit).substr(1);
+  while (fraction.back() == '0') fraction.pop_back();
+  return text + "." + fraction;
+}
+
+// Thousandths as a decimal: 850 -> "0.85".
+inline std::string milli_text(int64_t milli) { return decimal_text(milli, 1000); }
+
+// "1 GPU", "4 GPUs".
+inline std::string gpus_text(int64_t gpus) { return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs"); }
+
+// text between double quotes, as messages name things: "trainer".
+inline std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
+// One part of a "key=value,key=value" annotation, each piece trimmed; the
+// text of a part without '=' is its whole text (key and value empty).
+struct KeyValuePart {
+  std::string_view text;
+  std::string_view key;
+  std::string_view value;
+  bool has_equals = false;
+};
+
+// The parts of a comma-separated key=value list, in order; an empty part
+// (two commas in a row, or one at an end) has empty text. The callers word
+// their own errors.
+inline std::vector<KeyValuePart> split_key_values(std::string_view text) {
+  std::vector<KeyValuePart> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    KeyValuePart part{trim(text.substr(start, comma - start))};
+    start = comma + 1;
+    const std::size_t equals = part.text.find('=');
+    if (equals != std::string_view::npos) {
+      part.key = trim(part.text.substr(0, equals));
+      part.value = trim(part.text.substr(equals + 1));
+      part.has_equals = true;
+    }
+    parts.push_back(part);
+  }
+  return parts;
+}
+
+inline std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
+// Cuts text to at most max_bytes, ending in "..." when cut, never inside a
+// UTF-8 sequence (a split character would make the JSON answer invalid).
+inline std::string truncate_utf8(std::string text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t end = max_bytes >= 3 ? max_bytes - 3 : 0;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  text.resize(end);
+  return text + "...";
+}
+
+// Joins items while the text stays within max_bytes, then counts the rest:
+// "a; b; ... and 12 more containers". The first item is always kept (cut to
+// max_bytes), so the text says at least one thing.
+inline std::string join_capped(const std::vector<std::string>& items, std::string_view separator,
+                               std::size_t max_bytes, std::string_view what) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0 && out.size() + separator.size() + items[i].size() > max_bytes) {
+      return out + std::string(separator) + "... and " + std::to_string(items.size() - i) + " more " +
+             std::string(what);
+    }
+    if (i > 0) out += separator;
+    out += i > 0 ? items[i] : truncate_utf8(items[i], max_bytes);
+  }
+  return out;
+}
+
+// The error about one part of a key=value annotation, as its parser
+// returns it: `part "zero=4": must be 0, 1, 2 or 3`. A long part is cut to
+// 64 bytes, enough to find it.
+inline Status part_error(std::string_view part, std::string_view problem) {
+  return Status::invalid_argument("part \"" + truncate_utf8(std::string(part), 64) + "\": " + std::string(problem));
+}
+
+}  // namespace gpusizer
