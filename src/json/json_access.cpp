@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "gpusizer/util/strings.h"
-#include "gpusizer/json/paths.h"
 
 namespace gpusizer {
 

@@ -49,18 +49,4 @@ std::vector<std::string> pointer_tokens(std::string_view pointer) {
   return tokens;
 }
 
-std::string field_path(const std::vector<std::string>& tokens) {
-  std::string field;
-  for (const auto& token : tokens) {
-    const bool index =
-        !token.empty() && std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (index) {
-      field += "[" + token + "]";
-    } else {
-      field += (field.empty() ? "" : ".") + token;
-    }
-  }
-  return field;
-}
-
 }  // namespace gpusizer

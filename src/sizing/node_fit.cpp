@@ -14,8 +14,20 @@ using StringMap = std::map<std::string, std::string, std::less<>>;
 // Warnings go into one short line of kubectl output.
 constexpr std::size_t kMaxBrief = 109;
 
-const NodePool* choose_pool(const NodeFitPolicy& policy, const StringMap& pod_labels,
-                            const StringMap& node_selector) {
+bool fits(const PodRequest& request, const NodeShape& shape) {
+  return request.gpus <= shape.gpus && request.cpu <= shape.cpu && request.memory <= shape.memory &&
+         request.ephemeral_storage <= shape.ephemeral_storage;
+}
+
+// The node a pod too large for every node comes closest to: most GPUs, then
+// memory, then cpu.
+bool larger(const NodeShape& a, const NodeShape& b) {
+  return std::tie(a.gpus, a.memory, a.cpu) > std::tie(b.gpus, b.memory, b.cpu);
+}
+
+}  // namespace
+
+const NodePool* pod_pool(const NodeFitPolicy& policy, const StringMap& pod_labels, const StringMap& node_selector) {
   if (auto label = pod_labels.find(policy.pool_label); label != pod_labels.end()) {
     for (const NodePool& pool : policy.pools) {
       if (pool.name == label->second) return &pool;
@@ -33,25 +45,10 @@ const NodePool* choose_pool(const NodeFitPolicy& policy, const StringMap& pod_la
   return nullptr;
 }
 
-bool fits(const PodRequest& request, const NodeShape& shape) {
-  return request.gpus <= shape.gpus && request.cpu <= shape.cpu && request.memory <= shape.memory &&
-         request.ephemeral_storage <= shape.ephemeral_storage;
-}
-
-// The node a pod too large for every node comes closest to: most GPUs, then
-// memory, then cpu.
-bool larger(const NodeShape& a, const NodeShape& b) {
-  return std::tie(a.gpus, a.memory, a.cpu) > std::tie(b.gpus, b.memory, b.cpu);
-}
-
-
-
-}  // namespace
-
 NodeFit check_node_fit(const NodeFitPolicy& policy, const PodRequest& request, const StringMap& pod_labels,
                        const StringMap& node_selector) {
   NodeFit fit;
-  fit.pool = choose_pool(policy, pod_labels, node_selector);
+  fit.pool = pod_pool(policy, pod_labels, node_selector);
   const NodePool* largest_pool = nullptr;
   bool any_fits = false;
   for (const NodePool& pool : policy.pools) {

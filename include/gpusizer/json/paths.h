@@ -1,5 +1,5 @@
-// Paths into JSON documents: JSON Pointers (RFC 6901) for patches, and the
-// dotted field paths people read in messages.
+// JSON Pointers (RFC 6901): how patches name a place in a document. (The
+// dotted field path people read in messages is field_path, util/strings.h.)
 #pragma once
 
 #include <string>
@@ -20,8 +20,5 @@ std::string json_pointer(const std::vector<std::string>& tokens);
 // The unescaped tokens of a JSON Pointer ("/a~1b/0" -> {"a/b", "0"}); none
 // for the empty pointer (the whole document).
 std::vector<std::string> pointer_tokens(std::string_view pointer);
-
-// "spec.templates[2].container" for {"spec", "templates", "2", "container"}.
-std::string field_path(const std::vector<std::string>& tokens);
 
 }  // namespace gpusizer

@@ -40,9 +40,14 @@ struct NodeFit {
   std::string brief;
 };
 
-// The pool: the one named by the pod label policy.pool_label, else the first
-// whose non-empty node_selector is a subset of the pod's node_selector, else
-// every shape of every pool. A shape fits when the pod's GPUs, cpu, memory
+// The pod's pool: the one named by the pod label policy.pool_label, else the
+// first whose non-empty node_selector is a subset of the pod's
+// node_selector; nullptr when none is (the pod may land in any pool).
+const NodePool* pod_pool(const NodeFitPolicy& policy, const std::map<std::string, std::string, std::less<>>& pod_labels,
+                         const std::map<std::string, std::string, std::less<>>& node_selector);
+
+// Checks the pod's pool (pod_pool), or every shape of every pool when it
+// has none. A shape fits when the pod's GPUs, cpu, memory
 // and ephemeral storage are each at most the shape's.
 NodeFit check_node_fit(const NodeFitPolicy& policy, const PodRequest& request,
                        const std::map<std::string, std::string, std::less<>>& pod_labels,

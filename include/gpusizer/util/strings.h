@@ -68,6 +68,22 @@ inline std::vector<KeyValuePart> split_key_values(std::string_view text) {
   return parts;
 }
 
+// How a person reads a path of JSON Pointer tokens:
+// "spec.templates[2].container" for {"spec", "templates", "2", "container"}.
+inline std::string field_path(const std::vector<std::string>& tokens) {
+  std::string field;
+  for (const auto& token : tokens) {
+    const bool index =
+        !token.empty() && std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (index) {
+      field += "[" + token + "]";
+    } else {
+      field += (field.empty() ? "" : ".") + token;
+    }
+  }
+  return field;
+}
+
 inline std::string join(const std::vector<std::string>& items, std::string_view separator) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "gpusizer/json/json_view.h"
-#include "gpusizer/json/paths.h"
 
 namespace gpusizer {
 
