@@ -4,6 +4,7 @@
 
 #include "gpusizer/json/json_text.h"
 #include "gpusizer/json/json_view.h"
+#include "gpusizer/sizing/messages.h"
 #include "gpusizer/util/strings.h"
 #include "gpusizer/workloads/workloads.h"
 
@@ -21,7 +22,6 @@ std::string_view to_string(ReviewOutcome::Decision decision) {
 
 namespace {
 
-constexpr std::size_t kWarningLimit = 119;
 // The API server drops warnings past 4096 characters in total; stay clear.
 constexpr std::size_t kWarningBudget = 3500;
 // A denial and the audit annotations stay readable, and bounded, for a pod
@@ -112,7 +112,7 @@ std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
   std::vector<std::string> kept;
   std::size_t total = 0;
   for (std::size_t i = 0; i < warnings.size(); ++i) {
-    std::string warning = truncate_utf8(std::move(warnings[i]), kWarningLimit);
+    std::string warning = fit(std::move(warnings[i]));
     if (total + warning.size() > kWarningBudget) {
       kept.push_back("... and " + std::to_string(warnings.size() - i) + " more warnings (see annotation " +
                      kSizedKey + ")");

@@ -10,6 +10,7 @@
 
 #include "gpusizer/json/json_access.h"
 #include "gpusizer/json/json_view.h"
+#include "gpusizer/check/explain.h"
 #include "gpusizer/check/manifests.h"
 #include "gpusizer/check/osmo_workflow.h"
 #include "gpusizer/util/files.h"
@@ -30,7 +31,7 @@ struct PodExplanation {
   int64_t gpus = 0;
   std::string profile;
   std::string profile_reason;
-  std::vector<RuleResult> rules;
+  std::vector<ExplainRow> rows;
   std::vector<std::string> changes;
   std::vector<std::string> denials;
   std::vector<std::string> warnings;
@@ -128,19 +129,8 @@ ObjectReport check_object(const Policy& policy, const ManifestDocument& document
   for (std::size_t i = 0; explain && i < mutated_pods.size() && i < validated_pods.size(); ++i) {
     const PodDecision& before = mutated_pods[i];
     const PodDecision& after = validated_pods[i];
-    PodExplanation pod{before.description, before.gpus, before.profile, before.profile_reason};
-    // Floors from the object as written, checks of the sized pod, in the
-    // order a person reads them: the binding floor last.
-    for (const char* name : {"table", "/dev/shm", "data loader", "GPU memory", "node fit", "binding"}) {
-      const bool check = std::string_view(name) == "GPU memory" || std::string_view(name) == "node fit";
-      for (const auto& rule : check ? after.rules : before.rules) {
-        if (rule.rule == name) pod.rules.push_back(rule);
-      }
-    }
-    // The values each GPU container runs with: the mutated pod's.
-    for (const auto& rule : after.rules) {
-      if (rule.rule.starts_with("container ")) pod.rules.push_back(rule);
-    }
+    PodExplanation pod{before.description, before.gpus, before.profile, before.profile_reason,
+                       explain_rows(before.explanation, after.explanation)};
     pod.changes = before.warnings;
     pod.denials = after.denials;
     pod.warnings = after.warnings;
@@ -314,9 +304,9 @@ void print_explanation(const std::vector<FileReport>& files, std::ostream& out) 
         out << "  " << pod.pod << ": " << pod.gpus << (pod.gpus == 1 ? " GPU" : " GPUs");
         if (!pod.profile.empty()) out << ", " << pod.profile << " profile (" << pod.profile_reason << ")";
         out << "\n";
-        if (!pod.rules.empty()) out << "    " << padded("rule", 13) << padded("floor", 46) << "why\n";
-        for (const auto& rule : pod.rules) {
-          out << "    " << padded(rule.rule, 13) << padded(rule.floor, 46) << rule.detail << "\n";
+        if (!pod.rows.empty()) out << "    " << padded("rule", 13) << padded("floor", 46) << "why\n";
+        for (const auto& row : pod.rows) {
+          out << "    " << padded(row.title, 13) << padded(row.floor, 46) << row.detail << "\n";
         }
         for (const auto& change : pod.changes) out << "    change   " << change << "\n";
         for (const auto& denial : pod.denials) out << "    deny     " << denial << "\n";
@@ -330,7 +320,7 @@ json explanation_json(const ObjectReport& object) {
   json pods = json::array();
   for (const auto& pod : object.pods) {
     json rules = json::array();
-    for (const auto& rule : pod.rules) rules.push_back({{"rule", rule.rule}, {"floor", rule.floor}, {"detail", rule.detail}});
+    for (const auto& row : pod.rows) rules.push_back({{"rule", row.title}, {"floor", row.floor}, {"detail", row.detail}});
     pods.push_back({{"pod", pod.pod},
                     {"gpus", pod.gpus},
                     {"profile", pod.profile},

@@ -159,7 +159,7 @@ void Metrics::count_review(Endpoint endpoint, const ReviewOutcome& outcome, doub
         counter(memory_added_, nullptr, pod.profile, "").Increment(static_cast<double>(raise.added.value_ceil()));
       }
     }
-    for (const std::string& reason : pod.denial_reasons) counter(denials_, "reason", pod.profile, reason).Increment();
+    for (const DenialReason reason : pod.denial_reasons) counter(denials_, "reason", pod.profile, to_string(reason)).Increment();
   }
 }
 

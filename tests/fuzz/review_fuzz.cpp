@@ -187,8 +187,8 @@ void check_review(std::string_view body) {
   if (raised.size() != checked.size()) fail("the patch keeps the pod templates", revalidated.body);
   for (std::size_t i = 0; i < raised.size(); ++i) {
     if (raised[i].changes.empty()) continue;
-    for (const std::string& reason : checked[i].denial_reasons) {
-      if (reason == "memory") fail("a pod /mutate raised is not denied for memory", revalidated.body);
+    for (const DenialReason reason : checked[i].denial_reasons) {
+      if (reason == DenialReason::kMemory) fail("a pod /mutate raised is not denied for memory", revalidated.body);
     }
   }
 }

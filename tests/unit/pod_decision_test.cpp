@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpusizer/check/explain.h"
 #include "gpusizer/json/json_patch.h"
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
@@ -1002,7 +1003,7 @@ TEST(ShmRule, SizeLimitJustUnderTheMinimumIsEnlargedTo32Gi) {
   EXPECT_TRUE(has_line(r.decision.warnings, {"emptyDir \"dshm\" sizeLimit 16383Mi->32Gi", "below the 16Gi minimum"}))
       << all(r.decision.warnings);
   const Outcome denied = validate(training_pod("16383Mi"), Mode::kEnforce);
-  ASSERT_EQ(denied.decision.denial_reasons, std::vector<std::string>{"shm"});
+  ASSERT_EQ(denied.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kShm});
   EXPECT_TRUE(contains(denied.decision.denials[0], "set spec.volumes[0].emptyDir.sizeLimit to 32Gi"))
       << denied.decision.denials[0];
 }
@@ -1052,7 +1053,7 @@ TEST(ShmRule, TakenVolumeNameIsAProblem) {
   pod["spec"]["volumes"] = json::array({{{"name", "gpu-sizer-shm"}, {"hostPath", {{"path", "/x"}}}}});
   EXPECT_TRUE(run(pod).ops.empty());
   const Outcome r = validate(pod);
-  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"invalid"});
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kInvalid});
   EXPECT_TRUE(contains(r.decision.denials[0], "spec.volumes[0] is volume \"gpu-sizer-shm\"")) << r.decision.denials[0];
 }
 
@@ -1083,7 +1084,7 @@ TEST(ShmRule, MemoryRaisedForShmSaysWhy) {
 
 TEST(ShmRule, EnforceDeniesAMissingShmAtOneGpu) {
   const Outcome r = validate(training_pod(json(json::value_t::discarded), 1), Mode::kEnforce);
-  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"shm"});
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kShm});
   EXPECT_TRUE(contains(r.decision.denials[0], "/dev/shm is not set in container \"trainer\"")) << r.decision.denials[0];
   EXPECT_TRUE(contains(r.decision.denials[0], "{name: gpu-sizer-shm, emptyDir: {medium: Memory, sizeLimit: 32Gi}}"))
       << r.decision.denials[0];
@@ -1102,7 +1103,7 @@ TEST(ShmRule, OptedOutPodIsDeniedNamingTheAnnotation) {
   pod["metadata"]["annotations"] = {{"gpu-sizer.io/mutate", "false"}};
   EXPECT_TRUE(run(pod).ops.empty());
   const Outcome r = validate(pod);
-  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"shm"});
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kShm});
   EXPECT_TRUE(contains(r.decision.denials[0], "remove annotation gpu-sizer.io/mutate=false")) << r.decision.denials[0];
 }
 
@@ -1143,7 +1144,7 @@ TEST(ShmRule, OptedOutPodInEnforceModeIsNotToldGpuSizerSetsIt) {
   json pod = training_pod();
   pod["metadata"]["annotations"] = {{"gpu-sizer.io/mutate", "false"}};
   const Outcome r = validate(pod, Mode::kEnforce);
-  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"shm"});
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kShm});
   EXPECT_FALSE(contains(r.decision.denials[0], "so gpu-sizer sets")) << r.decision.denials[0];
 }
 
@@ -1252,7 +1253,7 @@ TEST(DataLoaderRule, MalformedAnnotationStopsThePatchAndIsDenied) {
   EXPECT_TRUE(run(pod).ops.empty());
   const Outcome r = validate(pod);
   ASSERT_FALSE(r.decision.denial_reasons.empty());
-  EXPECT_EQ(r.decision.denial_reasons[0], "invalid");
+  EXPECT_EQ(r.decision.denial_reasons[0], DenialReason::kInvalid);
   EXPECT_TRUE(contains(r.decision.denials[0], "annotation gpu-sizer.io/dataloader part \"workers=twelve\""))
       << r.decision.denials[0];
 }
@@ -1262,7 +1263,7 @@ TEST(VramFit, SevenBFullFineTuneOnTwo24GBGpusIsDeniedWithTheOptionsThatFit) {
   const Outcome mutated = run(pod);
   EXPECT_FALSE(contains(mutated.ops.dump(), "model")) << "no patch fixes a model that does not fit";
   const Outcome r = validate(mutated.patched);
-  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"vram"});
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});
   for (const char* part : {"pod default/train-x: model params=7B method=full zero=0 needs 280.0 GB per GPU",
                            "more than the 24 GB of RTX-4090", "Would fit:",
                            "method=qlora,zero=3 on 2 x 80 GB GPUs (A100-80GB, H100-80GB): 46.7 GB/GPU",
@@ -1295,7 +1296,7 @@ TEST(GpuModel, NodeSelectorWinsOverTheAnnotationWhichServesWithoutOne) {
   // 24 GB pod into an 80 GB verdict.
   const json annotations = {{"gpu-sizer.io/model", "params=7B,method=lora,zero=3"}, {"gpu-sizer.io/gpu", "H100-80GB"}};
   const Outcome pinned = validate(sized(annotated_pod(2, annotations, rtx4090())));
-  ASSERT_EQ(pinned.decision.denial_reasons, std::vector<std::string>{"vram"});
+  ASSERT_EQ(pinned.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});
   EXPECT_TRUE(contains(pinned.decision.denials[0], "24 GB of RTX-4090 (nodeSelector")) << pinned.decision.denials[0];
   const Outcome annotated = validate(sized(annotated_pod(2, annotations)));
   EXPECT_TRUE(annotated.decision.denials.empty()) << all(annotated.decision.denials);
@@ -1314,7 +1315,7 @@ TEST(GpuModel, AnUnknownAllowedModelTurnsTheDenialIntoAWarning) {
 
 TEST(VramFit, ZeroDenialTellsAJobSpanningPodsToSetRanks) {
   const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,zero=3"}}, rtx4090())));
-  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"vram"});
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});
   EXPECT_TRUE(contains(r.decision.denials[0], "If the job spans several pods, set ranks=<total GPUs> in gpu-sizer.io/model"))
       << r.decision.denials[0];
 }
@@ -1329,7 +1330,7 @@ TEST(GpuModel, FromRequiredAffinityDeniesOnlyWhenNoCandidateFits) {
   EXPECT_TRUE(has_line(some_fit.decision.warnings, {"46.7 GB/GPU"})) << all(some_fit.decision.warnings);
   pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
      ["matchExpressions"][0]["values"] = {"NVIDIA-GeForce-RTX-4090"};
-  EXPECT_EQ(validate(sized(pod)).decision.denial_reasons, std::vector<std::string>{"vram"});
+  EXPECT_EQ(validate(sized(pod)).decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});
 }
 
 TEST(GpuModel, UnknownOrMissingModelWarnsOnce) {
@@ -1370,7 +1371,7 @@ TEST(NodeFit, SidecarsCountWithTheAppContainers) {
   json pod = run(annotated_pod(8, nullptr)).patched;
   pod["spec"]["containers"].push_back(sidecar());
   const Outcome r = validate(pod, Mode::kMutate, node_pool_policy("deny"));
-  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"node_fit"});
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kNodeFit});
   EXPECT_TRUE(contains(r.decision.denials[0], "dgx-a100")) << r.decision.denials[0];
 }
 
@@ -1410,7 +1411,7 @@ TEST(NodeFit, PoolGpuProductIsTheLastSourceOfTheGpuModel) {
   json pod = annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,method=full,zero=3"}});
   pod["metadata"]["labels"] = {{"osmo.pool", "a100"}};
   const Outcome r = validate(sized(pod), Mode::kMutate, node_pool_policy("warn"));
-  ASSERT_EQ(r.decision.denial_reasons, std::vector<std::string>{"vram"});
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});
   EXPECT_TRUE(contains(r.decision.denials[0], "A100-80GB (node pool \"a100\"")) << r.decision.denials[0];
 }
 
@@ -1425,7 +1426,9 @@ TEST(Explain, RulesNameEveryFloorAndTheBindingOne) {
   target.explain = true;
   const PodDecision decision = decide_pod(default_policy(), Endpoint::kMutate, target, patch);
   std::vector<std::string> rows;
-  for (const auto& rule : decision.rules) rows.push_back(rule.rule + " | " + rule.floor + " | " + rule.detail);
+  for (const auto& row : explain_rows(decision.explanation, decision.explanation)) {
+    rows.push_back(row.title + " | " + row.floor + " | " + row.detail);
+  }
   EXPECT_TRUE(has_line(rows, {"table | cpu 32, memory 192Gi, ephemeral-storage 300Gi | train row for 4 GPUs"})) << all(rows);
   EXPECT_TRUE(has_line(rows, {"/dev/shm | /dev/shm 32Gi | none found: gpu-sizer sets 32Gi"})) << all(rows);
   EXPECT_TRUE(has_line(rows, {"data loader | memory 241Gi | 4 x (32 workers x 8 prefetch"})) << all(rows);
@@ -1436,7 +1439,7 @@ TEST(Explain, RulesNameEveryFloorAndTheBindingOne) {
   EXPECT_TRUE(has_line(rows, {"node fit | - | no node pools"})) << all(rows);
   target.explain = false;
   PatchBuilder quiet(view);
-  EXPECT_TRUE(decide_pod(default_policy(), Endpoint::kMutate, target, quiet).rules.empty());
+  EXPECT_TRUE(decide_pod(default_policy(), Endpoint::kMutate, target, quiet).explanation.rules.empty());
 }
 
 }  // namespace

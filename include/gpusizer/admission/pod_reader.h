@@ -1,0 +1,54 @@
+// Reading one pod of a review (a Pod, or a pod template of a workload) into
+// the facts the sizing rules see (sizing/pod_facts.h), and what is wrong
+// with it. Every field is read through JsonView, so a field of the wrong
+// type is a problem named by its path, never a crash.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpusizer/json/json_view.h"
+#include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/pod_facts.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/util/result.h"
+#include "gpusizer/workloads/workloads.h"
+
+namespace gpusizer {
+
+// One pod to decide, and where it is in the reviewed object.
+struct PodTarget {
+  PodTemplateRef ref;       // the pod or pod template and where it is in the reviewed object
+  std::string description;  // "pod default/train-x", the start of every message
+  Mode mode;                // the policy's mode for the object's namespace
+  // The reviewed object's metadata, for labels and annotations a template
+  // lacks; absent for a Pod (its own metadata is the object's).
+  JsonView parent_metadata;
+  // Which template of the object, before "container ..." in warnings:
+  // empty for a Pod, `template "finetune" ` for Argo, `Worker ` for a
+  // replica type, else the template's field path.
+  std::string label;
+  // Fill PodDecision::explanation (gpu-sizer explain); the webhook leaves it off.
+  bool explain = false;
+};
+
+struct PodReading {
+  PodFacts facts;
+  // What is wrong, each naming the pod and the field:
+  // "pod default/x: spec.containers[0].resources is not an object".
+  std::vector<std::string> problems;
+  bool gpu_problem = false;             // a problem in a GPU field: the pod may hold GPUs
+  std::vector<std::string> unresolved;  // resources holding {{...}} or $(VAR) expressions
+  bool unresolved_gpu = false;          // ... among them a GPU count
+  bool spec_patched = false;            // an Argo podSpecPatch may change any of it
+  bool spec_patch_names_gpu = false;    // ... and its text names a GPU resource
+};
+
+// REQUIRES: the reviewed document outlives the reading (names point into it).
+PodReading read_pod(const Policy& policy, const PodTarget& target);
+
+// A quantity written in JSON: a string ("64Gi") or, as custom resources
+// arrive, a bare number (4). Fails naming the value.
+Result<Quantity> quantity_from_json(JsonView value);
+
+}  // namespace gpusizer

@@ -1,0 +1,157 @@
+// What the sizing rules see of one pod (a Pod or a pod template): its
+// containers with their requests and limits, its volumes, the labels and
+// annotations the rules read, and where it may be scheduled. The admission
+// layer reads it from the review (admission/pod_reader.h); once read it is
+// immutable and holds no JSON, so each rule is a plain function of it and
+// the policy.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/sizing/sizing.h"
+
+namespace gpusizer {
+
+// The resources gpu-sizer sizes, by their Kubernetes names.
+inline constexpr std::string_view kCpu = "cpu";
+inline constexpr std::string_view kMemory = "memory";
+inline constexpr std::string_view kEphemeralStorage = "ephemeral-storage";
+
+// Annotation "false" opts a pod out of mutation; validation still applies.
+inline constexpr const char* kMutateOptOutKey = "gpu-sizer.io/mutate";
+
+// A container's requests or limits of the resources gpu-sizer reads: a few
+// at most, so a list searched in order beats a map. Names may point into
+// the reviewed document, which outlives the facts.
+class Quantities {
+ public:
+  // nullptr when the resource is not set.
+  const Quantity* find(std::string_view resource) const {
+    for (const auto& [name, quantity] : items_) {
+      if (name == resource) return &quantity;
+    }
+    return nullptr;
+  }
+  // Keeps an earlier value over a later one (a template's over its default).
+  void add(std::string_view resource, const Quantity& quantity) {
+    if (find(resource)) return;
+    if (items_.empty()) items_.reserve(4);  // cpu, memory, ephemeral-storage, a GPU
+    items_.emplace_back(resource, quantity);
+  }
+
+ private:
+  std::vector<std::pair<std::string_view, Quantity>> items_;
+};
+
+struct ContainerFacts {
+  std::string name;
+  std::vector<std::string> path;  // JSON Pointer tokens to the container in the reviewed object
+  std::string shm_volume;         // the volume mounted at /dev/shm; empty: none
+  Quantities requests;
+  Quantities limits;
+  int64_t gpus = 0;
+
+  // What the container asks for: the request, or the limit it defaults to.
+  std::optional<Quantity> effective_request(std::string_view resource) const {
+    if (const Quantity* request = requests.find(resource)) return *request;
+    return limit(resource);
+  }
+  std::optional<Quantity> limit(std::string_view resource) const {
+    const Quantity* limit = limits.find(resource);
+    return limit ? std::optional<Quantity>(*limit) : std::nullopt;
+  }
+};
+
+// One volume of the pod, as the /dev/shm rule reads it.
+struct VolumeFacts {
+  std::string_view name;               // points into the reviewed document
+  std::size_t list = 0;                // which of PodFacts::volume_lists holds it
+  std::size_t index = 0;               // where in that list
+  bool memory_backed = false;          // an emptyDir with medium Memory
+  std::optional<Quantity> size_limit;  // a memory-backed one's sizeLimit; nullopt: none
+  std::string size_limit_error;        // set when that sizeLimit is not a quantity
+};
+
+struct PodFacts {
+  std::string description;  // "pod default/train-x": the start of every message
+  // Which template of the object, before "container ..." in warnings:
+  // empty for a Pod, `template "finetune" ` for Argo, `Worker ` for a
+  // replica type, else the template's field path.
+  std::string label;
+  Mode mode = Mode::kMutate;  // the policy's mode for the object's namespace
+  bool opted_out = false;     // annotation gpu-sizer.io/mutate=false
+
+  std::vector<ContainerFacts> app;   // containers and restartable init sidecars
+  std::vector<ContainerFacts> init;  // ordinary init containers: run before, one at a time
+
+  // Read only for pods that hold GPUs: where the pod's volume lists are
+  // (a Pod's spec.volumes; an Argo template's volumes, then its
+  // workflow's), the first being the pod's own, where a volume is added;
+  // and their volumes, in that order.
+  std::vector<std::vector<std::string>> volume_lists;
+  std::vector<VolumeFacts> volumes;
+
+  // Profile selection's input: the labels and annotations the policy and
+  // the rules read (the template's over the object's), and names.
+  SelectionInput selection;
+
+  // Read only for pods that hold GPUs: where the pod may be scheduled, its
+  // nodeSelector and the values of the GPU product label that every
+  // required node affinity term allows.
+  std::map<std::string, std::string, std::less<>> node_selector;
+  std::vector<std::string> affinity_products;
+
+  // The annotation's value, or nullptr.
+  const std::string* annotation(std::string_view key) const {
+    auto found = selection.annotations.find(key);
+    return found == selection.annotations.end() ? nullptr : &found->second;
+  }
+  // JSON Pointer tokens to a volume.
+  std::vector<std::string> volume_path(const VolumeFacts& volume) const {
+    std::vector<std::string> path = volume_lists[volume.list];
+    path.push_back(std::to_string(volume.index));
+    return path;
+  }
+  // The volume named `name` (the pod's own before the workflow's), or nullptr.
+  const VolumeFacts* find_volume(std::string_view name) const {
+    for (const VolumeFacts& volume : volumes) {
+      if (volume.name == name) return &volume;
+    }
+    return nullptr;
+  }
+};
+
+// Containers that run together and hold GPUs: they share what `gpus` GPUs
+// need. Init containers run one at a time before the app containers, so a
+// pod has an app phase (its app containers and sidecars that hold GPUs)
+// and a phase for each init container that asks for more GPUs than all of
+// them.
+struct Phase {
+  std::vector<const ContainerFacts*> holders;
+  int64_t gpus = 0;
+  bool app = false;
+};
+
+struct PodPhases {
+  std::vector<Phase> phases;  // the app phase first, when it holds GPUs
+  int64_t gpus = 0;           // the pod's: the app phase's or the largest init container's
+  // Set when the app containers together ask for more GPUs than any node
+  // has: the pod's input is wrong, and no app phase is sized.
+  std::string too_many_gpus;
+
+  // The app phase, or nullptr when only init containers hold GPUs.
+  const Phase* app() const { return !phases.empty() && phases.front().app ? &phases.front() : nullptr; }
+};
+
+// REQUIRES: facts outlive the result (phases point at its containers).
+PodPhases pod_phases(const PodFacts& facts);
+
+}  // namespace gpusizer

@@ -1,0 +1,74 @@
+// The decider: what one pod needs and what to say about it, before any
+// JSON. It runs the rules of sizing_rules() in order (floor rules, then,
+// where they can matter, check rules on the pod as the floors size it),
+// takes the binding floor of each resource of each phase, finds the
+// containers below their share of it, and builds from the rules' typed
+// results alone the pod's report (denials and warnings, by mode), what
+// mutate mode changes, and the explanation `gpu-sizer explain` prints.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpusizer/sizing/pod_facts.h"
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/sizing/rule.h"
+
+namespace gpusizer {
+
+struct SizingOptions {
+  bool report = false;   // fill PodSizing::report (the validating endpoint); runs the check rules
+  bool fix = false;      // fill PodSizing::fixes when mutate mode may change the pod (the mutating endpoint)
+  bool explain = false;  // fill PodSizing::explanation; runs the check rules
+};
+
+// What the validating endpoint answers for the pod, in report order (by
+// DenialReason): each denial names what to set; each warning is under 120
+// characters. Audit mode denies nothing and says what it would do.
+struct PodReport {
+  std::vector<std::string> denials;
+  std::vector<DenialReason> denial_reasons;  // one per denial
+  std::vector<std::string> warnings;
+};
+
+// Each GPU container's requests once sized, as explain prints them.
+struct ContainerRow {
+  std::string container;
+  std::string requests;  // "cpu 32, memory 192Gi, ephemeral-storage 300Gi", or "-"
+  std::string detail;    // "requests it runs with (4 GPUs)"
+};
+
+// The floor that binds the app phase's memory, and why.
+struct BindingRow {
+  std::string floor;   // "memory 241Gi"
+  std::string detail;  // the binding floor's arithmetic, or its basis
+};
+
+struct Explanation {
+  std::vector<RuleRow> rules;  // in rule order
+  std::optional<BindingRow> binding;  // absent when the app phase has no floor
+  std::vector<ContainerRow> containers;
+};
+
+struct PodSizing {
+  const Profile* profile = nullptr;  // nullptr when the profile cannot be chosen
+  std::string profile_reason;
+  // The input is wrong (unreadable fields, an unknown profile, a malformed
+  // annotation): mutate mode changes nothing until it is fixed.
+  bool blocked = false;
+  PodReport report;
+  // What mutate mode changes, in order: each container's requests (and
+  // limits), then each rule's fix. Empty unless options.fix and the pod
+  // may be changed (mutate mode, not opted out, not blocked).
+  std::vector<Fix> fixes;
+  Explanation explanation;
+};
+
+// Decides one pod. `problems` are what reading it found wrong, each a
+// sentence naming the field. REQUIRES: phases came from pod_phases(pod).
+PodSizing size_pod(const Policy& policy, const PodFacts& pod, const PodPhases& phases,
+                   const std::vector<std::string>& problems, const SizingOptions& options);
+
+}  // namespace gpusizer

@@ -1,0 +1,138 @@
+// A sizing rule: one idea about what a GPU pod needs (the GPU table, its
+// /dev/shm, its data loader's buffers, its model's GPU memory, a node that
+// holds it), behind one interface. A rule reads the pod's facts and the
+// policy and returns a typed result: the floors it sets, what it found,
+// what mutate mode changes for it, and its row of `gpu-sizer explain`. The
+// decider (sizing/pod_sizing.h) runs the rules in the order of
+// sizing_rules() and builds patches, denials, warnings, metrics and explain
+// from these results alone, so none of them can drift from the decision.
+//
+// Adding a rule: a new RuleKind and its name below, a class in
+// src/sizing/rules/<name>_rule.cpp (header in
+// include/gpusizer/sizing/rules/), one line in sizing_rules()
+// (src/sizing/rules/rule_list.cpp), and its tests.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/node_fit.h"
+#include "gpusizer/sizing/pod_facts.h"
+#include "gpusizer/sizing/policy.h"
+
+namespace gpusizer {
+
+enum class RuleKind { kTable, kSharedMemory, kDataLoader, kGpuMemory, kNodeFit };
+// As explain names the rule: "table", "/dev/shm", "data loader", "GPU memory", "node fit".
+std::string_view rule_name(RuleKind rule);
+
+// Why a pod is denied (or, in audit mode, would be), and the order in which
+// findings are reported: input that cannot be read first, then each rule's.
+enum class DenialReason { kInvalid, kUnknownProfile, kMaxGpus, kMemory, kShm, kVram, kNodeFit };
+// The metric label value: "invalid", "unknown_profile", "max_gpus", "memory",
+// "shm", "vram", "node_fit".
+std::string_view to_string(DenialReason reason);
+
+// What one phase of a pod needs of one resource, in all, for its GPUs.
+struct Floor {
+  std::size_t phase = 0;       // index into PodPhases::phases
+  std::string_view resource;   // kCpu, kMemory or kEphemeralStorage
+  Quantity amount;
+  std::string basis;       // why, in a few words: "train profile", "data loader"
+  std::string arithmetic;  // how, in full, for denials; empty when the basis says it
+  // The warning to give once when this floor binds and a container is
+  // below it (the per-container warnings only name the basis); empty: none.
+  std::string note;
+};
+
+// Something a person must hear about a pod.
+struct Finding {
+  DenialReason reason = DenialReason::kInvalid;
+  // Deny at the validating endpoint (audit mode: warn that it would), or
+  // only warn.
+  bool deny = false;
+  std::string message;  // the denial, in full: what is wrong and what to set; empty unless deny
+  std::string brief;    // one line for kubectl (under 120 characters): the warning, or the denial in brief
+};
+
+// One change to the pod, in Kubernetes terms; the admission layer writes
+// it as JSON Patch.
+struct SetString {  // sets a string field, adding the maps above it
+  std::vector<std::string> path;
+  std::string value;
+};
+struct AddMemoryVolume {  // appends {name, emptyDir: {medium: Memory, sizeLimit}} to a volume list
+  std::vector<std::string> list_path;
+  std::string name;
+  Quantity size_limit;
+};
+struct MountVolume {  // appends {name, mountPath} to a container's volumeMounts
+  std::vector<std::string> container_path;
+  std::string name;
+  std::string mount_path;
+};
+using PodEdit = std::variant<SetString, AddMemoryVolume, MountVolume>;
+
+// One request (or /dev/shm sizeLimit) a fix raises, for metrics.
+struct Raise {
+  std::string resource;  // cpu, memory, ephemeral-storage, or shm (/dev/shm sizeLimit)
+  Quantity added;        // new value minus the value before
+};
+
+// What mutate mode changes in the pod for a rule.
+struct Fix {
+  std::vector<PodEdit> edits;
+  std::vector<std::string> warnings;  // one per change, for kubectl
+  std::string change;                 // for the gpu-sizer.io/sized annotation
+  std::vector<Raise> raised;
+};
+
+// A rule's row in `gpu-sizer explain`.
+struct RuleRow {
+  RuleKind rule = RuleKind::kTable;
+  std::string floor;   // what it asks of the pod ("cpu 32, memory 192Gi"), or "-"
+  std::string detail;  // why, or why it does not apply
+};
+
+struct RuleResult {
+  std::vector<Floor> floors;
+  std::vector<Finding> findings;
+  std::optional<Fix> fix;      // only when mutate mode has something to change
+  std::optional<RuleRow> row;  // only when explaining
+};
+
+// What a rule reads. Floor rules run first; check rules judge the pod as
+// the floors size it (`sized`).
+struct RuleInput {
+  const Policy& policy;
+  const PodFacts& pod;
+  const PodPhases& phases;
+  const Profile& profile;
+  std::string profile_reason;
+  bool explain = false;
+  const PodRequest* sized = nullptr;  // set for check rules only
+};
+
+class Rule {
+ public:
+  enum class Stage {
+    kFloor,  // sets floors before any container is compared
+    kCheck,  // judges the sized pod; runs where it can deny (and for explain)
+  };
+
+  virtual ~Rule() = default;
+  virtual RuleKind kind() const = 0;
+  virtual Stage stage() const = 0;
+  // REQUIRES: input.phases.gpus > 0; input.sized set when stage() is kCheck.
+  virtual RuleResult evaluate(const RuleInput& input) const = 0;
+};
+
+// The rules, in the order they run and explain lists them.
+const std::vector<const Rule*>& sizing_rules();
+
+}  // namespace gpusizer

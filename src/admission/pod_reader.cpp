@@ -1,0 +1,366 @@
+#include "gpusizer/admission/pod_reader.h"
+
+#include <algorithm>
+
+#include "gpusizer/sizing/data_loader.h"
+#include "gpusizer/sizing/model_fit.h"
+#include "gpusizer/sizing/sizing.h"
+#include "gpusizer/util/strings.h"
+
+namespace gpusizer {
+
+Result<Quantity> quantity_from_json(JsonView value) {
+  if (value.is_string()) return Quantity::parse(value.string());
+  if (value.is_number()) return Quantity::parse(value.text());
+  return Status::invalid_argument("must be a quantity such as \"64Gi\" or 4, found " + std::string(value.type_name()));
+}
+
+namespace {
+
+// More GPUs than this in one container is a typo, not a machine; refusing
+// it keeps all arithmetic far from overflow.
+constexpr int64_t kMaxGpusPerContainer = 1 << 20;
+
+// A field's name in messages ("spec.containers[0]"), written out only when a
+// message needs it: most containers have nothing to report.
+class FieldName {
+ public:
+  explicit FieldName(const std::vector<std::string>& path) : path_(&path) {}
+  explicit FieldName(std::string text) : text_(std::move(text)) {}
+  std::string text() const { return path_ ? field_path(*path_) : text_; }
+
+ private:
+  const std::vector<std::string>* path_ = nullptr;
+  std::string text_;
+};
+
+bool is_unresolved(JsonView value) {
+  const std::string_view text = value.string();
+  return text.find("{{") != std::string_view::npos || text.find("$(") != std::string_view::npos;
+}
+
+// Adds the string members of object whose key is wanted and that map
+// lacks: earlier sources win.
+void add_strings(JsonView object, std::map<std::string, std::string, std::less<>>& map, auto wanted) {
+  object.for_each_member([&](std::string_view key, JsonView value) {
+    if (value.is_string() && wanted(key) && !map.contains(key)) map.emplace(key, value.string());
+  });
+}
+
+class PodReader {
+ public:
+  PodReader(const Policy& policy, const PodTarget& target) : policy_(policy), target_(target) {
+    PodFacts& facts = reading_.facts;
+    facts.description = target.description;
+    facts.label = target.label;
+    facts.mode = target.mode;
+  }
+
+  PodReading read() {
+    read_selection();
+    if (argo()) {
+      read_argo_template();
+    } else {
+      read_pod_spec();
+    }
+    // Volumes and where the pod may run matter only to the rules of GPU pods.
+    const auto holds_gpus = [](const std::vector<ContainerFacts>& list) {
+      return std::any_of(list.begin(), list.end(), [](const ContainerFacts& c) { return c.gpus > 0; });
+    };
+    if (holds_gpus(facts().app) || holds_gpus(facts().init)) {
+      if (argo()) {
+        read_volumes(pod()["volumes"], absolute({"volumes"}));
+        std::vector<std::string> workflow = target_.ref.workflow_spec_path;
+        workflow.push_back("volumes");
+        read_volumes(target_.ref.workflow_spec["volumes"], std::move(workflow));
+        read_scheduling(pod());
+        read_scheduling(target_.ref.workflow_spec);
+      } else {
+        read_volumes(pod()["spec"]["volumes"], absolute({"spec", "volumes"}));
+        read_scheduling(pod()["spec"]);
+      }
+    }
+    return std::move(reading_);
+  }
+
+ private:
+  enum class Role { kApp, kInit };
+
+  PodFacts& facts() { return reading_.facts; }
+  JsonView pod() const { return target_.ref.pod; }
+  bool argo() const { return target_.ref.shape == PodShape::kArgoTemplate; }
+
+  std::vector<std::string> absolute(std::initializer_list<std::string> tokens) const {
+    std::vector<std::string> path = target_.ref.path;
+    path.insert(path.end(), tokens);
+    return path;
+  }
+  std::string field(std::initializer_list<std::string> tokens) const { return field_path(absolute(tokens)); }
+
+  void problem(const std::string& field, const std::string& what, bool gpu_field = false) {
+    reading_.problems.push_back(target_.description + ": " + field + " " + what);
+    reading_.gpu_problem = reading_.gpu_problem || gpu_field;
+  }
+
+  // The template's own labels and annotations first, then the object's.
+  void read_selection() {
+    const JsonView metadata = pod()["metadata"];
+    // The sized annotation is added into these maps: a JSON Patch cannot add
+    // a key under any other type (nor is it pod metadata).
+    if (!metadata.is_null() && !metadata.is_object()) {
+      problem(field({"metadata"}), "is not an object");
+    } else if (const JsonView annotations = metadata["annotations"]; !annotations.is_null() && !annotations.is_object()) {
+      problem(field({"metadata", "annotations"}), "is not an object");
+    }
+    // Only the labels and annotations the decision reads are copied: one
+    // last-applied-configuration annotation can be most of a review.
+    auto wanted_label = [&](std::string_view key) {
+      return key == policy_.node_fit.pool_label || selection_reads(policy_, ProfileRule::Subject::kLabel, key);
+    };
+    // The data loader, model and GPU describe one pod: they are read from
+    // its own metadata only, as the Pods a workload creates carry them
+    // (an Argo workflow's annotations do not reach its Pods).
+    auto describes_the_pod = [](std::string_view key) {
+      return key == kDataLoaderKey || key == kModelKey || key == kGpuKey;
+    };
+    auto wanted_annotation = [&](std::string_view key) {
+      return key == kMutateOptOutKey || describes_the_pod(key) ||
+             selection_reads(policy_, ProfileRule::Subject::kAnnotation, key);
+    };
+    auto wanted_parent_annotation = [&](std::string_view key) {
+      return !describes_the_pod(key) && wanted_annotation(key);
+    };
+    SelectionInput& selection = facts().selection;
+    add_strings(metadata["annotations"], selection.annotations, wanted_annotation);
+    add_strings(target_.parent_metadata["annotations"], selection.annotations, wanted_parent_annotation);
+    for (const JsonView source : {metadata, target_.parent_metadata}) {
+      add_strings(source["labels"], selection.labels, wanted_label);
+      for (const char* key : {"name", "generateName"}) {
+        if (selection.name.empty()) selection.name = string_member(source, key);
+      }
+    }
+    selection.template_name = target_.ref.template_name;
+    selection.replica_type = target_.ref.replica_type;
+    const std::string* opt_out = facts().annotation(kMutateOptOutKey);
+    facts().opted_out = opt_out && *opt_out == "false";
+  }
+
+  void read_pod_spec() {
+    const JsonView spec = pod()["spec"];
+    if (!spec.is_object()) {
+      problem(field({"spec"}), "is missing or not an object");
+      return;
+    }
+    const JsonView containers = spec["containers"];
+    if (!containers.is_array()) {
+      problem(field({"spec", "containers"}), "is missing or not a list");
+      return;
+    }
+    read_list(containers, {"spec", "containers"}, Role::kApp);
+    read_list(spec["initContainers"], {"spec", "initContainers"}, Role::kInit);
+    check_volumes_list(spec["volumes"], {"spec", "volumes"});
+  }
+
+  // Argo runs the template's container, script or containerSet as the main
+  // containers, sidecars beside them and initContainers before them.
+  // templateDefaults are merged under the template's container or script.
+  void read_argo_template() {
+    const std::string patch = string_member(pod(), "podSpecPatch");
+    reading_.spec_patched = target_.ref.workflow_pod_spec_patch || pod().contains("podSpecPatch");
+    for (const auto& resource : policy_.gpu_resources) {
+      reading_.spec_patch_names_gpu = reading_.spec_patch_names_gpu || patch.find(resource) != std::string::npos;
+    }
+    for (const char* key : {"container", "script"}) {
+      const JsonView item = pod()[key];
+      if (item.is_null()) continue;
+      read_container(item, absolute({key}), Role::kApp, target_.ref.template_defaults[key],
+                     std::string("templateDefaults.") + key, "main");
+    }
+    read_list(pod()["containerSet"]["containers"], {"containerSet", "containers"}, Role::kApp);
+    read_list(pod()["sidecars"], {"sidecars"}, Role::kApp);
+    read_list(pod()["initContainers"], {"initContainers"}, Role::kInit);
+    check_volumes_list(pod()["volumes"], {"volumes"});
+  }
+
+  // The /dev/shm volume is appended to this list: it must be one.
+  void check_volumes_list(JsonView volumes, std::initializer_list<std::string> tokens) {
+    if (!volumes.is_null() && !volumes.is_array()) problem(field(tokens), "is not a list");
+  }
+
+  // The volumes of one list: their names, and the size of the memory-backed
+  // ones (a sizeLimit that does not parse is the /dev/shm rule's problem,
+  // when it reads that volume).
+  void read_volumes(JsonView list, std::vector<std::string> path) {
+    const std::size_t list_index = facts().volume_lists.size();
+    facts().volume_lists.push_back(std::move(path));
+    std::size_t index = 0;
+    list.for_each_element([&](JsonView volume) {
+      VolumeFacts read{volume["name"].string(), list_index, index++};
+      const JsonView empty_dir = volume["emptyDir"];
+      read.memory_backed = empty_dir.is_object() && empty_dir["medium"].string() == "Memory";
+      if (read.memory_backed && !empty_dir["sizeLimit"].is_null()) {
+        auto size = quantity_from_json(empty_dir["sizeLimit"]);
+        if (size) {
+          read.size_limit = size.value();
+        } else {
+          read.size_limit_error = size.error();
+        }
+      }
+      facts().volumes.push_back(std::move(read));
+    });
+  }
+
+  // nodeSelector entries and the GPU products required node affinity
+  // allows; earlier sources (an Argo template) win over later ones (its
+  // workflow).
+  void read_scheduling(JsonView spec) {
+    add_strings(spec["nodeSelector"], facts().node_selector, [](std::string_view) { return true; });
+    if (!facts().affinity_products.empty()) return;
+    const JsonView terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                               ["nodeSelectorTerms"];
+    // Terms are ORed: the products are known only when every term names them.
+    std::vector<std::string> products;
+    bool every_term = terms.is_array();
+    terms.for_each_element([&](JsonView term) {
+      bool names_product = false;
+      term["matchExpressions"].for_each_element([&](JsonView expression) {
+        if (expression["key"].string() != policy_.gpu_memory.product_label ||
+            expression["operator"].string() != "In") {
+          return;
+        }
+        names_product = true;
+        expression["values"].for_each_element([&](JsonView value) {
+          if (value.is_string()) products.emplace_back(value.string());
+        });
+      });
+      every_term = every_term && names_product;
+    });
+    if (every_term) facts().affinity_products = std::move(products);
+  }
+
+  void read_list(JsonView list, std::initializer_list<std::string> tokens, Role role) {
+    if (list.is_null()) return;
+    if (!list.is_array()) {
+      problem(field(tokens), "is not a list");
+      return;
+    }
+    std::size_t index = 0;
+    list.for_each_element([&](JsonView item) {
+      std::vector<std::string> path = absolute(tokens);
+      path.push_back(std::to_string(index++));
+      read_container(item, std::move(path), role, JsonView(), "", "");
+    });
+  }
+
+  // unnamed: the name a container without one gets at run time (Argo calls
+  // its main container "main"); empty means its field path. defaults:
+  // Argo's templateDefaults for this container, or absent.
+  void read_container(JsonView item, std::vector<std::string> path, Role role, JsonView defaults,
+                      const std::string& defaults_field, const std::string& unnamed) {
+    if (!item.is_object()) {
+      problem(field_path(path), "is not an object");
+      return;
+    }
+    ContainerFacts container;
+    container.path = std::move(path);
+    const FieldName where(container.path);
+    container.name = string_member(item, "name");
+    if (container.name.empty()) container.name = unnamed.empty() ? where.text() : unnamed;
+    // The template's values win over its defaults, key by key.
+    read_resources(item, where, container);
+    if (defaults.is_object()) read_resources(defaults, FieldName(defaults_field), container);
+    for (const auto& resource : policy_.gpu_resources) container.gpus += gpu_count(container, resource, where);
+    // Sidecars (init containers that keep running) hold resources alongside
+    // the app containers, so they count with them.
+    const bool sidecar = role == Role::kInit && item["restartPolicy"].string() == "Always";
+    if ((role == Role::kApp || sidecar) && container.gpus > 0) {
+      // The /dev/shm mount is appended here: a JSON Patch adds to a list only.
+      const JsonView mounts = item["volumeMounts"];
+      if (!mounts.is_null() && !mounts.is_array()) problem(where.text() + ".volumeMounts", "is not a list");
+      container.shm_volume = shm_mount(item);
+    }
+    (role == Role::kInit && !sidecar ? facts().init : facts().app).push_back(std::move(container));
+  }
+
+  // The volume a container mounts at /dev/shm, or empty.
+  static std::string shm_mount(JsonView item) {
+    std::string volume;
+    item["volumeMounts"].for_each_element([&](JsonView mount) {
+      const std::string_view path = mount["mountPath"].string();
+      if (volume.empty() && (path == "/dev/shm" || path == "/dev/shm/")) volume = string_member(mount, "name");
+    });
+    return volume;
+  }
+
+  void read_resources(JsonView item, const FieldName& field, ContainerFacts& container) {
+    const JsonView resources = item["resources"];
+    if (resources.is_null()) return;
+    if (!resources.is_object()) {
+      problem(field.text() + ".resources", "is not an object");
+      return;
+    }
+    read_quantities(resources, "requests", field, container.requests);
+    read_quantities(resources, "limits", field, container.limits);
+  }
+
+  void read_quantities(JsonView resources, std::string_view key, const FieldName& field, Quantities& out) {
+    const JsonView map = resources[key];
+    if (map.is_null()) return;
+    auto map_field = [&] { return field.text() + ".resources." + std::string(key); };
+    if (!map.is_object()) {
+      problem(map_field(), "is not an object");
+      return;
+    }
+    map.for_each_member([&](std::string_view resource, JsonView value) {
+      const bool gpu = policy_.is_gpu_resource(resource);
+      if (!gpu && resource != kCpu && resource != kMemory && resource != kEphemeralStorage) return;
+      auto quantity = quantity_from_json(value);
+      if (!quantity && is_unresolved(value)) {
+        // A template parameter, filled in when the workflow runs: not an
+        // error, but nothing to decide on until the Pod exists.
+        reading_.unresolved.push_back(std::string(resource) + " is \"" + std::string(value.string()) + "\"");
+        reading_.unresolved_gpu = reading_.unresolved_gpu || gpu;
+      } else if (!quantity) {
+        problem(map_field() + "." + std::string(resource), quantity.error(), gpu);
+      } else if (quantity.value().is_negative()) {
+        problem(map_field() + "." + std::string(resource),
+                "must not be negative, found " + quantity.value().to_string(), gpu);
+      } else {
+        out.add(resource, quantity.value());  // keeps an earlier (template) value over a default
+      }
+    });
+  }
+
+  int64_t gpu_count(const ContainerFacts& container, const std::string& resource, const FieldName& field) {
+    const Quantity* request = container.requests.find(resource);
+    const Quantity* limit = container.limits.find(resource);
+    if (!request && !limit) return 0;
+    auto where = [&] { return field.text() + ".resources"; };
+    if (request && limit && *request != *limit) {
+      problem(where(), resource + " request " + request->to_string() + " and limit " + limit->to_string() +
+                         " differ; GPUs are not overcommitted: set both to the same number",
+              true);
+      return 0;
+    }
+    const Quantity& count = limit ? *limit : *request;
+    if (!count.is_whole()) {
+      problem(where(), resource + " must be a whole number of GPUs, found " + count.to_string(), true);
+      return 0;
+    }
+    if (count.value_ceil() > kMaxGpusPerContainer) {
+      problem(where(), resource + " asks for " + count.to_string() + " GPUs, more than any node has", true);
+      return 0;
+    }
+    return count.value_ceil();
+  }
+
+  const Policy& policy_;
+  const PodTarget& target_;
+  PodReading reading_;
+};
+
+}  // namespace
+
+PodReading read_pod(const Policy& policy, const PodTarget& target) { return PodReader(policy, target).read(); }
+
+}  // namespace gpusizer

@@ -1,0 +1,395 @@
+#include "gpusizer/sizing/pod_sizing.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "gpusizer/sizing/messages.h"
+#include "gpusizer/sizing/sizing.h"
+#include "gpusizer/util/strings.h"
+
+namespace gpusizer {
+
+namespace {
+
+// More GPUs than this in one pod (one node) is a typo, not a machine;
+// refusing it keeps all arithmetic far from overflow.
+constexpr int64_t kMaxGpusPerPod = 1 << 20;
+
+// The resources in the order each container's are compared and raised.
+constexpr std::string_view kResources[] = {kCpu, kMemory, kEphemeralStorage};
+
+// One resource of one container below what its share of its phase needs.
+struct Shortfall {
+  const ContainerFacts* container;
+  const Phase* phase;
+  const Floor* floor;  // the binding floor it falls short of
+  Quantity need;       // the container's share of it
+  std::optional<Quantity> request;  // effective: the request or the limit it defaults to
+  std::optional<Quantity> limit;
+};
+
+// A finding as the report orders it.
+struct Entry {
+  DenialReason reason;
+  bool denial;
+  std::string text;
+};
+
+class PodSizer {
+ public:
+  PodSizer(const Policy& policy, const PodFacts& pod, const PodPhases& phases, const SizingOptions& options)
+      : policy_(policy), pod_(pod), phases_(phases), options_(options) {}
+
+  PodSizing size(const std::vector<std::string>& problems) {
+    for (const std::string& problem : problems) findings_.push_back({DenialReason::kInvalid, true, problem, problem});
+    auto choice = select_profile(policy_, pod_.selection);
+    if (!choice) {
+      const std::string problem = pod_.description + ": " + choice.error();
+      findings_.push_back({DenialReason::kUnknownProfile, true, problem, problem});
+    } else if (phases_.gpus > 0) {
+      sizing_.profile = choice.value().profile;
+      sizing_.profile_reason = choice.value().reason;
+      run_floor_rules();
+    }
+    // Input a patch cannot fix stops mutation; the check rules change no
+    // patch, so what they find never does.
+    sizing_.blocked = std::any_of(findings_.begin(), findings_.end(), [](const Finding& finding) {
+      return finding.reason == DenialReason::kInvalid || finding.reason == DenialReason::kUnknownProfile;
+    });
+    if (sizing_.profile && (options_.report || options_.explain)) run_check_rules();
+    if (sizing_.profile && options_.explain) explain();
+    if (options_.report) report();
+    if (options_.fix && pod_.mode == Mode::kMutate && !pod_.opted_out && !sizing_.blocked) fix();
+    return std::move(sizing_);
+  }
+
+ private:
+  const Profile& profile() const { return *sizing_.profile; }
+
+  RuleInput rule_input() const {
+    return {policy_, pod_, phases_, profile(), sizing_.profile_reason, options_.explain};
+  }
+
+  void run_floor_rules() {
+    const RuleInput input = rule_input();
+    for (const Rule* rule : sizing_rules()) {
+      if (rule->stage() == Rule::Stage::kFloor) keep(rule->evaluate(input));
+    }
+    bind_floors();
+    find_shortfalls();
+  }
+
+  void run_check_rules() {
+    const PodRequest sized = sized_pod();
+    RuleInput input = rule_input();
+    input.sized = &sized;
+    for (const Rule* rule : sizing_rules()) {
+      if (rule->stage() == Rule::Stage::kCheck) keep(rule->evaluate(input));
+    }
+  }
+
+  void keep(RuleResult result) {
+    for (Finding& finding : result.findings) findings_.push_back(std::move(finding));
+    results_.push_back(std::move(result));
+  }
+
+  // The binding floor of each resource of each phase: the largest, the
+  // first in rule order among equals.
+  void bind_floors() {
+    binding_.assign(phases_.phases.size(), {});
+    for (const RuleResult& result : results_) {
+      for (const Floor& floor : result.floors) {
+        auto& slot = binding_[floor.phase][resource_index(floor.resource)];
+        if (!slot || floor.amount > slot->amount) slot = &floor;
+      }
+    }
+  }
+
+  static std::size_t resource_index(std::string_view resource) {
+    return static_cast<std::size_t>(std::find(std::begin(kResources), std::end(kResources), resource) -
+                                    std::begin(kResources));
+  }
+
+  const Floor* binding(std::size_t phase, std::string_view resource) const {
+    return binding_[phase][resource_index(resource)];
+  }
+
+  // What the phase needs in all, as OSMO's --set line gives it.
+  Requirement phase_need(const Phase& phase) const {
+    const std::size_t index = static_cast<std::size_t>(&phase - phases_.phases.data());
+    Requirement need;
+    if (const Floor* cpu = binding(index, kCpu)) need.cpu = cpu->amount;
+    if (const Floor* memory = binding(index, kMemory)) need.memory = memory->amount;
+    if (const Floor* storage = binding(index, kEphemeralStorage)) need.storage = storage->amount;
+    return need;
+  }
+
+  // Each holder's share of its phase's binding floors; rounding up keeps
+  // the shares' sum at or above the floor.
+  void find_shortfalls() {
+    for (std::size_t p = 0; p < phases_.phases.size(); ++p) {
+      const Phase& phase = phases_.phases[p];
+      for (const ContainerFacts* holder : phase.holders) {
+        for (std::string_view resource : kResources) {
+          const Floor* floor = binding(p, resource);
+          if (!floor) continue;
+          const Quantity granule = resource == kCpu ? Quantity::from_milli(1) : Quantity::from_bytes(1 << 20);
+          const Quantity need =
+              holder->gpus == phase.gpus ? floor->amount : floor->amount.share_ceil(holder->gpus, phase.gpus, granule);
+          const auto request = holder->effective_request(resource);
+          const auto limit = holder->limit(resource);
+          if (request && *request >= need && (!limit || *limit >= need)) continue;
+          shortfalls_.push_back({holder, &phase, floor, need, request, limit});
+        }
+      }
+    }
+  }
+
+  // What a container asks for once sized: its effective request, or the
+  // need gpu-sizer raises it to (in every mode: checks judge the pod as it
+  // must run, not as written).
+  std::optional<Quantity> sized_request(const ContainerFacts& c, std::string_view resource) const {
+    std::optional<Quantity> request = c.effective_request(resource);
+    for (const Shortfall& s : shortfalls_) {
+      if (s.container == &c && s.floor->resource == resource && (!request || *request < s.need)) request = s.need;
+    }
+    return request;
+  }
+
+  // The scheduler's view of the sized pod: its app containers and sidecars
+  // together, or its largest init container.
+  PodRequest sized_pod() const {
+    PodRequest app{phases_.gpus};
+    PodRequest largest_init;
+    auto add = [&](Quantity& total, const ContainerFacts& c, std::string_view resource) {
+      if (auto request = sized_request(c, resource)) total = total.plus(*request);
+    };
+    for (const ContainerFacts& c : pod_.app) {
+      add(app.cpu, c, kCpu);
+      add(app.memory, c, kMemory);
+      add(app.ephemeral_storage, c, kEphemeralStorage);
+    }
+    for (const ContainerFacts& c : pod_.init) {
+      PodRequest one;
+      add(one.cpu, c, kCpu);
+      add(one.memory, c, kMemory);
+      add(one.ephemeral_storage, c, kEphemeralStorage);
+      largest_init.cpu = std::max(largest_init.cpu, one.cpu);
+      largest_init.memory = std::max(largest_init.memory, one.memory);
+      largest_init.ephemeral_storage = std::max(largest_init.ephemeral_storage, one.ephemeral_storage);
+    }
+    return {app.gpus, std::max(app.cpu, largest_init.cpu), std::max(app.memory, largest_init.memory),
+            std::max(app.ephemeral_storage, largest_init.ephemeral_storage)};
+  }
+
+  static std::string holder_gpus(const Shortfall& s) {
+    return s.container->gpus == s.phase->gpus ? gpus_text(s.phase->gpus)
+                                              : std::to_string(s.container->gpus) + " of " + gpus_text(s.phase->gpus);
+  }
+
+  bool denies_memory(const Shortfall& s) const {
+    return s.floor->resource == kMemory && s.phase->gpus >= policy_.deny_from_gpus;
+  }
+
+  std::string denial(const Shortfall& s) const {
+    std::string found = "request " + show(s.request);
+    if (s.limit) found += ", limit " + s.limit->to_string();
+    std::string fix = "set memory to " + s.need.to_string();
+    for (const Shortfall& other : shortfalls_) {
+      if (other.container == s.container && other.floor->resource == kCpu) fix += " and cpu to " + other.need.to_string();
+    }
+    fix += " (OSMO: --set " + set_hint(profile(), s.phase->gpus, phase_need(*s.phase)) + ")" + opt_out_fix(pod_, "them");
+    const std::string& why = s.floor->arithmetic.empty() ? s.floor->basis : s.floor->arithmetic;
+    return pod_.description + " container " + in_quotes(s.container->name) + ": " + holder_gpus(s) +
+           " need memory >= " + s.need.to_string() + " (" + why + "), found " + found + "; " + fix;
+  }
+
+  std::string short_finding(const Shortfall& s) const {
+    return std::string(s.floor->resource) + " " + show(s.request) + " is below " + s.need.to_string() + " for " +
+           holder_gpus(s) + " (" + s.floor->basis + ")";
+  }
+
+  // The notes of the binding memory floors that some container is below
+  // (a data loader's arithmetic), each once.
+  std::vector<std::string> binding_notes() const {
+    std::vector<std::string> notes;
+    for (const Shortfall& s : shortfalls_) {
+      const std::string& note = s.floor->note;
+      if (s.floor->resource == kMemory && !note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end()) {
+        notes.push_back(note);
+      }
+    }
+    return notes;
+  }
+
+  // The validating endpoint: deny what must not run, warn about the rest;
+  // in audit mode only say what would happen. Reported in the order of
+  // DenialReason, each rule's findings in rule order.
+  void report() {
+    const bool audit = pod_.mode == Mode::kAudit;
+    const std::string would_deny = "audit: would deny: ";
+    std::vector<Entry> entries;
+    auto add = [&](const Finding& finding) {
+      if (!finding.deny) {
+        entries.push_back({finding.reason, false, finding.brief});
+      } else if (audit) {
+        entries.push_back({finding.reason, false, fit(would_deny + finding.brief)});
+      } else {
+        entries.push_back({finding.reason, true, finding.message});
+      }
+    };
+    for (const Finding& finding : findings_) add(finding);
+    for (const std::string& note : binding_notes()) entries.push_back({DenialReason::kMemory, false, note});
+    for (const Shortfall& s : shortfalls_) {
+      if (denies_memory(s) && !audit) {
+        entries.push_back({DenialReason::kMemory, true, denial(s)});
+      } else {
+        const std::string prefix = !audit ? "" : denies_memory(s) ? would_deny : "audit: would raise: ";
+        entries.push_back(
+            {DenialReason::kMemory, false, fit_warning(prefix + pod_.label, s.container->name, short_finding(s))});
+      }
+    }
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const Entry& a, const Entry& b) { return a.reason < b.reason; });
+    PodReport& out = sizing_.report;
+    for (Entry& entry : entries) {
+      if (entry.denial) {
+        out.denials.push_back(std::move(entry.text));
+        out.denial_reasons.push_back(entry.reason);
+      } else {
+        out.warnings.push_back(fit(std::move(entry.text)));
+      }
+    }
+  }
+
+  // Mutate mode: each container's requests raised to its share (and a limit
+  // below a new request with it), then each rule's fix.
+  void fix() {
+    for (const Shortfall& s : shortfalls_) {
+      const std::string_view resource = s.floor->resource;
+      const bool raise_request = !s.request || *s.request < s.need;
+      const Quantity new_request = raise_request ? s.need : *s.request;
+      const std::string new_text = new_request.to_string();
+      std::vector<std::string> path = s.container->path;
+      path.insert(path.end(), {"resources", "requests", std::string(resource)});
+      if (sizing_.fixes.empty() || fixed_container_ != s.container) {
+        sizing_.fixes.push_back(Fix{{}, {}, s.container->name + ": "});
+        fixed_container_ = s.container;
+      } else {
+        sizing_.fixes.back().change += ", ";
+      }
+      Fix& fix = sizing_.fixes.back();
+      std::string change;
+      if (raise_request) {
+        fix.edits.emplace_back(SetString{path, new_text});
+        fix.raised.push_back({std::string(resource), s.request ? new_request.plus(s.request->times(-1)) : new_request});
+        const Quantity* written = s.container->requests.find(resource);
+        change = std::string(resource) + " request " + (written ? written->to_string() : "unset") + "->" + new_text;
+      }
+      // A request above its limit is invalid: a limit below the new request
+      // rises with it.
+      if (s.limit && *s.limit < new_request) {
+        path[path.size() - 2] = "limits";
+        fix.edits.emplace_back(SetString{std::move(path), new_text});
+        change += (raise_request ? ", limit " : std::string(resource) + " limit ") + s.limit->to_string() + "->" + new_text;
+      }
+      fix.warnings.push_back(fit_warning(pod_.label, s.container->name,
+                                         change + " (" + holder_gpus(s) + ", " + s.floor->basis + ")"));
+      fix.change += change;
+    }
+    // The arithmetic of a floor follows the raises it explains.
+    if (!sizing_.fixes.empty()) {
+      for (std::string& note : binding_notes()) sizing_.fixes.back().warnings.push_back(std::move(note));
+    }
+    for (RuleResult& result : results_) {
+      if (result.fix) sizing_.fixes.push_back(std::move(*result.fix));
+    }
+  }
+
+  void explain() {
+    Explanation& out = sizing_.explanation;
+    const Phase* app = phases_.app();
+    // A pod whose profile sizes nothing (no table, no floor) shows no floor
+    // rows: nothing binds.
+    const Floor* memory = app ? binding(0, kMemory) : nullptr;
+    for (std::size_t i = 0; i < results_.size(); ++i) {
+      const RuleResult& result = results_[i];
+      if (!result.row) continue;
+      const bool floor_stage = rule_stage(result.row->rule) == Rule::Stage::kFloor;
+      if (!floor_stage || memory) out.rules.push_back(*result.row);
+    }
+    if (memory) {
+      out.binding = BindingRow{"memory " + memory->amount.to_string(),
+                               memory->arithmetic.empty() ? memory->basis : memory->arithmetic};
+    }
+    // In mutate mode the pod runs with these; otherwise it is denied or
+    // warned until its author sets them.
+    const std::string requests_word =
+        pod_.mode == Mode::kMutate && !pod_.opted_out ? "requests it runs with" : "requests it needs";
+    for (const Phase& phase : phases_.phases) {
+      for (const ContainerFacts* holder : phase.holders) {
+        std::vector<std::string> values;
+        for (std::string_view resource : kResources) {
+          if (auto value = sized_request(*holder, resource)) values.push_back(std::string(resource) + " " + value->to_string());
+        }
+        const std::string share = holder->gpus == phase.gpus
+                                      ? gpus_text(phase.gpus)
+                                      : std::to_string(holder->gpus) + " of " + gpus_text(phase.gpus);
+        out.containers.push_back({holder->name, values.empty() ? "-" : join(values, ", "),
+                                  requests_word + " (" + share + (phase.app ? "" : ", init container") + ")"});
+      }
+    }
+  }
+
+  static Rule::Stage rule_stage(RuleKind kind) {
+    for (const Rule* rule : sizing_rules()) {
+      if (rule->kind() == kind) return rule->stage();
+    }
+    return Rule::Stage::kFloor;
+  }
+
+  const Policy& policy_;
+  const PodFacts& pod_;
+  const PodPhases& phases_;
+  const SizingOptions& options_;
+  PodSizing sizing_;
+  std::vector<Finding> findings_;     // in the order found: input, then each rule's
+  std::vector<RuleResult> results_;   // each rule's, in the order run
+  // Per phase, per resource (kResources order), the binding floor.
+  std::vector<std::array<const Floor*, 3>> binding_;
+  std::vector<Shortfall> shortfalls_;
+  const ContainerFacts* fixed_container_ = nullptr;
+};
+
+}  // namespace
+
+PodPhases pod_phases(const PodFacts& facts) {
+  PodPhases result;
+  Phase app;
+  app.app = true;
+  for (const ContainerFacts& c : facts.app) {
+    if (c.gpus == 0) continue;
+    app.holders.push_back(&c);
+    app.gpus += c.gpus;
+  }
+  result.gpus = app.gpus;
+  if (app.gpus > kMaxGpusPerPod) {
+    result.too_many_gpus = facts.description + ": its containers ask for " + gpus_text(app.gpus) +
+                           " together, more than any node has";
+  } else if (app.gpus > 0) {
+    result.phases.push_back(app);
+  }
+  for (const ContainerFacts& c : facts.init) {
+    if (c.gpus > app.gpus) result.phases.push_back(Phase{{&c}, c.gpus, false});
+    result.gpus = std::max(result.gpus, c.gpus);
+  }
+  return result;
+}
+
+PodSizing size_pod(const Policy& policy, const PodFacts& pod, const PodPhases& phases,
+                   const std::vector<std::string>& problems, const SizingOptions& options) {
+  return PodSizer(policy, pod, phases, options).size(problems);
+}
+
+}  // namespace gpusizer

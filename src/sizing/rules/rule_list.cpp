@@ -1,0 +1,44 @@
+#include "gpusizer/sizing/rule.h"
+#include "gpusizer/sizing/rules/data_loader_rule.h"
+#include "gpusizer/sizing/rules/gpu_memory_rule.h"
+#include "gpusizer/sizing/rules/node_fit_rule.h"
+#include "gpusizer/sizing/rules/shared_memory_rule.h"
+#include "gpusizer/sizing/rules/table_rule.h"
+
+namespace gpusizer {
+
+std::string_view rule_name(RuleKind rule) {
+  switch (rule) {
+    case RuleKind::kTable: return "table";
+    case RuleKind::kSharedMemory: return "/dev/shm";
+    case RuleKind::kDataLoader: return "data loader";
+    case RuleKind::kGpuMemory: return "GPU memory";
+    case RuleKind::kNodeFit: return "node fit";
+  }
+  return "rule";
+}
+
+std::string_view to_string(DenialReason reason) {
+  switch (reason) {
+    case DenialReason::kInvalid: return "invalid";
+    case DenialReason::kUnknownProfile: return "unknown_profile";
+    case DenialReason::kMaxGpus: return "max_gpus";
+    case DenialReason::kMemory: return "memory";
+    case DenialReason::kShm: return "shm";
+    case DenialReason::kVram: return "vram";
+    case DenialReason::kNodeFit: return "node_fit";
+  }
+  return "invalid";
+}
+
+const std::vector<const Rule*>& sizing_rules() {
+  static const TableRule table;
+  static const SharedMemoryRule shared_memory;
+  static const DataLoaderRule data_loader;
+  static const GpuMemoryRule gpu_memory;
+  static const NodeFitRule node_fit;
+  static const std::vector<const Rule*> rules = {&table, &shared_memory, &data_loader, &gpu_memory, &node_fit};
+  return rules;
+}
+
+}  // namespace gpusizer
