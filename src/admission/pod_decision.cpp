@@ -1,5 +1,7 @@
 #include "gpusizer/admission/pod_decision.h"
 
+#include <iterator>
+
 #include "gpusizer/json/json_text.h"
 #include "gpusizer/sizing/messages.h"
 #include "gpusizer/util/strings.h"
@@ -24,9 +26,14 @@ std::string left_for_the_pod(const PodReading& reading, int64_t gpus) {
   return "";
 }
 
-// One change to the pod as JSON Patch operations.
-void write_edit(const PodEdit& edit, PatchBuilder& patch) {
-  if (const auto* set = std::get_if<SetString>(&edit)) {
+// One change to the pod as JSON Patch operations. `tokens` is scratch
+// space, kept between calls so its strings are reused.
+void write_edit(const PodEdit& edit, PatchBuilder& patch, std::vector<std::string>& tokens) {
+  if (const auto* set = std::get_if<SetResource>(&edit)) {
+    tokens = set->container->path;
+    tokens.insert(tokens.end(), {"resources", set->limit ? "limits" : "requests", std::string(set->resource)});
+    patch.set(tokens, set->value);
+  } else if (const auto* set = std::get_if<SetString>(&edit)) {
     patch.set(set->path, set->value);
   } else if (const auto* volume = std::get_if<AddMemoryVolume>(&edit)) {
     std::string json = R"({"name":)";
@@ -47,14 +54,25 @@ void write_edit(const PodEdit& edit, PatchBuilder& patch) {
   }
 }
 
+// Moves src's items to the end of dst.
+template <typename T>
+void append(std::vector<T>& dst, std::vector<T>&& src) {
+  if (dst.empty()) {
+    dst = std::move(src);
+  } else {
+    dst.insert(dst.end(), std::make_move_iterator(src.begin()), std::make_move_iterator(src.end()));
+  }
+}
+
 // Applies mutate mode's fixes and records them in the gpu-sizer.io/sized
 // annotation.
 void apply_fixes(const PodTarget& target, PodSizing& sizing, PodDecision& decision, PatchBuilder& patch) {
+  std::vector<std::string> tokens;
   for (Fix& fix : sizing.fixes) {
-    for (const PodEdit& edit : fix.edits) write_edit(edit, patch);
-    decision.warnings.insert(decision.warnings.end(), fix.warnings.begin(), fix.warnings.end());
-    decision.raised.insert(decision.raised.end(), fix.raised.begin(), fix.raised.end());
-    decision.changes.push_back(std::move(fix.change));
+    for (const PodEdit& edit : fix.edits) write_edit(edit, patch, tokens);
+    append(decision.warnings, std::move(fix.warnings));
+    append(decision.raised, std::move(fix.raised));
+    append(decision.changes, std::move(fix.changes));
   }
   if (decision.changes.empty()) return;
   const std::string sized = profile_text(*sizing.profile) + ", " + gpus_text(decision.gpus) + ": " +

@@ -198,8 +198,9 @@ class PodReader {
       VolumeFacts read{volume["name"].string(), list_index, index++};
       const JsonView empty_dir = volume["emptyDir"];
       read.memory_backed = empty_dir.is_object() && empty_dir["medium"].string() == "Memory";
-      if (read.memory_backed && !empty_dir["sizeLimit"].is_null()) {
-        auto size = quantity_from_json(empty_dir["sizeLimit"]);
+      const JsonView size_limit = read.memory_backed ? empty_dir["sizeLimit"] : JsonView();
+      if (!size_limit.is_null()) {
+        auto size = quantity_from_json(size_limit);
         if (size) {
           read.size_limit = size.value();
         } else {

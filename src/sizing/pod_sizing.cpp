@@ -72,6 +72,7 @@ class PodSizer {
   }
 
   void run_floor_rules() {
+    results_.reserve(sizing_rules().size());
     const RuleInput input = rule_input();
     for (const Rule* rule : sizing_rules()) {
       if (rule->stage() == Rule::Stage::kFloor) keep(rule->evaluate(input));
@@ -81,9 +82,8 @@ class PodSizer {
   }
 
   void run_check_rules() {
-    const PodRequest sized = sized_pod();
     RuleInput input = rule_input();
-    input.sized = &sized;
+    input.sized = [this] { return sized_pod(); };
     for (const Rule* rule : sizing_rules()) {
       if (rule->stage() == Rule::Stage::kCheck) keep(rule->evaluate(input));
     }
@@ -230,16 +230,16 @@ class PodSizer {
     const bool audit = pod_.mode == Mode::kAudit;
     const std::string would_deny = "audit: would deny: ";
     std::vector<Entry> entries;
-    auto add = [&](const Finding& finding) {
+    entries.reserve(findings_.size() + shortfalls_.size() + 1);
+    for (Finding& finding : findings_) {
       if (!finding.deny) {
-        entries.push_back({finding.reason, false, finding.brief});
+        entries.push_back({finding.reason, false, std::move(finding.brief)});
       } else if (audit) {
         entries.push_back({finding.reason, false, fit(would_deny + finding.brief)});
       } else {
-        entries.push_back({finding.reason, true, finding.message});
+        entries.push_back({finding.reason, true, std::move(finding.message)});
       }
-    };
-    for (const Finding& finding : findings_) add(finding);
+    }
     for (const std::string& note : binding_notes()) entries.push_back({DenialReason::kMemory, false, note});
     for (const Shortfall& s : shortfalls_) {
       if (denies_memory(s) && !audit) {
@@ -250,8 +250,10 @@ class PodSizer {
             {DenialReason::kMemory, false, fit_warning(prefix + pod_.label, s.container->name, short_finding(s))});
       }
     }
-    std::stable_sort(entries.begin(), entries.end(),
-                     [](const Entry& a, const Entry& b) { return a.reason < b.reason; });
+    const auto by_reason = [](const Entry& a, const Entry& b) { return a.reason < b.reason; };
+    if (!std::is_sorted(entries.begin(), entries.end(), by_reason)) {
+      std::stable_sort(entries.begin(), entries.end(), by_reason);
+    }
     PodReport& out = sizing_.report;
     for (Entry& entry : entries) {
       if (entry.denial) {
@@ -266,42 +268,43 @@ class PodSizer {
   // Mutate mode: each container's requests raised to its share (and a limit
   // below a new request with it), then each rule's fix.
   void fix() {
+    Fix requests;
+    // A raise of the request and of the limit at most for each.
+    requests.edits.reserve(2 * shortfalls_.size());
+    requests.warnings.reserve(shortfalls_.size() + 1);
+    requests.raised.reserve(shortfalls_.size());
+    const ContainerFacts* changed = nullptr;  // the container of requests.changes.back()
     for (const Shortfall& s : shortfalls_) {
       const std::string_view resource = s.floor->resource;
       const bool raise_request = !s.request || *s.request < s.need;
       const Quantity new_request = raise_request ? s.need : *s.request;
       const std::string new_text = new_request.to_string();
-      std::vector<std::string> path = s.container->path;
-      path.insert(path.end(), {"resources", "requests", std::string(resource)});
-      if (sizing_.fixes.empty() || fixed_container_ != s.container) {
-        sizing_.fixes.push_back(Fix{{}, {}, s.container->name + ": "});
-        fixed_container_ = s.container;
-      } else {
-        sizing_.fixes.back().change += ", ";
-      }
-      Fix& fix = sizing_.fixes.back();
       std::string change;
       if (raise_request) {
-        fix.edits.emplace_back(SetString{path, new_text});
-        fix.raised.push_back({std::string(resource), s.request ? new_request.plus(s.request->times(-1)) : new_request});
+        requests.edits.emplace_back(SetResource{s.container, false, resource, new_text});
+        requests.raised.push_back(
+            {std::string(resource), s.request ? new_request.plus(s.request->times(-1)) : new_request});
         const Quantity* written = s.container->requests.find(resource);
         change = std::string(resource) + " request " + (written ? written->to_string() : "unset") + "->" + new_text;
       }
       // A request above its limit is invalid: a limit below the new request
       // rises with it.
       if (s.limit && *s.limit < new_request) {
-        path[path.size() - 2] = "limits";
-        fix.edits.emplace_back(SetString{std::move(path), new_text});
+        requests.edits.emplace_back(SetResource{s.container, true, resource, new_text});
         change += (raise_request ? ", limit " : std::string(resource) + " limit ") + s.limit->to_string() + "->" + new_text;
       }
-      fix.warnings.push_back(fit_warning(pod_.label, s.container->name,
-                                         change + " (" + holder_gpus(s) + ", " + s.floor->basis + ")"));
-      fix.change += change;
+      requests.warnings.push_back(fit_warning(pod_.label, s.container->name,
+                                              change + " (" + holder_gpus(s) + ", " + s.floor->basis + ")"));
+      if (changed == s.container) {
+        requests.changes.back() += ", " + change;
+      } else {
+        requests.changes.push_back(s.container->name + ": " + change);
+        changed = s.container;
+      }
     }
     // The arithmetic of a floor follows the raises it explains.
-    if (!sizing_.fixes.empty()) {
-      for (std::string& note : binding_notes()) sizing_.fixes.back().warnings.push_back(std::move(note));
-    }
+    for (std::string& note : binding_notes()) requests.warnings.push_back(std::move(note));
+    if (!requests.changes.empty()) sizing_.fixes.push_back(std::move(requests));
     for (RuleResult& result : results_) {
       if (result.fix) sizing_.fixes.push_back(std::move(*result.fix));
     }
@@ -359,7 +362,6 @@ class PodSizer {
   // Per phase, per resource (kResources order), the binding floor.
   std::vector<std::array<const Floor*, 3>> binding_;
   std::vector<Shortfall> shortfalls_;
-  const ContainerFacts* fixed_container_ = nullptr;
 };
 
 }  // namespace
@@ -373,15 +375,16 @@ PodPhases pod_phases(const PodFacts& facts) {
     app.holders.push_back(&c);
     app.gpus += c.gpus;
   }
-  result.gpus = app.gpus;
-  if (app.gpus > kMaxGpusPerPod) {
-    result.too_many_gpus = facts.description + ": its containers ask for " + gpus_text(app.gpus) +
+  const int64_t app_gpus = app.gpus;
+  result.gpus = app_gpus;
+  if (app_gpus > kMaxGpusPerPod) {
+    result.too_many_gpus = facts.description + ": its containers ask for " + gpus_text(app_gpus) +
                            " together, more than any node has";
-  } else if (app.gpus > 0) {
-    result.phases.push_back(app);
+  } else if (app_gpus > 0) {
+    result.phases.push_back(std::move(app));
   }
   for (const ContainerFacts& c : facts.init) {
-    if (c.gpus > app.gpus) result.phases.push_back(Phase{{&c}, c.gpus, false});
+    if (c.gpus > app_gpus) result.phases.push_back(Phase{{&c}, c.gpus, false});
     result.gpus = std::max(result.gpus, c.gpus);
   }
   return result;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,6 +63,12 @@ struct Finding {
 
 // One change to the pod, in Kubernetes terms; the admission layer writes
 // it as JSON Patch.
+struct SetResource {  // sets a container's request or limit of a resource
+  const ContainerFacts* container = nullptr;
+  bool limit = false;  // the limit, else the request
+  std::string_view resource;
+  std::string value;
+};
 struct SetString {  // sets a string field, adding the maps above it
   std::vector<std::string> path;
   std::string value;
@@ -76,7 +83,7 @@ struct MountVolume {  // appends {name, mountPath} to a container's volumeMounts
   std::string name;
   std::string mount_path;
 };
-using PodEdit = std::variant<SetString, AddMemoryVolume, MountVolume>;
+using PodEdit = std::variant<SetResource, SetString, AddMemoryVolume, MountVolume>;
 
 // One request (or /dev/shm sizeLimit) a fix raises, for metrics.
 struct Raise {
@@ -88,7 +95,9 @@ struct Raise {
 struct Fix {
   std::vector<PodEdit> edits;
   std::vector<std::string> warnings;  // one per change, for kubectl
-  std::string change;                 // for the gpu-sizer.io/sized annotation
+  // For the gpu-sizer.io/sized annotation: one per container whose
+  // requests change, one per rule.
+  std::vector<std::string> changes;
   std::vector<Raise> raised;
 };
 
@@ -107,7 +116,8 @@ struct RuleResult {
 };
 
 // What a rule reads. Floor rules run first; check rules judge the pod as
-// the floors size it (`sized`).
+// the floors size it (`sized`, worked out when a rule asks: most checks do
+// not need it).
 struct RuleInput {
   const Policy& policy;
   const PodFacts& pod;
@@ -115,7 +125,7 @@ struct RuleInput {
   const Profile& profile;
   std::string profile_reason;
   bool explain = false;
-  const PodRequest* sized = nullptr;  // set for check rules only
+  std::function<PodRequest()> sized;  // set for check rules only
 };
 
 class Rule {

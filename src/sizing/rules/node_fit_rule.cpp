@@ -12,7 +12,7 @@ RuleResult NodeFitRule::evaluate(const RuleInput& input) const {
     if (input.explain) result.row = RuleRow{RuleKind::kNodeFit, "-", "no node pools in the policy (nodeFit.pools)"};
     return result;
   }
-  const PodRequest& request = *input.sized;
+  const PodRequest request = input.sized();
   const PodFacts& pod = input.pod;
   const NodeFit fit = check_node_fit(rule, request, pod.selection.labels, pod.node_selector);
   if (fit.verdict == NodeFit::Verdict::kNoFit) {

@@ -221,7 +221,7 @@ Fix fix(const RuleInput& input, const ShmPlan& plan) {
   for (const ContainerFacts* container : plan.unmounted) {
     fix.edits.emplace_back(MountVolume{container->path, plan.volume, "/dev/shm"});
   }
-  fix.change = join(changes, "; ");
+  fix.changes.push_back(join(changes, "; "));
   return fix;
 }
 

@@ -36,6 +36,7 @@ RuleResult TableRule::evaluate(const RuleInput& input) const {
   RuleResult result;
   const std::string basis = profile_text(input.profile);
   const auto& phases = input.phases.phases;
+  result.floors.reserve(3 * phases.size());
   for (std::size_t i = 0; i < phases.size(); ++i) {
     const auto row = required_resources(input.profile, phases[i].gpus);
     if (!row) continue;
