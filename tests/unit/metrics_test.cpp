@@ -69,6 +69,25 @@ TEST(Metrics, DenialsByReasonAndPolicyInfoFollowsReloads) {
   EXPECT_EQ(text.find(default_policy().sha256), std::string::npos) << "only the active policy is reported";
 }
 
+TEST(Metrics, DenialReasonLabelsComeFromTheTypedReason) {
+  Metrics metrics("dev", 100);
+  ReviewOutcome outcome;
+  outcome.decision = ReviewOutcome::Decision::kDenied;
+  outcome.kind = "Pod";
+  outcome.operation = "CREATE";
+  outcome.namespace_name = "team-a";
+  PodDecision pod;
+  pod.gpus = 2;
+  pod.profile = "train";
+  pod.denials = {"a", "b"};
+  pod.denial_reasons = {DenialReason::kVram, DenialReason::kNodeFit};
+  outcome.pods.push_back(pod);
+  metrics.count_review(Endpoint::kValidate, outcome, 0.001);
+  const std::string text = metrics.render();
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_denials_total{namespace="team-a",profile="train",reason="vram"} 1)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_denials_total{namespace="team-a",profile="train",reason="node_fit"} 1)")) << text;
+}
+
 TEST(Metrics, BypassesByReasonNamespaceAndEndpoint) {
   Metrics metrics("dev", 100);
   auto policy = parse_policy("exemptions:\n  users: [platform-admin]\n", "p.yaml");
