@@ -213,9 +213,10 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
         outcome.bypass->reason + " \"" + outcome.bypass->name + "\" is exempt in the gpu-sizer policy";
   } else if (decide) {
     if (!object.is_object()) {
-      return bad_request(std::move(outcome), "request.object must be the " + outcome.kind + " being " +
-                                                 (outcome.operation == "CREATE" ? "created" : "updated") +
-                                                 ", as a JSON object");
+      // Worded before the call: its arguments are evaluated in no set order.
+      std::string message = "request.object must be the " + outcome.kind + " being " +
+                            (outcome.operation == "CREATE" ? "created" : "updated") + ", as a JSON object";
+      return bad_request(std::move(outcome), message);
     }
     const JsonView metadata = object["metadata"];
     if (outcome.name.empty()) outcome.name = string_member(metadata, "name");
