@@ -17,14 +17,17 @@ BUILD_PACKAGES := g++ cmake make pkg-config \
 PACKAGES := $(BUILD_PACKAGES) curl openssl libgtest-dev libgmock-dev \
 	prometheus chromium python3 python3-yaml fonts-dejavu-core fonts-liberation libgl1-mesa-dri \
 	golang-go etcd-server dpkg-dev rsync jq clang libclang-rt-14-dev \
-	libbenchmark-dev nghttp2-client
+	libbenchmark-dev nghttp2-client clang-format clang-tidy shellcheck
 # The end-to-end test needs a kubectl; Debian's (kubernetes-client, 1.20.2)
 # only when none is on PATH, so a newer one already installed is kept.
 KUBECTL_PACKAGE := $(shell command -v kubectl >/dev/null || echo kubernetes-client)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: print-build-packages deps configure build run test e2e test-sanitize test-tsan image-rootfs loadtest clean fuzz-build fuzz fuzz-smoke bench
+# CI builds (CI=true, as .ci/run is run) fail on any compiler warning.
+WERROR := -DGPU_SIZER_WERROR=$(if $(CI),ON,OFF)
+
+.PHONY: print-build-packages deps configure build run test lint e2e test-sanitize test-tsan image-rootfs loadtest clean fuzz-build fuzz fuzz-smoke bench
 
 print-build-packages:
 	@echo $(BUILD_PACKAGES)
@@ -38,7 +41,7 @@ deps:
 	fi
 
 configure: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(WERROR) >/dev/null
 
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -66,6 +69,21 @@ test: build
 e2e: build
 	$(E2E_APISERVER)
 
+# The tree's habits: its format (.clang-format), static analysis
+# (.clang-tidy, over the build's compile_commands.json: every source of
+# src/, cmd/, tests/ and bench/ and the headers they include) and the shell
+# scripts (shellcheck). .ci/run runs it after `make test`.
+LINT_SOURCES = $(shell git ls-files '*.cpp' '*.h')
+SHELL_SCRIPTS = .ci/run $(shell git ls-files '*.sh')
+
+lint: configure
+	clang-format --dry-run --Werror $(LINT_SOURCES)
+	run-clang-tidy -p $(BUILD) -quiet -j $(JOBS) '$(CURDIR)/(src|cmd|tests|bench)/' >$(BUILD)/clang-tidy.log 2>&1 \
+		|| { sed 's/\x1b\[[0-9;]*m//g' $(BUILD)/clang-tidy.log | grep -E ': error: ' | sort -u; \
+		     echo "clang-tidy: FAILED (log $(BUILD)/clang-tidy.log)"; exit 1; }
+	shellcheck $(SHELL_SCRIPTS)
+	@echo "lint: format, clang-tidy and shellcheck clean"
+
 # The whole CTest suite built with ASan + UBSan, and the integration and
 # load tests built with TSan, each in a build directory of its own. Any
 # finding aborts the process under test, failing its test.
@@ -73,14 +91,14 @@ SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=prin
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 test-sanitize: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_SIZER_SANITIZE=address >/dev/null
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_SIZER_SANITIZE=address $(WERROR) >/dev/null
 	cmake --build build-asan -j$(JOBS)
 	# Not image_rootfs: it checks the release binary's runtime tree, which has
 	# no libasan and no /proc for LeakSanitizer.
 	cd build-asan && $(SANITIZER_ENV) ctest --output-on-failure -j$(JOBS) -LE image
 
 test-tsan: deps
-	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_SIZER_SANITIZE=thread >/dev/null
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_SIZER_SANITIZE=thread $(WERROR) >/dev/null
 	cmake --build build-tsan -j$(JOBS) --target gpu-sizer integration_tests gpu-sizer-loadtest
 	cd build-tsan && $(SANITIZER_ENV) ctest --output-on-failure -j$(JOBS) -L 'integration|load'
 

@@ -3,6 +3,8 @@
 // every file of the workload set (bench/workloads/index.json).
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -48,7 +50,7 @@ void sizing_required_resources(benchmark::State& state) {
 BENCHMARK(sizing_required_resources);
 
 // The whole handler on one workload file: parse, decide, patch, serialise.
-void handler(benchmark::State& state, std::string body, Endpoint endpoint, std::string expected) {
+void handler(benchmark::State& state, const std::string& body, Endpoint endpoint, const std::string& expected) {
   const gpusizer::Policy& policy = gpusizer::default_policy();
   const auto first = gpusizer::handle_review(policy, endpoint, body);
   if (first.status != 200 || gpusizer::to_string(first.outcome.decision) != expected) {
@@ -83,7 +85,13 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg.rfind("--workloads=", 0) == 0) dir = arg.substr(12);
   }
-  register_handlers(dir);
+  try {
+    register_handlers(dir);
+  } catch (const std::exception& error) {
+    // An unreadable workload set: say which, rather than abort.
+    std::fprintf(stderr, "gpu-sizer-micro-bench: workloads in %s: %s\n", dir.c_str(), error.what());
+    return 1;
+  }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

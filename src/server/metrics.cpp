@@ -154,7 +154,7 @@ void Metrics::count_review(Endpoint endpoint, const ReviewOutcome& outcome, doub
     if (endpoint == Endpoint::kMutate && pod.gpus > 0) pod_gpus_->Observe(static_cast<double>(pod.gpus));
     for (const Raise& raise : pod.raised) {
       counter(corrections_, "resource", pod.profile, raise.resource).Increment();
-      if (raise.resource == "cpu") counter(cpu_added_, nullptr, pod.profile, "").Increment(raise.added.milli_ceil() / 1000.0);
+      if (raise.resource == "cpu") counter(cpu_added_, nullptr, pod.profile, "").Increment(static_cast<double>(raise.added.milli_ceil()) / 1000.0);
       if (raise.resource == "memory") {
         counter(memory_added_, nullptr, pod.profile, "").Increment(static_cast<double>(raise.added.value_ceil()));
       }

@@ -379,7 +379,7 @@ std::string render_status_page(const Policy& policy, const StatusCounters& count
                                const std::string& version, Clock::time_point now) {
   const StatusCounters::Snapshot counts = counters.snapshot();
   std::string out;
-  out.reserve(64 * 1024);
+  out.reserve(std::size_t{64} * 1024);
   out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          // Nothing may be loaded: styles are inline, there are no scripts,
          // images, fonts or frames.

@@ -233,7 +233,7 @@ class PrometheusServer {
 
   // GET an API path; the parsed body ({"status": "error", ...} when it is not JSON).
   json get(const std::string& path) {
-    auto result = client().Get(path.c_str());
+    auto result = client().Get(path);
     return parse(result);
   }
 
@@ -310,7 +310,7 @@ class PrometheusServer {
 
   static json parse(const httplib::Result& result) {
     if (!result) return {{"status", "error"}, {"error", "request failed: " + httplib::to_string(result.error())}};
-    const json body = json::parse(result->body, nullptr, false);
+    json body = json::parse(result->body, nullptr, false);
     if (body.is_discarded()) return {{"status", "error"}, {"error", "HTTP " + std::to_string(result->status) + ": " + result->body}};
     return body;
   }
@@ -348,7 +348,8 @@ TEST(PrometheusDashboard, IsAGrafanaDashboardWithOnePrometheusDatasourceVariable
     const json& at = panel["gridPos"];
     const int x = at.value("x", -1), y = at.value("y", -1), w = at.value("w", 0), h = at.value("h", 0);
     ASSERT_TRUE(x >= 0 && y >= 0 && w > 0 && h > 0 && x + w <= 24) << "gridPos " << at.dump();
-    if (grid.size() < static_cast<std::size_t>(y + h)) grid.resize(y + h, std::vector<bool>(24, false));
+    const auto bottom = static_cast<std::size_t>(y) + static_cast<std::size_t>(h);
+    if (grid.size() < bottom) grid.resize(bottom, std::vector<bool>(24, false));
     for (int row = y; row < y + h; ++row) {
       for (int column = x; column < x + w; ++column) {
         EXPECT_FALSE(grid[row][column]) << "overlaps another panel at x=" << column << " y=" << row;

@@ -110,7 +110,7 @@ class WebhookProcess {
   }
 
   // Sends SIGTERM without waiting.
-  void terminate() { ::kill(pid_, SIGTERM); }
+  void terminate() const { ::kill(pid_, SIGTERM); }
 
   // Sends SIGTERM and returns the exit status (or -1 if killed by a signal).
   int stop() {
@@ -138,7 +138,7 @@ class WebhookProcess {
 
   std::unique_ptr<httplib::SSLClient> client() const {
     auto client = std::make_unique<httplib::SSLClient>("127.0.0.1", port_);
-    client->set_ca_cert_path(ca_file().c_str());
+    client->set_ca_cert_path(ca_file());
     client->enable_server_certificate_verification(true);
     client->set_connection_timeout(5);
     // Generous: a 5000-container review takes seconds under TSan on a
@@ -153,7 +153,7 @@ class WebhookProcess {
   httplib::Result post(const std::string& path, const std::string& body,
                        const std::string& content_type = "application/json") {
     if (!client_) client_ = client();
-    return client_->Post(path.c_str(), body, content_type.c_str());
+    return client_->Post(path, body, content_type);
   }
 
   // A 200 answer parsed; throws on anything else.
@@ -201,7 +201,7 @@ class WebhookProcess {
 // certificate verified against ca_file: what a new handshake sees.
 inline bool answers_with_ca(int port, const std::string& ca_file) {
   httplib::SSLClient client("127.0.0.1", port);
-  client.set_ca_cert_path(ca_file.c_str());
+  client.set_ca_cert_path(ca_file);
   client.enable_server_certificate_verification(true);
   client.set_connection_timeout(2);
   auto result = client.Get("/healthz");

@@ -307,7 +307,7 @@ struct LoadPlan {
 
 std::unique_ptr<httplib::SSLClient> load_client(const LoadPlan& plan) {
   auto client = std::make_unique<httplib::SSLClient>("127.0.0.1", plan.port);
-  client->set_ca_cert_path(plan.ca_bundle.c_str());
+  client->set_ca_cert_path(plan.ca_bundle);
   client->enable_server_certificate_verification(true);
   client->set_keep_alive(true);
   // As Go's net/http (the API server) does: without it the body, written
@@ -333,7 +333,7 @@ void run_connection(const LoadPlan& plan, int index, ConnectionLog& log) {
                                        plan.reconnect_seconds * (index + 1) / plan.connections));
   for (uint64_t k = 0;; ++k) {
     const auto scheduled = plan.start + std::chrono::duration_cast<Clock::duration>(
-                                            std::chrono::duration<double>(offset + k * plan.interval_seconds));
+                                            std::chrono::duration<double>(offset + static_cast<double>(k) * plan.interval_seconds));
     if (scheduled >= plan.end) break;
     std::this_thread::sleep_until(scheduled);
     auto now = Clock::now();
@@ -350,7 +350,7 @@ void run_connection(const LoadPlan& plan, int index, ConnectionLog& log) {
     const std::string body = body_with_uid(c, uid);
 
     const auto sent = Clock::now();
-    auto result = client->Post(c.path.c_str(), body, "application/json");
+    auto result = client->Post(c.path, body, "application/json");
     const auto answered = Clock::now();
 
     Request request{seconds_between(plan.start, sent), seconds_between(sent, answered) * 1e3, case_index};
@@ -680,7 +680,7 @@ json to_json(const Report& r) {
 // /readyz on a fresh connection: its status, or -1 without an answer.
 int readiness(int port, const std::string& ca_file) {
   httplib::SSLClient client("127.0.0.1", port);
-  client.set_ca_cert_path(ca_file.c_str());
+  client.set_ca_cert_path(ca_file);
   client.enable_server_certificate_verification(true);
   client.set_connection_timeout(2);
   auto result = client.Get("/readyz");

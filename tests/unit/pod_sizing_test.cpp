@@ -20,7 +20,7 @@ using testing::pod_of;
 
 constexpr const char* kLoader = "workers=32,prefetch=8,batch=256,sample=3x224x224";  // 241Gi on 4 GPUs
 
-PodSizing size(const PodFacts& pod, SizingOptions options, std::vector<std::string> problems = {}) {
+PodSizing size(const PodFacts& pod, SizingOptions options, const std::vector<std::string>& problems = {}) {
   return size_pod(default_policy(), pod, pod_phases(pod), problems, options);
 }
 

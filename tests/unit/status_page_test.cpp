@@ -62,7 +62,7 @@ std::string profile_section(const std::string& page, const std::string& name) {
 std::string sizing_row(const std::string& section, int gpus) {
   const std::string first_cell = "<td class=\"num\">" + std::to_string(gpus) + "</td>";
   for (std::size_t at = section.find("<tr"); at != std::string::npos; at = section.find("<tr", at + 3)) {
-    const std::string row = section.substr(at, section.find("</tr>", at) + 5 - at);
+    std::string row = section.substr(at, section.find("</tr>", at) + 5 - at);
     const std::size_t cell = row.find("<td");
     if (cell != std::string::npos && row.compare(cell, first_cell.size(), first_cell) == 0) return row;
   }

@@ -79,7 +79,22 @@ class Metrics {
   std::mutex mutex_;
   std::set<std::string, std::less<>> namespaces_;
   // (family, label values) -> counter
-  std::map<std::tuple<const void*, std::string, std::string, std::string>, prometheus::Counter*, std::less<>> labelled_;
+  using LabelledKey = std::tuple<const void*, std::string, std::string, std::string>;
+  using LabelledView = std::tuple<const void*, std::string_view, std::string_view, std::string_view>;
+  // Compares keys and views as views: a tuple of strings and one of views
+  // are different types, which not every compiler orders against each other.
+  struct LabelledLess {
+    using is_transparent = void;
+    static LabelledView view(const LabelledKey& k) {
+      return {std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k)};
+    }
+    static const LabelledView& view(const LabelledView& v) { return v; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return view(a) < view(b);
+    }
+  };
+  std::map<LabelledKey, prometheus::Counter*, LabelledLess> labelled_;
   prometheus::Gauge* policy_gauge_ = nullptr;
 };
 
