@@ -77,8 +77,8 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   const FixedAnswer handler(std::move(body));
   const gpusizer::TransportOptions options{listen.value(), gpusizer::default_threads(transport_name)};
-  const gpusizer::TlsSetup tls = [&](SSL_CTX& context, std::string& error) {
-    return gpusizer::configure_tls(context, *certificates.value(), "", error);
+  const gpusizer::TlsSetup tls = [&](SSL_CTX& context) {
+    return gpusizer::configure_tls(context, *certificates.value(), "");
   };
   auto transport = gpusizer::open_transport(transport_name, options, tls, handler);
   if (!transport) return usage(transport.error());

@@ -14,6 +14,7 @@
 #include "gpusizer/server/policy_store.h"
 #include "gpusizer/server/server.h"
 #include "gpusizer/sizing/sizing.h"
+#include "gpusizer/util/numbers.h"
 
 namespace {
 
@@ -108,14 +109,9 @@ class Flags {
   int64_t take_number(const std::string& name, int64_t fallback, int64_t minimum, int64_t maximum) {
     auto text = take(name);
     if (!text) return fallback;
-    try {
-      std::size_t used = 0;
-      const int64_t value = std::stoll(*text, &used);
-      if (used == text->size() && value >= minimum && value <= maximum) return value;
-    } catch (const std::exception&) {
-    }
-    error_ = "--" + name + " must be a whole number from " + std::to_string(minimum) + " to " +
-             std::to_string(maximum) + ", found \"" + *text + "\"";
+    auto value = gpusizer::read_whole(*text, minimum, maximum);
+    if (value) return value.value();
+    error_ = "--" + name + " " + value.error() + ", found \"" + *text + "\"";
     return fallback;
   }
 

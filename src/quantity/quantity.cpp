@@ -91,25 +91,6 @@ int128 clamp_nanos(int128 nanos) {
   return nanos;
 }
 
-int64_t clamp_int64(int128 value) {
-  if (value > std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();
-  if (value < std::numeric_limits<int64_t>::min()) return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(value);
-}
-
-// Division rounding toward -infinity. REQUIRES: divisor > 0.
-int128 floor_div(int128 value, int128 divisor) {
-  int128 quotient = value / divisor;
-  if (value % divisor != 0 && value < 0) --quotient;
-  return quotient;
-}
-
-// Division rounding toward +infinity. REQUIRES: divisor > 0.
-int128 ceil_div(int128 value, int128 divisor) {
-  int128 quotient = value / divisor;
-  if (value % divisor != 0 && value > 0) ++quotient;
-  return quotient;
-}
 
 // What a suffix means: value = number * 10^decimal_exponent * 1024^binary_power.
 struct Suffix {
@@ -305,9 +286,9 @@ Quantity Quantity::from_bytes(int64_t bytes) {
   return Quantity(clamp_nanos(int128{bytes} * kNanosPerUnit), Format::kBinarySI);
 }
 
-int64_t Quantity::milli_ceil() const { return clamp_int64(ceil_div(nanos_, kNanosPerMilli)); }
+int64_t Quantity::milli_ceil() const { return clamp_to_int64(ceil_div(nanos_, kNanosPerMilli)); }
 
-int64_t Quantity::value_ceil() const { return clamp_int64(ceil_div(nanos_, kNanosPerUnit)); }
+int64_t Quantity::value_ceil() const { return clamp_to_int64(ceil_div(nanos_, kNanosPerUnit)); }
 
 bool Quantity::is_whole() const { return nanos_ % kNanosPerUnit == 0; }
 

@@ -281,9 +281,8 @@ class AsioTransport final : public Transport {
                   options.max_body_bytes},
         loops_(make_loops(options.threads)) {}
 
-  Result<bool> open(const ListenAddress& address, const TlsSetup& tls) {
-    std::string error;
-    if (!tls(*tls_.native_handle(), error)) return Status::invalid_argument(error);
+  Status open(const ListenAddress& address, const TlsSetup& tls) {
+    if (Status set_up = tls(*tls_.native_handle()); !set_up.ok()) return set_up;
     beast::error_code ec;
     tcp::resolver resolver(loops_[0]->context);
     const auto resolved = resolver.resolve(address.host, std::to_string(address.port),
@@ -300,7 +299,7 @@ class AsioTransport final : public Transport {
       return Status::io_error("cannot listen on " + address.host + ":" + std::to_string(address.port) + ": " + ec.message());
     }
     accept();
-    return true;
+    return {};
   }
 
   int port() const override { return acceptor_.local_endpoint().port(); }
@@ -371,8 +370,7 @@ class AsioTransport final : public Transport {
 Result<std::unique_ptr<Transport>> open_asio_transport(const TransportOptions& options, const TlsSetup& tls,
                                                        const HttpHandler& handler) {
   auto transport = std::make_unique<AsioTransport>(options, handler);
-  auto opened = transport->open(options.address, tls);
-  if (!opened) return opened.status();
+  if (Status opened = transport->open(options.address, tls); !opened.ok()) return opened;
   return std::unique_ptr<Transport>(std::move(transport));
 }
 

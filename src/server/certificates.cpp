@@ -6,6 +6,7 @@
 
 #include <ctime>
 
+#include "gpusizer/server/openssl_error.h"
 #include "gpusizer/util/digest.h"
 #include "gpusizer/util/files.h"
 
@@ -26,13 +27,6 @@ struct CertificateStore::Identity {
 
 namespace {
 
-std::string openssl_error() {
-  char buffer[256] = {0};
-  ERR_error_string_n(ERR_get_error(), buffer, sizeof buffer);
-  ERR_clear_error();
-  return buffer;
-}
-
 Result<std::shared_ptr<const CertificateStore::Identity>> parse_identity(const std::string& cert_path,
                                                                           const std::string& cert_text,
                                                                           const std::string& key_path,
@@ -48,7 +42,7 @@ Result<std::shared_ptr<const CertificateStore::Identity>> parse_identity(const s
   BIO* key = BIO_new_mem_buf(key_text.data(), static_cast<int>(key_text.size()));
   identity->key = PEM_read_bio_PrivateKey(key, nullptr, nullptr, nullptr);
   BIO_free(key);
-  if (!identity->key) return Status::io_error("TLS key " + key_path + ": " + openssl_error());
+  if (!identity->key) return Status::invalid_argument(openssl_error("TLS key " + key_path));
   if (X509_check_private_key(identity->leaf, identity->key) != 1) {
     ERR_clear_error();
     return Status::invalid_argument("TLS key " + key_path + " does not match certificate " + cert_path);
@@ -77,26 +71,22 @@ Result<std::unique_ptr<CertificateStore>> CertificateStore::open(const std::stri
       cert_path, key_path, std::move(identity).value(), sha256_hex(cert.value() + key.value())));
 }
 
-CertificateStore::Reload CertificateStore::reload_if_changed(std::string& error) {
+Result<bool> CertificateStore::reload_if_changed() {
   auto cert = read_file(cert_path_);
   auto key = read_file(key_path_);
   // A Secret update swaps both files at once through ..data; a read in
   // between can still see a mismatched pair, which is rejected and read
   // again on the next poll.
   const std::string seen = cert && key ? sha256_hex(cert.value() + key.value()) : "unreadable";
-  if (seen == seen_) return Reload::kUnchanged;
+  if (seen == seen_) return false;
   seen_ = seen;
-  if (!cert || !key) {
-    error = (!cert ? cert.error() : key.error()) + "; serving the previous certificate";
-    return Reload::kRejected;
-  }
+  const std::string keeping = "; serving the previous certificate";
+  if (!cert) return Status::io_error(cert.error() + keeping);
+  if (!key) return Status::io_error(key.error() + keeping);
   auto identity = parse_identity(cert_path_, cert.value(), key_path_, key.value());
-  if (!identity) {
-    error = identity.error() + "; serving the previous certificate";
-    return Reload::kRejected;
-  }
+  if (!identity) return Status::invalid_argument(identity.error() + keeping);
   current_.store(std::move(identity).value());
-  return Reload::kReloaded;
+  return true;
 }
 
 void CertificateStore::serve_from(SSL_CTX& context) {

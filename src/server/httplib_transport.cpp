@@ -34,7 +34,8 @@ class HttplibTransport final : public Transport {
       : deadlines_(options.keep_alive_timeout + options.read_timeout),
         server_([this, &tls](SSL_CTX& context) {
           deadlines_.track(context);
-          return tls(context, tls_error_);
+          tls_set_up_ = tls(context);
+          return tls_set_up_.ok();
         }),
         handler_(handler) {
     const std::size_t threads = static_cast<std::size_t>(std::max(1, options.threads));
@@ -81,13 +82,13 @@ class HttplibTransport final : public Transport {
     });
   }
 
-  Result<bool> bind(const ListenAddress& address) {
-    if (!server_.is_valid()) return Status::io_error(tls_error_);
+  Status bind(const ListenAddress& address) {
+    if (!server_.is_valid()) return tls_set_up_.ok() ? Status::io_error("the TLS server could not be set up") : tls_set_up_;
     port_ = address.port == 0 ? server_.bind_to_any_port(address.host)
                               : (server_.bind_to_port(address.host, address.port) ? address.port : -1);
     if (port_ < 0) return Status::io_error("cannot listen on " + address.host + ":" + std::to_string(address.port) +
                                 ": address in use or not available");
-    return true;
+    return {};
   }
 
   int port() const override { return port_; }
@@ -112,7 +113,7 @@ class HttplibTransport final : public Transport {
 
   // Declared before the server: it must outlive every connection.
   ConnectionDeadlines deadlines_;
-  std::string tls_error_;
+  Status tls_set_up_;  // what the TLS set-up said, read once the server is built
   httplib::SSLServer server_;
   const HttpHandler& handler_;
   int port_ = -1;
@@ -124,8 +125,7 @@ class HttplibTransport final : public Transport {
 Result<std::unique_ptr<Transport>> open_httplib_transport(const TransportOptions& options, const TlsSetup& tls,
                                                           const HttpHandler& handler) {
   auto transport = std::make_unique<HttplibTransport>(options, tls, handler);
-  auto bound = transport->bind(options.address);
-  if (!bound) return bound.status();
+  if (Status bound = transport->bind(options.address); !bound.ok()) return bound;
   return std::unique_ptr<Transport>(std::move(transport));
 }
 

@@ -179,10 +179,7 @@ prometheus::Counter& Metrics::labelled_counter(prometheus::Family<prometheus::Co
   return created;
 }
 
-void Metrics::count_reload(PolicyStore::Reload result) {
-  if (result == PolicyStore::Reload::kReloaded) reloads_[0]->Increment();
-  if (result == PolicyStore::Reload::kRejected) reloads_[1]->Increment();
-}
+void Metrics::count_reload(bool accepted) { reloads_[accepted ? 0 : 1]->Increment(); }
 
 void Metrics::set_policy(const Policy& policy) {
   std::lock_guard lock(mutex_);

@@ -21,28 +21,25 @@ Result<std::unique_ptr<PolicyStore>> PolicyStore::open(const std::string& path) 
   return std::unique_ptr<PolicyStore>(new PolicyStore(path, shared, shared->sha256));
 }
 
-PolicyStore::Reload PolicyStore::reload_if_changed(std::string& error) {
-  if (path_.empty()) return Reload::kUnchanged;
+Result<bool> PolicyStore::reload_if_changed() {
+  if (path_.empty()) return false;
+  const std::string keeping = "; keeping the previous policy";
   auto text = read_file(path_);
   if (!text) {
     // A ConfigMap update swaps symlinks; a read in between can fail once.
     // Report each distinct failure once and keep serving the old policy.
     const std::string marker = "unreadable: " + text.error();
-    if (marker == seen_sha256_) return Reload::kUnchanged;
+    if (marker == seen_sha256_) return false;
     seen_sha256_ = marker;
-    error = text.error() + "; keeping the previous policy";
-    return Reload::kRejected;
+    return Status::io_error(text.error() + keeping);
   }
   const std::string sha = sha256_hex(text.value());
-  if (sha == seen_sha256_) return Reload::kUnchanged;
+  if (sha == seen_sha256_) return false;
   seen_sha256_ = sha;
   auto policy = parse_policy(text.value(), path_);
-  if (!policy) {
-    error = policy.error() + "; keeping the previous policy";
-    return Reload::kRejected;
-  }
+  if (!policy) return Status::invalid_argument(policy.error() + keeping);
   current_.store(std::make_shared<const Policy>(std::move(policy).value()));
-  return Reload::kReloaded;
+  return true;
 }
 
 }  // namespace gpusizer

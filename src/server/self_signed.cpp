@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 
+#include "gpusizer/server/openssl_error.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -30,12 +31,6 @@ struct Deleter {
 };
 using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
 using CertPtr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
-
-std::string openssl_error(const std::string& what) {
-  char buffer[256] = {0};
-  ERR_error_string_n(ERR_get_error(), buffer, sizeof buffer);
-  return what + ": " + buffer;
-}
 
 bool is_ip_address(const std::string& host) {
   unsigned char buffer[16];

@@ -24,10 +24,12 @@
 #include "gpusizer/server/certificates.h"
 #include "gpusizer/server/log.h"
 #include "gpusizer/server/metrics.h"
+#include "gpusizer/server/openssl_error.h"
 #include "gpusizer/server/policy_store.h"
 #include "gpusizer/server/self_signed.h"
 #include "gpusizer/server/status_page.h"
 #include "gpusizer/server/webhook_routes.h"
+#include "gpusizer/util/numbers.h"
 
 namespace gpusizer {
 
@@ -38,12 +40,9 @@ Result<ListenAddress> parse_listen_address(const std::string& text) {
   const std::string port_text = text.substr(colon + 1);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   if (host.empty()) host = "0.0.0.0";
-  const bool digits = !port_text.empty() && port_text.size() <= 5 &&
-                      port_text.find_first_not_of("0123456789") == std::string::npos;
-  if (!digits || std::stoi(port_text) > 65535) {
-    return Status::invalid_argument("listen address \"" + text + "\": port must be a number from 0 to 65535");
-  }
-  return ListenAddress{host, std::stoi(port_text)};
+  auto port = read_whole(port_text, 0, 65535);
+  if (!port) return Status::invalid_argument("listen address \"" + text + "\": port " + port.error());
+  return ListenAddress{host, static_cast<int>(port.value())};
 }
 
 std::optional<int> cpus_of_cgroup_limit(std::string_view cpu_max) {
@@ -81,12 +80,6 @@ constexpr const char* kTls12Ciphers =
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
-std::string openssl_error() {
-  char buffer[256] = {0};
-  ERR_error_string_n(ERR_get_error(), buffer, sizeof buffer);
-  return buffer;
-}
-
 // Blocks SIGTERM and SIGINT in this thread and every thread it starts, so
 // one watcher thread receives them with sigwait instead of a handler that
 // could run anywhere.
@@ -101,20 +94,16 @@ sigset_t block_shutdown_signals() {
 
 }  // namespace
 
-bool configure_tls(SSL_CTX& context, CertificateStore& certificates, const std::string& client_ca, std::string& error) {
+Status configure_tls(SSL_CTX& context, CertificateStore& certificates, const std::string& client_ca) {
   SSL_CTX_set_min_proto_version(&context, TLS1_2_VERSION);
   SSL_CTX_set_options(&context, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
-  if (SSL_CTX_set_cipher_list(&context, kTls12Ciphers) != 1) {
-    error = "cipher list: " + openssl_error();
-    return false;
-  }
+  if (SSL_CTX_set_cipher_list(&context, kTls12Ciphers) != 1) return Status::io_error(openssl_error("cipher list"));
   certificates.serve_from(context);
   if (!client_ca.empty()) {
     STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(client_ca.c_str());
     if (!names || SSL_CTX_load_verify_locations(&context, client_ca.c_str(), nullptr) != 1) {
       if (names) sk_X509_NAME_pop_free(names, X509_NAME_free);
-      error = "--client-ca " + client_ca + ": no PEM CA certificate could be read (" + openssl_error() + ")";
-      return false;
+      return Status::invalid_argument(openssl_error("--client-ca " + client_ca + ": no PEM CA certificate could be read"));
     }
     SSL_CTX_set_client_CA_list(&context, names);
     // A certificate that is presented must verify, or the handshake fails;
@@ -122,7 +111,7 @@ bool configure_tls(SSL_CTX& context, CertificateStore& certificates, const std::
     // and /readyz, and the review routes refuse such connections.
     SSL_CTX_set_verify(&context, SSL_VERIFY_PEER, nullptr);
   }
-  return true;
+  return {};
 }
 
 int serve(const ServerOptions& options) {
@@ -190,9 +179,7 @@ int serve(const ServerOptions& options) {
       std::chrono::seconds(options.read_timeout_seconds),
       std::chrono::seconds(options.keep_alive_timeout_seconds),
   };
-  const TlsSetup tls = [&](SSL_CTX& context, std::string& error) {
-    return configure_tls(context, certificates, options.client_ca, error);
-  };
+  const TlsSetup tls = [&](SSL_CTX& context) { return configure_tls(context, certificates, options.client_ca); };
   auto opened_transport = open_transport(options.transport, transport_options, tls, routes);
   if (!opened_transport) {
     log_event(spdlog::level::err, opened_transport.error(), {{"listen", options.listen}});
@@ -252,22 +239,24 @@ int serve(const ServerOptions& options) {
   std::thread files_thread([&] {
     std::unique_lock lock(wake_mutex);
     while (!wake.wait_for(lock, std::chrono::seconds(options.policy_poll_seconds), [&] { return stopping.load(); })) {
-      std::string error;
-      const auto rotated = certificates.reload_if_changed(error);
-      if (rotated == CertificateStore::Reload::kReloaded) {
+      const auto rotated = certificates.reload_if_changed();
+      if (!rotated) {
+        log_event(spdlog::level::err, "TLS certificate reload rejected: " + rotated.error(), {{"file", cert}});
+      } else if (rotated.value()) {
         metrics.set_certificate_expiry(certificates.not_after());
         log_event(spdlog::level::info, "TLS certificate reloaded", {{"file", cert}, {"not_after", certificates.not_after()}});
-      } else if (rotated == CertificateStore::Reload::kRejected) {
-        log_event(spdlog::level::err, "TLS certificate reload rejected: " + error, {{"file", cert}});
       }
-      const auto result = policy.reload_if_changed(error);
-      metrics.count_reload(result);
-      if (result != PolicyStore::Reload::kUnchanged) status_counters.count_reload(result == PolicyStore::Reload::kReloaded);
-      if (result == PolicyStore::Reload::kReloaded) {
+      const auto reloaded = policy.reload_if_changed();
+      const bool changed = !reloaded || reloaded.value();
+      if (changed) {
+        metrics.count_reload(reloaded.ok());
+        status_counters.count_reload(reloaded.ok());
+      }
+      if (!reloaded) {
+        log_event(spdlog::level::err, "policy reload rejected: " + reloaded.error(), {{"source", policy.path()}});
+      } else if (reloaded.value()) {
         metrics.set_policy(*policy.current());
         log_event(spdlog::level::info, "policy reloaded", {{"source", policy.path()}, {"sha256", policy.current()->sha256}});
-      } else if (result == PolicyStore::Reload::kRejected) {
-        log_event(spdlog::level::err, "policy reload rejected: " + error, {{"source", policy.path()}});
       }
     }
   });

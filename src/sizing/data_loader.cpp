@@ -1,11 +1,10 @@
 #include "gpusizer/sizing/data_loader.h"
 
 #include <algorithm>
-#include <charconv>
-#include <limits>
 #include <optional>
 #include <vector>
 
+#include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -21,19 +20,6 @@ constexpr std::size_t kMaxDimensions = 8;
 // int128 for every int64 GPU count.
 constexpr int128 kMaxBytes = int128{1} << 62;
 constexpr int64_t kMebibyte = int64_t{1} << 20;
-// Digits only (no sign, no spaces), within [minimum, maximum].
-std::optional<int64_t> read_whole(std::string_view text, int64_t minimum, int64_t maximum) {
-  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
-  int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  if (value < minimum || value > maximum) return std::nullopt;
-  return value;
-}
-
-std::string whole_range(int64_t minimum, int64_t maximum) {
-  return "must be a whole number from " + std::to_string(minimum) + " to " + std::to_string(maximum);
-}
 
 // a x b when it is at most kMaxBytes. REQUIRES: a, b >= 0.
 std::optional<int128> times_within(int128 a, int128 b) {
@@ -58,14 +44,9 @@ std::optional<int128> buffer_bytes(const DataLoaderSpec& spec, int128 batch, Mil
   const bool overflow = __builtin_mul_overflow(int128{spec.workers} * spec.prefetch, batch, &milli_bytes) ||
                         __builtin_mul_overflow(milli_bytes, int128{overhead}, &milli_bytes);
   if (overflow) return std::nullopt;
-  const int128 bytes = (milli_bytes + 999) / 1000;
+  const int128 bytes = ceil_div(milli_bytes, 1000);
   if (bytes > kMaxBytes) return std::nullopt;
   return bytes;
-}
-
-// 1560 -> "1.56", 2000 -> "2".
-int64_t clamp_int64(int128 value) {
-  return static_cast<int64_t>(std::min<int128>(value, std::numeric_limits<int64_t>::max()));
 }
 
 }  // namespace
@@ -94,27 +75,26 @@ Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderP
 
     if (key == "workers") {
       const auto workers = read_whole(value, 0, kMaxWorkers);
-      if (!workers) return part_error(part, whole_range(0, kMaxWorkers));
-      spec.workers = *workers;
+      if (!workers) return part_error(part, workers.error());
+      spec.workers = workers.value();
       workers_part = part;
     } else if (key == "prefetch") {
       const auto prefetch = read_whole(value, 1, kMaxPrefetch);
-      if (!prefetch) return part_error(part, whole_range(1, kMaxPrefetch));
-      spec.prefetch = *prefetch;
+      if (!prefetch) return part_error(part, prefetch.error());
+      spec.prefetch = prefetch.value();
     } else if (key == "batch") {
       const auto batch = read_whole(value, 1, kMaxBatch);
-      if (!batch) return part_error(part, whole_range(1, kMaxBatch));
-      spec.batch = *batch;
+      if (!batch) return part_error(part, batch.error());
+      spec.batch = batch.value();
     } else if (key == "sample") {
       const std::string problem = "must be 1 to " + std::to_string(kMaxDimensions) +
-                                  " dimensions such as 3x224x224, each a whole number from 1 to " +
-                                  std::to_string(kMaxDimension);
+                                  " dimensions such as 3x224x224, each " + whole_number_text(1, kMaxDimension);
       std::size_t start = 0;
       while (start <= value.size()) {
         const std::size_t cross = std::min(value.find('x', start), value.size());
         const auto dimension = read_whole(value.substr(start, cross - start), 1, kMaxDimension);
         if (!dimension || spec.sample.size() == kMaxDimensions) return part_error(part, problem);
-        spec.sample.push_back(*dimension);
+        spec.sample.push_back(dimension.value());
         start = cross + 1;
       }
       sample_part = part;
@@ -164,10 +144,10 @@ DataLoaderFloor data_loader_floor(const DataLoaderPolicy& policy, const DataLoad
   const int128 per_gpu = buffer + policy.per_gpu_base.value_ceil();
   const int128 bytes = int128{std::max<int64_t>(gpus, 0)} * per_gpu + policy.pod_base.value_ceil();
   const int128 granule = std::max<int64_t>(policy.round_up_to.value_ceil(), 1);
-  const int128 rounded = (bytes + granule - 1) / granule * granule;
+  const int128 rounded = ceil_div(bytes, granule) * granule;
 
   // The batch in whole mebibytes, rounded up, as seed 001 writes it ("147 MB").
-  const std::string batch_mi = std::to_string(clamp_int64((batch + kMebibyte - 1) / kMebibyte)) + "Mi";
+  const std::string batch_mi = std::to_string(clamp_to_int64(ceil_div(batch, kMebibyte))) + "Mi";
   const std::string g = std::to_string(gpus);
   const std::string w = std::to_string(spec.workers);
   const std::string p = std::to_string(spec.prefetch);
@@ -176,9 +156,9 @@ DataLoaderFloor data_loader_floor(const DataLoaderPolicy& policy, const DataLoad
   const std::string pod_base = policy.pod_base.to_string();
 
   DataLoaderFloor floor;
-  floor.memory = Quantity::from_bytes(clamp_int64(rounded));
-  floor.batch_bytes = clamp_int64(batch);
-  floor.buffer_bytes_per_gpu = clamp_int64(buffer);
+  floor.memory = Quantity::from_bytes(clamp_to_int64(rounded));
+  floor.batch_bytes = clamp_to_int64(batch);
+  floor.buffer_bytes_per_gpu = clamp_to_int64(buffer);
   floor.brief = g + "x(" + w + "x" + p + "x" + batch_mi + " x" + factor + "+" + per_gpu_base + ")+" + pod_base;
   floor.detail = g + " x (" + w + " workers x " + p + " prefetch x " + batch_mi + " batch x " + factor + " + " +
                  per_gpu_base + ") + " + pod_base;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -23,38 +24,19 @@ constexpr std::array<const char*, 8> kKeys = {"params", "context", "precision", 
 // ---------------------------------------------------------------------------
 // Numbers as people write them, and back.
 
-bool all_digits(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// "1.5" times `unit` (10^9 for B, 1000 for k) when the product is whole. At
-// most 9 digits on each side of the point keep it within int64.
-std::optional<int64_t> scaled_decimal(std::string_view text, int64_t unit) {
-  const std::size_t dot = text.find('.');
-  const std::string_view whole = text.substr(0, dot);
-  const std::string_view fraction = dot == std::string_view::npos ? "" : text.substr(dot + 1);
-  if (whole.empty() || whole.size() > 9 || !all_digits(whole)) return std::nullopt;
-  if (fraction.size() > 9 || !all_digits(fraction)) return std::nullopt;
-  if (dot != std::string_view::npos && fraction.empty()) return std::nullopt;
-  int64_t fraction_scale = 1;
-  for (std::size_t i = 0; i < fraction.size(); ++i) fraction_scale *= 10;
-  const int128 fraction_value = fraction.empty() ? 0 : std::stoll(std::string(fraction));
-  const int128 scaled_fraction = fraction_value * unit;
-  if (scaled_fraction % fraction_scale != 0) return std::nullopt;
-  const int128 value = int128(std::stoll(std::string(whole))) * unit + scaled_fraction / fraction_scale;
-  if (value > std::numeric_limits<int64_t>::max()) return std::nullopt;
-  return static_cast<int64_t>(value);
+// "1.5" times 10^decimals (9 for B, 3 for k) when the product is whole;
+// the callers word their own errors, which name the unit.
+std::optional<int64_t> scaled_decimal(std::string_view text, int decimals) {
+  auto value = read_decimal(text, decimals, 0, std::numeric_limits<int64_t>::max());
+  return value ? std::optional(value.value()) : std::nullopt;
 }
 
 // value / unit as a decimal without trailing zeros: (1'500'000'000, 10^9) -> "1.5".
 // REQUIRES: unit is a power of 10.
 std::string tenths_text(int64_t tenths) { return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10); }
 
-int64_t ceil_div(int128 numerator, int128 denominator) {
-  const int128 quotient = (numerator + denominator - 1) / denominator;
-  return quotient > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
-                                                        : static_cast<int64_t>(quotient);
-}
+// Bytes as whole units rounded up, saturating past int64.
+int64_t ceil_bytes(int128 numerator, int128 denominator) { return clamp_to_int64(ceil_div(numerator, denominator)); }
 
 // A GPU's memory as its table entry reads: "24 GB", "23.5 GB".
 std::string size_text(int64_t bytes) {
@@ -99,20 +81,16 @@ std::string divisors_text(int64_t gpus) {
 // Reads one key's value into spec; the problem when it is malformed.
 std::optional<std::string> read_value(std::string_view key, std::string_view value, const GpuMemoryPolicy& policy,
                                       ModelSpec& spec) {
-  auto small_int = [](std::string_view text) -> std::optional<int64_t> {
-    if (text.empty() || text.size() > 9 || !all_digits(text)) return std::nullopt;
-    return std::stoll(std::string(text));
-  };
   if (key == "params") {
     const char unit = value.empty() ? '\0' : value.back();
-    const int64_t scale = unit == 'B' || unit == 'b' ? kGB : unit == 'M' || unit == 'm' ? 1'000'000 : 0;
-    const auto params = scale ? scaled_decimal(value.substr(0, value.size() - 1), scale) : std::nullopt;
+    const int decimals = unit == 'B' || unit == 'b' ? 9 : unit == 'M' || unit == 'm' ? 6 : -1;
+    const auto params = decimals >= 0 ? scaled_decimal(value.substr(0, value.size() - 1), decimals) : std::nullopt;
     if (!params) return "must be a number of parameters with B (billions) or M (millions), e.g. 7B, 1.5B or 350M";
     if (*params < kMinParams || *params > kMaxParams) return "must be from 1M to 100000B";
     spec.params = *params;
   } else if (key == "context") {
     const bool thousands = !value.empty() && (value.back() == 'k' || value.back() == 'K');
-    const auto tokens = scaled_decimal(thousands ? value.substr(0, value.size() - 1) : value, thousands ? 1000 : 1);
+    const auto tokens = scaled_decimal(thousands ? value.substr(0, value.size() - 1) : value, thousands ? 3 : 0);
     if (!tokens) return "must be tokens (16384) or thousands of tokens (16k)";
     if (*tokens > kMaxContextTokens) return "must be at most 10000k tokens";
     spec.context_tokens = *tokens;
@@ -129,21 +107,21 @@ std::optional<std::string> read_value(std::string_view key, std::string_view val
     else if (value == "qlora") spec.method = TrainingMethod::kQlora;
     else return "must be full, lora or qlora";
   } else if (key == "zero") {
-    const auto stage = small_int(value);
-    if (!stage || *stage > 3) return "must be 0, 1, 2 or 3";
-    spec.zero = static_cast<int>(*stage);
+    const auto stage = read_whole(value, 0, 3);
+    if (!stage) return "must be 0, 1, 2 or 3";
+    spec.zero = static_cast<int>(stage.value());
   } else if (key == "mode") {
     if (value == "train") spec.mode = ModelMode::kTrain;
     else if (value == "infer") spec.mode = ModelMode::kInfer;
     else return "must be train or infer";
   } else if (key == "ranks") {
-    const auto ranks = small_int(value);
-    if (!ranks || *ranks < 1 || *ranks > kMaxRanks) return "must be a whole number of GPUs from 1 to 1000000";
-    spec.ranks = *ranks;
+    const auto ranks = read_whole(value, 1, kMaxRanks);
+    if (!ranks) return ranks.error();
+    spec.ranks = ranks.value();
   } else if (key == "tp") {
-    const auto tp = small_int(value);
-    if (!tp || *tp < 1) return "must be a whole number of GPUs, at least 1";
-    spec.tp = *tp;
+    const auto tp = read_whole(value, 1);
+    if (!tp) return tp.error();
+    spec.tp = tp.value();
   }
   return std::nullopt;
 }
@@ -160,9 +138,9 @@ VramNeed inference_need(const GpuMemoryPolicy& policy, const ModelSpec& spec) {
   const int128 context_milli = int128(spec.context_tokens) * policy.context_bytes_per_token.value_ceil() * 1000;
   const int128 denominator = int128(std::max<int64_t>(1, spec.tp)) * 1000;
   VramNeed need;
-  need.weights = ceil_div(weights_milli, denominator);
-  need.context = ceil_div(context_milli, denominator);
-  need.total = ceil_div(weights_milli + context_milli, denominator);
+  need.weights = ceil_bytes(weights_milli, denominator);
+  need.context = ceil_bytes(context_milli, denominator);
+  need.total = ceil_bytes(weights_milli + context_milli, denominator);
   return need;
 }
 
@@ -185,11 +163,11 @@ VramNeed training_need(const GpuMemoryPolicy& policy, const ModelSpec& spec, int
   const int128 gradients = part(shares.gradients, spec.zero >= 2);
   const int128 activations = part(shares.activations, false);
   VramNeed need;
-  need.weights = ceil_div(weights, denominator);
-  need.optimizer = ceil_div(optimizer, denominator);
-  need.gradients = ceil_div(gradients, denominator);
-  need.activations = ceil_div(activations, denominator);
-  need.total = ceil_div(weights + optimizer + gradients + activations, denominator);
+  need.weights = ceil_bytes(weights, denominator);
+  need.optimizer = ceil_bytes(optimizer, denominator);
+  need.gradients = ceil_bytes(gradients, denominator);
+  need.activations = ceil_bytes(activations, denominator);
+  need.total = ceil_bytes(weights + optimizer + gradients + activations, denominator);
   return need;
 }
 
@@ -434,7 +412,7 @@ std::string option_text(const VramOption& option, int64_t pod_gpus, int64_t pod_
 
 }  // namespace
 
-std::string gb_text(int64_t bytes) { return tenths_text(ceil_div(bytes, kGB / 10)); }
+std::string gb_text(int64_t bytes) { return tenths_text(ceil_bytes(bytes, kGB / 10)); }
 
 Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& policy, ModelMode default_mode,
                               int64_t pod_gpus) {

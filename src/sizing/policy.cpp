@@ -4,6 +4,7 @@
 
 #include "gpusizer/sizing/sizing.h"
 #include "gpusizer/util/digest.h"
+#include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 #include "gpusizer/util/yaml_keys.h"
 
@@ -107,13 +108,11 @@ std::string read_string(const YAML::Node& node, const std::string& path) {
   return node.Scalar();
 }
 
-int64_t read_int(const YAML::Node& node, const std::string& path, int64_t minimum) {
+int64_t read_int(const YAML::Node& node, const std::string& path, int64_t minimum, int64_t maximum = kMaxWhole) {
   const std::string text = read_string(node, path);
-  const bool digits = std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits || text.size() > 9) fail(path, node, "must be a whole number, found \"" + text + "\"");
-  const int64_t value = std::stoll(text);
-  if (value < minimum) fail(path, node, "must be at least " + std::to_string(minimum) + ", found " + text);
-  return value;
+  auto value = read_whole(text, minimum, maximum);
+  if (!value) fail(path, node, value.error() + ", found \"" + text + "\"");
+  return value.value();
 }
 
 enum class Zero { kRefused, kAllowed };
@@ -128,24 +127,13 @@ Quantity read_quantity(const YAML::Node& node, const std::string& path, Zero zer
   return parsed.value();
 }
 
-// A plain decimal ("0.85", "40", "1.5"), held in thousandths; at most three
-// fraction digits and no suffix, so a typo such as "85%" is an error.
+// A plain decimal ("0.85", "40", "1.5"), held in thousandths; no suffix, so
+// a typo such as "85%" is an error.
 Milli read_decimal(const YAML::Node& node, const std::string& path, Milli minimum, Milli maximum) {
   const std::string text = read_string(node, path);
-  const std::size_t dot = text.find('.');
-  const std::string whole = text.substr(0, dot);
-  const std::string fraction = dot == std::string::npos ? "" : text.substr(dot + 1);
-  auto digits = [](const std::string& part) {
-    return std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-  };
-  auto range = [&] { return "a decimal number from " + milli_text(minimum) + " to " + milli_text(maximum); };
-  if (whole.empty() || whole.size() > 9 || !digits(whole) || !digits(fraction) || fraction.size() > 3 ||
-      (dot != std::string::npos && fraction.empty())) {
-    fail(path, node, "must be " + range() + " with at most 3 decimals, found \"" + text + "\"");
-  }
-  const Milli value = std::stoll(whole) * 1000 + (fraction.empty() ? 0 : std::stoll((fraction + "00").substr(0, 3)));
-  if (value < minimum || value > maximum) fail(path, node, "must be " + range() + ", found " + text);
-  return value;
+  auto value = gpusizer::read_decimal(text, 3, minimum, maximum);
+  if (!value) fail(path, node, value.error() + ", found \"" + text + "\"");
+  return value.value();
 }
 
 CheckAction read_action(const YAML::Node& node, const std::string& path) {
@@ -191,13 +179,13 @@ void check_table(const Profile& profile, const YAML::Node& table, const std::str
     const TableRow& row = profile.table[i];
     const std::string row_path = path + ".table[" + std::to_string(i) + "]";
     if (row.gpus <= below.gpus) fail(row_path + ".gpus", table[i], "rows must be in ascending GPU order");
-    const int64_t gap = row.gpus - below.gpus - 1;
-    if (below.cpu.plus(profile.extra_gpu_cpu.times(gap)) > row.cpu) {
+    const Requirement extended = extend_row(profile, below, row.gpus - 1);
+    if (extended.cpu > row.cpu) {
       fail(row_path + ".cpu", table[i],
            "is below row " + std::to_string(i - 1) + " plus perExtraGpu.cpu for " +
                std::to_string(row.gpus - 1) + " GPUs");
     }
-    if (below.memory.plus(profile.extra_gpu_memory.times(gap)) > row.memory) {
+    if (extended.memory > row.memory) {
       fail(row_path + ".memory", table[i],
            "is below row " + std::to_string(i - 1) + " plus perExtraGpu.memory for " +
                std::to_string(row.gpus - 1) + " GPUs");
@@ -397,6 +385,7 @@ void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out
   block.read("inferProfiles", [&](const auto& value, const auto& path) { out.infer_profiles = read_string_list(value, path); });
   block.read("maxSuggestedGpus", [&](const auto& value, const auto& path) {
     // The option search tries each GPU count up to it, on every review.
+    // (Worded as a bound of its own: a whole number it already is.)
     out.max_suggested_gpus = read_int(value, path, 1);
     if (out.max_suggested_gpus > 1024) fail(path, value, "must be at most 1024, found " + value.Scalar());
   });

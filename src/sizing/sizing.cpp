@@ -4,16 +4,20 @@
 
 namespace gpusizer {
 
+Requirement extend_row(const Profile& profile, const TableRow& row, int64_t gpus) {
+  const int64_t extra = gpus - row.gpus;
+  return Requirement{row.cpu.plus(profile.extra_gpu_cpu.times(extra)),
+                     row.memory.plus(profile.extra_gpu_memory.times(extra)), profile.storage};
+}
+
 std::optional<Requirement> required_resources(const Profile& profile, int64_t gpus) {
   if (profile.table.empty()) return std::nullopt;
   const TableRow* base = &profile.table.front();
   for (const TableRow& row : profile.table) {
     if (row.gpus <= gpus) base = &row;
   }
-  const int64_t extra = gpus > base->gpus ? gpus - base->gpus : 0;
-  return Requirement{base->cpu.plus(profile.extra_gpu_cpu.times(extra)),
-                     base->memory.plus(profile.extra_gpu_memory.times(extra)),
-                     profile.storage};
+  // Below the first row, the first row.
+  return extend_row(profile, *base, std::max(gpus, base->gpus));
 }
 
 std::string set_hint(const Profile& profile, int64_t gpus) {

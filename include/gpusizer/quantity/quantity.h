@@ -7,12 +7,10 @@
 #include <string>
 #include <string_view>
 
+#include "gpusizer/util/numbers.h"
 #include "gpusizer/util/result.h"
 
 namespace gpusizer {
-
-// GCC and Clang's 128-bit integer; __extension__ keeps -Wpedantic quiet.
-__extension__ typedef __int128 int128;
 
 class Quantity {
  public:

@@ -18,16 +18,15 @@ namespace gpusizer {
 
 class CertificateStore {
  public:
-  enum class Reload { kUnchanged, kReloaded, kRejected };
-
   // Loads the PEM certificate chain and key; fails naming the file and what
   // is wrong (unreadable, not PEM, key does not match).
   static Result<std::unique_ptr<CertificateStore>> open(const std::string& cert_path, const std::string& key_path);
 
-  // Re-reads both files. A changed, valid pair replaces the served one; a
-  // changed, invalid pair (half-written, mismatched) keeps the old one and
-  // `error` says why, once per distinct content.
-  Reload reload_if_changed(std::string& error);
+  // Re-reads both files. True when a changed, valid pair replaced the
+  // served one, false when they are unchanged; fails, saying why, when a
+  // changed pair is unreadable or invalid (half-written, mismatched): the
+  // old one stays, and the failure is reported once per distinct content.
+  Result<bool> reload_if_changed();
 
   // Makes every handshake on this context use the current certificate.
   // REQUIRES: the store outlives the context.

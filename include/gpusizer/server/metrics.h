@@ -22,7 +22,6 @@
 #include <prometheus/registry.h>
 
 #include "gpusizer/admission/pod_decision.h"
-#include "gpusizer/server/policy_store.h"
 #include "gpusizer/admission/review.h"
 
 namespace gpusizer {
@@ -36,7 +35,8 @@ class Metrics {
   // One answered review: counts it, its duration, and (unless dry-run, which
   // changes nothing) the corrections, resources added, denials and GPUs.
   void count_review(Endpoint endpoint, const ReviewOutcome& outcome, double seconds);
-  void count_reload(PolicyStore::Reload result);
+  // A changed policy file: reloaded (accepted), or rejected and the old one kept.
+  void count_reload(bool accepted);
   // Marks this policy as the active one (gpu_sizer_policy_info).
   void set_policy(const Policy& policy);
   void set_certificate_expiry(int64_t unix_seconds);

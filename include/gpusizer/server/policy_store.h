@@ -14,8 +14,6 @@ namespace gpusizer {
 
 class PolicyStore {
  public:
-  enum class Reload { kUnchanged, kReloaded, kRejected };
-
   // Loads the file at path, or the embedded default when path is empty.
   // Fails (naming the file and field) when the file is unreadable or invalid:
   // a webhook must not start on a policy its operator did not write.
@@ -24,10 +22,11 @@ class PolicyStore {
   std::shared_ptr<const Policy> current() const { return current_.load(); }
   const std::string& path() const { return path_; }
 
-  // Re-reads the file. A changed, valid file replaces the policy; a changed,
-  // invalid or unreadable one keeps the old policy and `error` says why
-  // (once per distinct content, not on every poll).
-  Reload reload_if_changed(std::string& error);
+  // Re-reads the file. True when a changed, valid file replaced the
+  // policy, false when it is unchanged (or there is no file); fails, saying
+  // why, when a changed file is invalid or unreadable: the old policy stays,
+  // and the failure is reported once per distinct content, not every poll.
+  Result<bool> reload_if_changed();
 
  private:
   PolicyStore(std::string path, std::shared_ptr<const Policy> policy, std::string text_sha256);

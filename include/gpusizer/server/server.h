@@ -58,8 +58,9 @@ std::optional<int> cpus_of_cgroup_limit(std::string_view cpu_max);
 // TLS as the webhook port serves it: TLS 1.2 or later, forward-secret AEAD
 // ciphers only, the certificate from `certificates` per handshake, and with
 // a client_ca file, client certificates requested and verified (not
-// required: the kubelet's probes present none). False with `error` set.
-bool configure_tls(SSL_CTX& context, CertificateStore& certificates, const std::string& client_ca, std::string& error);
+// required: the kubelet's probes present none). Fails saying which part
+// could not be set.
+Status configure_tls(SSL_CTX& context, CertificateStore& certificates, const std::string& client_ca);
 
 // Serves /mutate, /validate, /healthz and /readyz over HTTPS until SIGTERM or
 // SIGINT; then /readyz fails for shutdown_delay_seconds while requests are

@@ -76,8 +76,8 @@ struct ListenAddress {
 };
 
 // Sets the certificate, protocols, ciphers and client CA on a server
-// context; false with `error` set when it cannot.
-using TlsSetup = std::function<bool(SSL_CTX& context, std::string& error)>;
+// context; fails, saying why, when it cannot.
+using TlsSetup = std::function<Status(SSL_CTX& context)>;
 
 struct TransportOptions {
   ListenAddress address;  // port 0 picks a free port

@@ -20,6 +20,11 @@ struct Requirement {
   std::optional<Quantity> storage;  // ephemeral-storage; absent when the profile sets none
 };
 
+// What `gpus` GPUs need from a row: its cpu and memory plus the profile's
+// perExtraGpu for each GPU past it, and the profile's storage.
+// REQUIRES: gpus >= row.gpus.
+Requirement extend_row(const Profile& profile, const TableRow& row, int64_t gpus);
+
 // The profile's exact row when one matches; otherwise the nearest row below
 // plus perExtraGpu for each GPU above it (3 GPUs train: 24 CPU / 144Gi; 16
 // GPUs train: 128 CPU / 768Gi). Below the first row, the first row.
