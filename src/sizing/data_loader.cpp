@@ -62,10 +62,10 @@ Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderP
   // Kept to name them when a product of several parts is too large.
   std::string_view workers_part, sample_part;
 
-  for (const KeyValuePart& each : split_key_values(text)) {
+  auto parts = read_key_values(text, "workers=12");
+  if (!parts) return parts.status();
+  for (const KeyValuePart& each : parts.value()) {
     const std::string_view part = each.text;
-    if (part.empty()) return Status::invalid_argument("has an empty part (two commas in a row, or one at an end)");
-    if (!each.has_equals) return part_error(part, "must be key=value");
     const std::string_view key = each.key;
     const std::string_view value = each.value;
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {

@@ -421,10 +421,10 @@ Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& poli
   spec.mode = default_mode;
   // Each key's part as written, for the errors that involve two keys.
   std::map<std::string, std::string, std::less<>> parts;
-  for (const KeyValuePart& each : split_key_values(text)) {
+  auto key_values = read_key_values(text, "params=7B");
+  if (!key_values) return key_values.status();
+  for (const KeyValuePart& each : key_values.value()) {
     const std::string_view part = each.text;
-    if (part.empty()) return Status::invalid_argument("has an empty part; write key=value parts separated by commas");
-    if (!each.has_equals) return part_error(part, "must be key=value, e.g. params=7B");
     const std::string_view key = each.key;
     const std::string_view value = each.value;
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {

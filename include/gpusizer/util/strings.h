@@ -38,36 +38,6 @@ inline std::string gpus_text(int64_t gpus) { return std::to_string(gpus) + (gpus
 // text between double quotes, as messages name things: "trainer".
 inline std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
-// One part of a "key=value,key=value" annotation, each piece trimmed; the
-// text of a part without '=' is its whole text (key and value empty).
-struct KeyValuePart {
-  std::string_view text;
-  std::string_view key;
-  std::string_view value;
-  bool has_equals = false;
-};
-
-// The parts of a comma-separated key=value list, in order; an empty part
-// (two commas in a row, or one at an end) has empty text. The callers word
-// their own errors.
-inline std::vector<KeyValuePart> split_key_values(std::string_view text) {
-  std::vector<KeyValuePart> parts;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    KeyValuePart part{trim(text.substr(start, comma - start))};
-    start = comma + 1;
-    const std::size_t equals = part.text.find('=');
-    if (equals != std::string_view::npos) {
-      part.key = trim(part.text.substr(0, equals));
-      part.value = trim(part.text.substr(equals + 1));
-      part.has_equals = true;
-    }
-    parts.push_back(part);
-  }
-  return parts;
-}
-
 // How a person reads a path of JSON Pointer tokens:
 // "spec.templates[2].container" for {"spec", "templates", "2", "container"}.
 inline std::string field_path(const std::vector<std::string>& tokens) {
@@ -125,6 +95,38 @@ inline std::string join_capped(const std::vector<std::string>& items, std::strin
 // 64 bytes, enough to find it.
 inline Status part_error(std::string_view part, std::string_view problem) {
   return Status::invalid_argument("part \"" + truncate_utf8(std::string(part), 64) + "\": " + std::string(problem));
+}
+
+// One part of a "key=value,key=value" annotation, each piece trimmed.
+struct KeyValuePart {
+  std::string_view text;
+  std::string_view key;
+  std::string_view value;
+};
+
+// The parts of a comma-separated key=value annotation, in order. Fails on
+// an empty part (two commas in a row, or one at an end) and on a part
+// without '=', showing `example` ("params=7B"); what the keys and values
+// may be, the caller checks and words.
+inline Result<std::vector<KeyValuePart>> read_key_values(std::string_view text, std::string_view example) {
+  std::vector<KeyValuePart> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    KeyValuePart part{trim(text.substr(start, comma - start))};
+    start = comma + 1;
+    if (part.text.empty()) {
+      return Status::invalid_argument("has an empty part; write key=value parts separated by commas");
+    }
+    const std::size_t equals = part.text.find('=');
+    if (equals == std::string_view::npos) {
+      return part_error(part.text, "must be key=value, e.g. " + std::string(example));
+    }
+    part.key = trim(part.text.substr(0, equals));
+    part.value = trim(part.text.substr(equals + 1));
+    parts.push_back(part);
+  }
+  return parts;
 }
 
 }  // namespace gpusizer
