@@ -1,0 +1,69 @@
+// Rendering an OSMO workflow spec as the OSMO service does before it
+// creates a pod per task (docs/osmo-workflow-spec.md, "Templates"): the
+// text split into top-level sections, the variables from default-values
+// and --set, and the workflow section with every `{{ expression }}`
+// replaced by its value. The rendering is kept twice: as OSMO would parse
+// it, and with each expression replaced by a marker, so the checker can tell
+// a value written in the file from one a variable or an expression gave.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusizer/check/osmo/values.h"
+#include "gpusizer/util/result.h"
+
+namespace gpusizer::osmo {
+
+// A top-level section: a line matching ^[A-Za-z][A-Za-z0-9_-]*: starts one
+// (OSMO's parse_workflow_spec); text before the first is dropped.
+struct Section {
+  std::string key;
+  std::size_t first_line = 0;  // 0-based, the `key:` line
+  std::size_t end_line = 0;    // one past the last line
+};
+
+std::vector<std::string_view> split_lines(std::string_view text);
+std::vector<Section> find_sections(const std::vector<std::string_view>& lines);
+// The section's lines in place and every other line empty, so YAML marks
+// count the lines of the whole file.
+std::string padded_section(const std::vector<std::string_view>& lines, const Section& section);
+
+// The template's variables: default-values read as YAML from the raw text
+// (OSMO never renders it; PyYAML's types), then each --set value, typed as
+// `osmo workflow submit` types it. `defaults` may be null (no section).
+// Fails on YAML errors and a default-values that is not a mapping.
+Result<Variables> template_variables(const std::vector<std::string_view>& lines, const Section* defaults,
+                                     const std::map<std::string, std::string>& set_values);
+
+// One `{{ ... }}` of the workflow section (OSMO's special tokens excluded).
+struct Substitution {
+  std::string source;  // as written, braces included
+  int line = 0;        // 1-based line of the file
+  std::string plain_variable;
+  bool evaluated = false;
+  std::string problem;  // why it was not evaluated
+};
+
+struct Rendered {
+  std::string text;    // what OSMO would parse
+  std::string marked;  // the same with each substitution replaced by its marker
+  std::vector<int> file_line;  // the 1-based file line of each rendered line
+  std::vector<Substitution> subs;
+};
+
+// The marker of substitution `index` in Rendered::marked:
+// kMarkerHead, the index in decimal, kMarkerTail.
+inline constexpr std::string_view kMarkerHead = "zzgpusizerexpr";
+inline constexpr std::string_view kMarkerTail = "zz";
+
+// Renders the text. An expression check cannot evaluate renders as a
+// placeholder and its Substitution says why. Fails, naming lines, on what
+// scan_template refuses and on variables with no value (OSMO fails the
+// submit on those too), all of them named in one message.
+Result<Rendered> render(std::string_view text, const Variables& variables);
+
+}  // namespace gpusizer::osmo
