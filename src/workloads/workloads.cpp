@@ -21,7 +21,8 @@ struct KindEntry {
   std::vector<TemplateLocation> locations;
 };
 
-// REFERENCE.md section 3. Adding a kind is adding a row.
+// Where each kind keeps its pod templates (docs/workloads.md, from each
+// project's CRD). Adding a kind is adding a row.
 const std::vector<KindEntry>& kind_table() {
   static const std::vector<KindEntry> table = {
       {"", "Pod", {{""}}},

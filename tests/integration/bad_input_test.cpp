@@ -1,5 +1,5 @@
 // Bad input against the real binary over TLS, one test per row of the
-// README's "Bad input" table: each asserts the exact answer a caller gets
+// docs/bad-input.md table: each asserts the exact answer a caller gets
 // (status, `allowed`, a message that names what is wrong and where) and
 // that the server still answers a normal review afterwards.
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // `gpu-sizer check` on NVIDIA OSMO workflow specs: rendering with
 // default-values and --set as OSMO does, per resource block sizing against
-// the seed tables (REFERENCE.md section 1), and the complete --set line
+// the seed tables (seed 000, docs/sources.md), and the complete --set line
 // users copy into `osmo workflow submit`.
 
 #include "gpusizer/check/osmo_workflow.h"

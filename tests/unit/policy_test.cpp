@@ -128,8 +128,8 @@ TEST(DefaultPolicy, ParsesAndEqualsTheSeed) {
   EXPECT_EQ(p.profile_rules[4].text, "name contains \"render\"");
 }
 
-// The beyond-the-table coefficients equal the seeds (REFERENCE.md section
-// 2): a change to the embedded default must be deliberate.
+// The beyond-the-table coefficients equal the seeds (docs/sources.md, seeds
+// 000-004): a change to the embedded default must be deliberate.
 TEST(DefaultPolicy, BeyondTheTableBlocksEqualTheSeeds) {
   const Policy& policy = default_policy();
   EXPECT_EQ(policy.shared_memory.profiles, std::vector<std::string>{"train"});

@@ -1,7 +1,8 @@
-// handle_review is the contract with the API server (REFERENCE.md section 4):
-// it must echo apiVersion, kind and uid, always set `allowed`, send patches
-// only from /mutate as base64 JSONPatch that applies to the object, and
-// answer malformed reviews with 400 and a JSON error.
+// handle_review is the contract with the API server (Kubernetes "Dynamic
+// Admission Control", docs/sources.md): it must echo apiVersion, kind and
+// uid, always set `allowed`, send patches only from /mutate as base64
+// JSONPatch that applies to the object, and answer malformed reviews with
+// 400 and a JSON error.
 
 #include "gpusizer/admission/review.h"
 

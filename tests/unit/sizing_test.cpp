@@ -1,5 +1,5 @@
-// The sizing engine must reproduce the seed tables exactly (REFERENCE.md
-// section 1): required_resources, the OSMO hints people copy into their
+// The sizing engine must reproduce the seed tables exactly (seed 000,
+// docs/sources.md): required_resources, the OSMO hints people copy into their
 // submit commands, profile selection and the glob matcher rules use.
 
 #include "gpusizer/sizing/sizing.h"
@@ -88,7 +88,7 @@ INSTANTIATE_TEST_SUITE_P(DefaultPolicy, ClosedFormTest, ::testing::ValuesIn(all_
                          });
 
 TEST(RequiredResources, SpotValuesFromTheReference) {
-  // Written out literally, as REFERENCE.md states them.
+  // Written out literally, as seed 000 states them (docs/sources.md).
   const auto three = required_resources(profile("train"), 3);
   ASSERT_TRUE(three);
   EXPECT_EQ(three->cpu.to_string(), "24");

@@ -1,4 +1,4 @@
-// Prometheus metrics of the webhook (README "Metrics" lists each). Metric
+// Prometheus metrics of the webhook (docs/observability.md "Metrics" lists each). Metric
 // references are cached: counting a review takes no label maps; label
 // combinations are created once, on first use.
 #pragma once

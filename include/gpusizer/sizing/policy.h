@@ -81,7 +81,7 @@ enum class CheckAction { kWarn, kDeny };
 using Milli = int64_t;
 
 // /dev/shm for torchrun and DataLoader workers: a memory-backed emptyDir on
-// the GPU containers of these profiles (REFERENCE.md section 1).
+// the GPU containers of these profiles (seed 000, docs/sources.md).
 struct SharedMemoryPolicy {
   std::vector<std::string> profiles;
   Quantity minimum;         // below it: enforce denies, mutate enlarges to `size`
