@@ -27,7 +27,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # CI builds (CI=true, as .ci/run is run) fail on any compiler warning.
 WERROR := -DGPU_SIZER_WERROR=$(if $(CI),ON,OFF)
 
-.PHONY: print-build-packages deps configure build run test lint e2e test-sanitize test-tsan image-rootfs loadtest clean fuzz-build fuzz fuzz-smoke bench
+.PHONY: print-build-packages deps configure build run test lint e2e test-sanitize test-tsan image-rootfs loadtest clean fuzz-build fuzz fuzz-smoke bench corpus-check
 
 print-build-packages:
 	@echo $(BUILD_PACKAGES)
@@ -68,6 +68,16 @@ test: build
 
 e2e: build
 	$(E2E_APISERVER)
+
+# `gpu-sizer check` over a corpus of real GPU manifests that is not in the
+# repository (CORPUS, by default the shared one beside the checkout): one
+# line per file and a tally; fails only if a file crashes the checker.
+# CHECK_FLAGS adds flags, e.g. CHECK_FLAGS='--policy my-policy.yaml'.
+CORPUS ?= ../shared/corpus/manifests
+CHECK_FLAGS ?=
+
+corpus-check: build
+	tests/corpus/corpus_check.sh $(BUILD)/gpu-sizer $(CORPUS) $(CHECK_FLAGS)
 
 # The tree's habits: its format (.clang-format), static analysis
 # (.clang-tidy, over the build's compile_commands.json: every source of

@@ -582,11 +582,13 @@ void print_summary(const Report& r) {
   std::printf(
       "latency        p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms (%zu correct answers before SIGTERM)\n",
       percentile(lat, 0.50), percentile(lat, 0.90), percentile(lat, 0.99), lat.empty() ? 0.0 : lat.back(), lat.size());
-  char limit[64];
-  std::snprintf(limit, sizeof limit, kJudgeRss ? "limit +%.0f MiB" : "not judged: sanitizer build", kRssGrowthLimitMiB);
+  // Not a conditional format string: GCC's -Wformat-extra-args (an error in
+  // CI builds) flags the branch without a conversion in sanitizer builds.
+  const std::string limit = kJudgeRss ? "limit +" + std::to_string(static_cast<int>(kRssGrowthLimitMiB)) + " MiB"
+                                      : "not judged: sanitizer build";
   std::printf("memory (RSS)   %s after warm-up (%.0f s), max %s, %s at SIGTERM: %+.1f MiB (%s)\n",
               mib(r.warmup_kib).c_str(), r.warmup_at, mib(r.max_kib).c_str(), mib(r.end_kib).c_str(), r.growth_mib,
-              limit);
+              limit.c_str());
   std::printf(
       "server log     policy reloaded %zu, policy reload rejected %zu, TLS certificate reloaded %zu "
       "(rejected %zu), shutdown %zu, stopped %zu, reviews %zu, unexpected errors %zu, warnings %zu\n",
