@@ -1,8 +1,6 @@
 // Micro benchmarks (Google Benchmark): quantity parsing, the sizing
 // decision, and the whole handler (request bytes in, answer bytes out) for
 // every file of the workload set (bench/workloads/index.json).
-#include <benchmark/benchmark.h>
-
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -10,11 +8,12 @@
 #include <sstream>
 #include <string>
 
+#include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 
-#include "gpusizer/sizing/policy.h"
-#include "gpusizer/quantity/quantity.h"
 #include "gpusizer/admission/review.h"
+#include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
 
 namespace {

@@ -1,6 +1,4 @@
 // gpu-sizer: flags and wiring only; the work happens in the libraries.
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -8,11 +6,13 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "gpusizer/check/check.h"
 #include "gpusizer/server/log.h"
-#include "gpusizer/sizing/policy.h"
 #include "gpusizer/server/policy_store.h"
 #include "gpusizer/server/server.h"
+#include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
 #include "gpusizer/util/numbers.h"
 
@@ -279,14 +279,15 @@ int run_serve(Flags& flags) {
   options.threads = static_cast<int>(flags.take_number("threads", options.threads, 1, 4096));
   options.max_body_bytes = static_cast<std::size_t>(
       flags.take_number("max-body-bytes", static_cast<int64_t>(options.max_body_bytes), 1024, int64_t{1} << 30));
-  options.read_timeout_seconds = static_cast<int>(flags.take_number("read-timeout", options.read_timeout_seconds, 1, 300));
+  options.read_timeout_seconds =
+      static_cast<int>(flags.take_number("read-timeout", options.read_timeout_seconds, 1, 300));
   options.keep_alive_timeout_seconds =
       static_cast<int>(flags.take_number("keep-alive-timeout", options.keep_alive_timeout_seconds, 1, 3600));
-  options.policy_poll_seconds = static_cast<int>(flags.take_number("policy-poll", options.policy_poll_seconds, 1, 3600));
+  options.policy_poll_seconds =
+      static_cast<int>(flags.take_number("policy-poll", options.policy_poll_seconds, 1, 3600));
   options.shutdown_delay_seconds =
       static_cast<int>(flags.take_number("shutdown-delay", options.shutdown_delay_seconds, 0, 300));
-  options.metrics_namespace_cap =
-      static_cast<std::size_t>(flags.take_number("metrics-namespace-cap", 100, 1, 100000));
+  options.metrics_namespace_cap = static_cast<std::size_t>(flags.take_number("metrics-namespace-cap", 100, 1, 100000));
   options.version = GPU_SIZER_VERSION;
   const std::string level = flags.take_or("log-level", "info");
   const std::string format = flags.take_or("log-format", "json");
@@ -295,7 +296,8 @@ int run_serve(Flags& flags) {
   if (parsed_level == spdlog::level::off && level != "off") {
     return usage_error("--log-level must be trace, debug, info, warn, error or off, found \"" + level + "\"");
   }
-  if (format != "json" && format != "text") return usage_error("--log-format must be json or text, found \"" + format + "\"");
+  if (format != "json" && format != "text")
+    return usage_error("--log-format must be json or text, found \"" + format + "\"");
   if (options.transport != "asio" && options.transport != "httplib") {
     return usage_error("--transport must be asio or httplib, found \"" + options.transport + "\"");
   }

@@ -109,7 +109,8 @@ class PodReader {
     // a key under any other type (nor is it pod metadata).
     if (!metadata.is_null() && !metadata.is_object()) {
       problem(field({"metadata"}), "is not an object");
-    } else if (const JsonView annotations = metadata["annotations"]; !annotations.is_null() && !annotations.is_object()) {
+    } else if (const JsonView annotations = metadata["annotations"];
+               !annotations.is_null() && !annotations.is_object()) {
       problem(field({"metadata", "annotations"}), "is not an object");
     }
     // Only the labels and annotations the decision reads are copied: one
@@ -217,16 +218,15 @@ class PodReader {
   void read_scheduling(JsonView spec) {
     add_strings(spec["nodeSelector"], facts().node_selector, [](std::string_view) { return true; });
     if (!facts().affinity_products.empty()) return;
-    const JsonView terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-                               ["nodeSelectorTerms"];
+    const JsonView terms =
+        spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
     // Terms are ORed: the products are known only when every term names them.
     std::vector<std::string> products;
     bool every_term = terms.is_array();
     terms.for_each_element([&](JsonView term) {
       bool names_product = false;
       term["matchExpressions"].for_each_element([&](JsonView expression) {
-        if (expression["key"].string() != policy_.gpu_memory.product_label ||
-            expression["operator"].string() != "In") {
+        if (expression["key"].string() != policy_.gpu_memory.product_label || expression["operator"].string() != "In") {
           return;
         }
         names_product = true;
@@ -338,8 +338,9 @@ class PodReader {
     if (!request && !limit) return 0;
     auto where = [&] { return field.text() + ".resources"; };
     if (request && limit && *request != *limit) {
-      problem(where(), resource + " request " + request->to_string() + " and limit " + limit->to_string() +
-                         " differ; GPUs are not overcommitted: set both to the same number",
+      problem(where(),
+              resource + " request " + request->to_string() + " and limit " + limit->to_string() +
+                  " differ; GPUs are not overcommitted: set both to the same number",
               true);
       return 0;
     }

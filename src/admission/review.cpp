@@ -30,9 +30,9 @@ constexpr std::size_t kMessageBudget = 8192;
 
 std::string base64(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-  const int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                      reinterpret_cast<const unsigned char*>(bytes.data()),
-                                      static_cast<int>(bytes.size()));
+  const int written =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                      reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
   out.resize(static_cast<std::size_t>(written));
   return out;
 }
@@ -114,8 +114,8 @@ std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
   for (std::size_t i = 0; i < warnings.size(); ++i) {
     std::string warning = fit(std::move(warnings[i]));
     if (total + warning.size() > kWarningBudget) {
-      kept.push_back("... and " + std::to_string(warnings.size() - i) + " more warnings (see annotation " +
-                     kSizedKey + ")");
+      kept.push_back("... and " + std::to_string(warnings.size() - i) + " more warnings (see annotation " + kSizedKey +
+                     ")");
       break;
     }
     total += warning.size();
@@ -143,8 +143,11 @@ std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, 
       label = field_path(ref.path) + " ";
     }
     const std::string description = is_pod ? "pod " + object_text : id.kind + " " + object_text + " " + label;
-    const PodTarget target{ref, description.substr(0, description.find_last_not_of(' ') + 1),
-                           policy.mode_for(id.namespace_name), is_pod ? JsonView() : object["metadata"], label,
+    const PodTarget target{ref,
+                           description.substr(0, description.find_last_not_of(' ') + 1),
+                           policy.mode_for(id.namespace_name),
+                           is_pod ? JsonView() : object["metadata"],
+                           label,
                            explain};
     decisions.push_back(decide_pod(policy, endpoint, target, patch));
   }
@@ -163,14 +166,16 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   auto parsed = reader.parse(body);
   if (!parsed) return bad_request(std::move(outcome), "request body " + parsed.error());
   const JsonView review = parsed.value();
-  if (!review.is_object()) return bad_request(std::move(outcome), "request body must be a JSON object (an AdmissionReview)");
+  if (!review.is_object())
+    return bad_request(std::move(outcome), "request body must be a JSON object (an AdmissionReview)");
   const std::string api_version = string_member(review, "apiVersion");
   if (api_version != "admission.k8s.io/v1") {
     return bad_request(std::move(outcome), "apiVersion must be admission.k8s.io/v1, found \"" + api_version +
                                                "\" (register the webhook with admissionReviewVersions: [v1])");
   }
   if (string_member(review, "kind") != "AdmissionReview") {
-    return bad_request(std::move(outcome), "kind must be AdmissionReview, found \"" + string_member(review, "kind") + "\"");
+    return bad_request(std::move(outcome),
+                       "kind must be AdmissionReview, found \"" + string_member(review, "kind") + "\"");
   }
   const JsonView request = review["request"];
   if (!request.is_object()) return bad_request(std::move(outcome), "request is missing or not an object");
@@ -209,8 +214,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   }
   if (outcome.bypass) {
     // The API server's audit log records who skipped sizing and why.
-    response.bypassed =
-        outcome.bypass->reason + " \"" + outcome.bypass->name + "\" is exempt in the gpu-sizer policy";
+    response.bypassed = outcome.bypass->reason + " \"" + outcome.bypass->name + "\" is exempt in the gpu-sizer policy";
   } else if (decide) {
     if (!object.is_object()) {
       // Worded before the call: its arguments are evaluated in no set order.

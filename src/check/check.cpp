@@ -8,13 +8,13 @@
 #include <optional>
 #include <sstream>
 
-#include "gpusizer/json/json_access.h"
-#include "gpusizer/json/json_view.h"
+#include "gpusizer/admission/review.h"
 #include "gpusizer/check/explain.h"
 #include "gpusizer/check/manifests.h"
 #include "gpusizer/check/osmo_workflow.h"
+#include "gpusizer/json/json_access.h"
+#include "gpusizer/json/json_view.h"
 #include "gpusizer/util/files.h"
-#include "gpusizer/admission/review.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -41,12 +41,12 @@ struct ObjectReport {
   std::size_t document = 0;  // counted from 1
   int line = 1;
   std::string kind;
-  std::string name;                      // namespace/name
-  std::vector<std::string> changes;      // what /mutate would change, one per resource
-  std::vector<std::string> denials;      // what /validate would deny after that
-  std::vector<std::string> warnings;     // what /validate would warn about
-  std::string mode;                      // the policy's mode for its namespace
-  std::vector<PodExplanation> pods;      // explain only
+  std::string name;                   // namespace/name
+  std::vector<std::string> changes;   // what /mutate would change, one per resource
+  std::vector<std::string> denials;   // what /validate would deny after that
+  std::vector<std::string> warnings;  // what /validate would warn about
+  std::string mode;                   // the policy's mode for its namespace
+  std::vector<PodExplanation> pods;   // explain only
   bool changed() const { return !changes.empty(); }
   bool denied() const { return !denials.empty(); }
 };
@@ -55,9 +55,9 @@ struct FileReport {
   std::string path;
   std::string error;  // unreadable or unparsable: the whole file
   std::vector<ObjectReport> objects;
-  std::size_t skipped = 0;          // documents of kinds that hold no pods
-  std::optional<OsmoReport> osmo;   // an OSMO workflow file instead of manifests
-  std::string fixed_text;           // --fix: the file as it should be
+  std::size_t skipped = 0;         // documents of kinds that hold no pods
+  std::optional<OsmoReport> osmo;  // an OSMO workflow file instead of manifests
+  std::string fixed_text;          // --fix: the file as it should be
 };
 
 std::string api_group(const std::string& api_version) {
@@ -153,8 +153,8 @@ ObjectIdentity identity_of(const json& object) {
 // --fix: the webhook's own patch, as mutate mode would apply it.
 // The object at `pointer` in document `index` (the document itself, or an
 // item of a List).
-Result<bool> fix_object(const Policy& mutate_policy, ManifestFile& file, std::size_t index,
-                        const std::string& pointer, const ObjectIdentity& id) {
+Result<bool> fix_object(const Policy& mutate_policy, ManifestFile& file, std::size_t index, const std::string& pointer,
+                        const ObjectIdentity& id) {
   JsonReader reader;
   const JsonView object = reader.view_of(file.documents[index].object.at(json::json_pointer(pointer)));
   PatchBuilder patch(object);
@@ -214,14 +214,16 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
     if (document.object.is_null()) continue;
     if (!document.object.is_object()) {
       report.error = report.path + ": document " + std::to_string(document.index + 1) + ", line " +
-                     std::to_string(document.line) + ": not a Kubernetes object (expected a mapping with apiVersion and kind)";
+                     std::to_string(document.line) +
+                     ": not a Kubernetes object (expected a mapping with apiVersion and kind)";
       return report;
     }
     // A List (as kubectl get -o yaml prints) holds its objects in items.
     std::vector<std::string> pointers = {""};
     if (string_member(document.object, "kind") == "List" && member(document.object, "items").is_array()) {
       pointers.clear();
-      for (std::size_t n = 0; n < document.object["items"].size(); ++n) pointers.push_back("/items/" + std::to_string(n));
+      for (std::size_t n = 0; n < document.object["items"].size(); ++n)
+        pointers.push_back("/items/" + std::to_string(n));
     }
     for (const std::string& pointer : pointers) {
       const json& object = documents[i].object.at(json::json_pointer(pointer));
@@ -274,8 +276,8 @@ void print_text(const std::vector<FileReport>& files, std::ostream& out) {
     }
   }
   if (manifest_files == 0) return;
-  out << checked << " objects with pods checked: " << changed << " would be changed, " << denied
-      << " denied, " << unchanged << " admitted unchanged";
+  out << checked << " objects with pods checked: " << changed << " would be changed, " << denied << " denied, "
+      << unchanged << " admitted unchanged";
   if (skipped) out << " (" << skipped << " other objects hold no pods)";
   out << "\n";
 }
@@ -320,7 +322,8 @@ json explanation_json(const ObjectReport& object) {
   json pods = json::array();
   for (const auto& pod : object.pods) {
     json rules = json::array();
-    for (const auto& row : pod.rows) rules.push_back({{"rule", row.title}, {"floor", row.floor}, {"detail", row.detail}});
+    for (const auto& row : pod.rows)
+      rules.push_back({{"rule", row.title}, {"floor", row.floor}, {"detail", row.detail}});
     pods.push_back({{"pod", pod.pod},
                     {"gpus", pod.gpus},
                     {"profile", pod.profile},
@@ -347,7 +350,9 @@ void print_json(const std::vector<FileReport>& files, std::ostream& out, bool ex
                                   {"line", object.line},
                                   {"kind", object.kind},
                                   {"name", object.name},
-                                  {"result", object.denied() ? "denied" : object.changed() ? "changed" : "unchanged"},
+                                  {"result", object.denied()    ? "denied"
+                                             : object.changed() ? "changed"
+                                                                : "unchanged"},
                                   {"changes", object.changes},
                                   {"denials", object.denials},
                                   {"warnings", object.warnings}});

@@ -74,8 +74,7 @@ template <typename Json>
 Json to_json(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
+    case YAML::NodeType::Undefined: return nullptr;
     case YAML::NodeType::Scalar:
       // yaml-cpp tags quoted scalars "!" and plain ones "?".
       return node.Tag() == "!" ? Json(node.Scalar()) : plain_scalar<Json>(node.Scalar());
@@ -124,7 +123,8 @@ bool is_long_key(const YAML::Node& key) { return !key.IsScalar() || key.Scalar()
 
 // Whether node or anything in it has a key written as `? key`.
 bool holds_long_key(const YAML::Node& node) {
-  if (node.IsSequence()) return std::any_of(node.begin(), node.end(), [](const YAML::Node& item) { return holds_long_key(item); });
+  if (node.IsSequence())
+    return std::any_of(node.begin(), node.end(), [](const YAML::Node& item) { return holds_long_key(item); });
   if (!node.IsMap()) return false;
   return std::any_of(node.begin(), node.end(), [](const auto& entry) {
     return is_long_key(entry.first) || holds_long_key(entry.first) || holds_long_key(entry.second);
@@ -168,8 +168,7 @@ void emit(YAML::Emitter& out, const YAML::Node& node, bool known_short = false) 
         out << node.Scalar();
       }
       break;
-    default:
-      out << YAML::Null;
+    default: out << YAML::Null;
   }
 }
 
@@ -192,7 +191,11 @@ bool has_content(std::string_view body) {
 std::size_t first_invalid_character(std::string_view text, bool printable_only) {
   for (std::size_t i = 0; i < text.size();) {
     const auto lead = static_cast<unsigned char>(text[i]);
-    const std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    const std::size_t length = lead < 0x80           ? 1
+                               : (lead >> 5) == 0x6  ? 2
+                               : (lead >> 4) == 0xE  ? 3
+                               : (lead >> 3) == 0x1E ? 4
+                                                     : 0;
     if (length == 0 || i + length > text.size()) return i;
     char32_t c = length == 1 ? lead : lead & (0x7F >> length);
     for (std::size_t k = 1; k < length; ++k) {
@@ -202,7 +205,8 @@ std::size_t first_invalid_character(std::string_view text, bool printable_only) 
     }
     const char32_t shortest = length == 1 ? 0 : length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000;
     const bool printable = c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0x7E) || c == 0x85 ||
-                           (c >= 0xA0 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+                           (c >= 0xA0 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) ||
+                           (c >= 0x10000 && c <= 0x10FFFF);
     if (c < shortest || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF || (printable_only && !printable)) return i;
     i += length;
   }
@@ -213,7 +217,8 @@ std::size_t first_invalid_character(std::string_view text, bool printable_only) 
 // single bytes (0x85, 0xA0) that are not UTF-8.
 const std::string& decoded(const YAML::Node& scalar) {
   if (first_invalid_character(scalar.Scalar(), false) != std::string_view::npos) {
-    throw YAML::ParserException(scalar.Mark(), "an escape decodes to text that is not UTF-8 (write \\N as \\u0085, \\_ as \\u00a0)");
+    throw YAML::ParserException(scalar.Mark(),
+                                "an escape decodes to text that is not UTF-8 (write \\N as \\u0085, \\_ as \\u00a0)");
   }
   return scalar.Scalar();
 }
@@ -241,8 +246,7 @@ YAML::Node detached(const YAML::Node& node) {
       copy = YAML::Node(decoded(node));
       copy.SetTag(node.Tag());
       break;
-    default:
-      return copy;
+    default: return copy;
   }
   copy.SetStyle(node.Style());
   return copy;
@@ -260,7 +264,8 @@ std::vector<std::pair<std::string, int>> split_documents(std::string_view text) 
     const std::string_view content = text.substr(offset, end - offset);
     // As in YAML, "---" separates only when a space or the line end follows:
     // "---x" is content.
-    if (content.starts_with("---") && (content.size() == 3 || std::string_view(" \t\r\n").find(content[3]) != std::string_view::npos)) {
+    if (content.starts_with("---") &&
+        (content.size() == 3 || std::string_view(" \t\r\n").find(content[3]) != std::string_view::npos)) {
       // Comments before a separator are no document of their own.
       if (has_content(documents.back().first)) {
         documents.emplace_back("", line + 1);
@@ -307,7 +312,9 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
     // kubectl reads it and --fix writes a flow-style document back.
     file.json = false;
   }
-  auto fail = [&](std::string message) { return Status::invalid_argument(json_error.empty() ? std::move(message) : json_error); };
+  auto fail = [&](std::string message) {
+    return Status::invalid_argument(json_error.empty() ? std::move(message) : json_error);
+  };
   const auto bodies = split_documents(text);
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const auto& [body, first_line] = bodies[i];
@@ -342,7 +349,8 @@ namespace {
 Result<bool> apply_patch_to_yaml(YAML::Node& root, const json& operations) {
   for (const auto& operation : operations) {
     const std::string path = operation.value("path", "");
-    if (operation.value("op", "") != "add" || path.empty()) return Status::invalid_argument("unsupported patch operation " + operation.dump());
+    if (operation.value("op", "") != "add" || path.empty())
+      return Status::invalid_argument("unsupported patch operation " + operation.dump());
     const auto tokens = pointer_tokens(path);
     // yaml-cpp nodes are handles: assigning through a copy writes the tree.
     YAML::Node node = root;
@@ -350,7 +358,8 @@ Result<bool> apply_patch_to_yaml(YAML::Node& root, const json& operations) {
       if (node.IsSequence()) {
         std::size_t index = 0;
         auto [end, error] = std::from_chars(tokens[i].data(), tokens[i].data() + tokens[i].size(), index);
-        if (error != std::errc() || index >= node.size()) return Status::invalid_argument("patch path " + path + " does not exist");
+        if (error != std::errc() || index >= node.size())
+          return Status::invalid_argument("patch path " + path + " does not exist");
         node.reset(node[index]);
       } else if (node.IsMap() && node[tokens[i]]) {
         node.reset(node[tokens[i]]);
@@ -362,7 +371,8 @@ Result<bool> apply_patch_to_yaml(YAML::Node& root, const json& operations) {
       node.push_back(to_yaml(operation.at("value")));
       continue;
     }
-    if (!node.IsMap() && !node.IsNull()) return Status::invalid_argument("patch path " + path + " does not end in a map");
+    if (!node.IsMap() && !node.IsNull())
+      return Status::invalid_argument("patch path " + path + " does not end in a map");
     node[tokens.back()] = to_yaml(operation.at("value"));
   }
   return true;

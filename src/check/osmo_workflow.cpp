@@ -60,7 +60,8 @@ std::vector<TaskRef> read_tasks(const SpecLines& spec, const YAML::Node& workflo
   };
   if (flat) {
     if (!flat.IsSequence()) spec.fail(flat, "workflow.tasks must be a list");
-    for (std::size_t t = 0; t < flat.size(); ++t) read_task(flat[t], "workflow.tasks[" + std::to_string(t) + "]", nullptr);
+    for (std::size_t t = 0; t < flat.size(); ++t)
+      read_task(flat[t], "workflow.tasks[" + std::to_string(t) + "]", nullptr);
     return tasks;
   }
   if (!groups.IsSequence()) spec.fail(groups, "workflow.groups must be a list");

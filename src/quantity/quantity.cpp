@@ -31,14 +31,11 @@ constexpr int64_t kMaxNanosDigits = 28;
 // round to 1n), so clamping them keeps later arithmetic in int64.
 constexpr int64_t kExponentClamp = 1'000'000'000'000'000;
 
-constexpr std::array<std::string_view, 7> kBinarySuffixes = {"", "Ki", "Mi", "Gi",
-                                                             "Ti", "Pi", "Ei"};
+constexpr std::array<std::string_view, 7> kBinarySuffixes = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
 // Indexed by (exponent + 9) / 3 for exponents -9, -6, ..., 18.
-constexpr std::array<std::string_view, 10> kDecimalSuffixes = {"n", "u", "m", "",  "k",
-                                                               "M", "G", "T", "P", "E"};
+constexpr std::array<std::string_view, 10> kDecimalSuffixes = {"n", "u", "m", "", "k", "M", "G", "T", "P", "E"};
 
-constexpr std::string_view kSuffixHelp =
-    "(use Ki, Mi, Gi, Ti, Pi, Ei, or n, u, m, k, M, G, T, P, E)";
+constexpr std::string_view kSuffixHelp = "(use Ki, Mi, Gi, Ti, Pi, Ei, or n, u, m, k, M, G, T, P, E)";
 
 // The quoted input for an error message. Control and non-ASCII bytes are
 // escaped so the message stays one line and valid UTF-8 whatever the input
@@ -91,7 +88,6 @@ int128 clamp_nanos(int128 nanos) {
   return nanos;
 }
 
-
 // What a suffix means: value = number * 10^decimal_exponent * 1024^binary_power.
 struct Suffix {
   int64_t decimal_exponent = 0;
@@ -123,8 +119,7 @@ std::optional<Suffix> parse_suffix(std::string_view text, std::string& reason) {
       exponent = std::min(exponent * 10 + (text[pos] - '0'), kExponentClamp);
     }
     if (!has_digits || pos != text.size()) {
-      reason = "invalid exponent " + quoted(text) +
-               " (use e or E followed by an integer, such as e3 or E-2)";
+      reason = "invalid exponent " + quoted(text) + " (use e or E followed by an integer, such as e3 or E-2)";
       return std::nullopt;
     }
     return Suffix{negative ? -exponent : exponent, 0, Format::kDecimalExponent};
@@ -145,15 +140,15 @@ std::optional<Suffix> parse_suffix(std::string_view text, std::string& reason) {
   const std::string wanted = lower(text);
   for (std::string_view candidate : kBinarySuffixes) {
     if (!candidate.empty() && lower(candidate) == wanted) {
-      reason = "unknown suffix " + quoted(text) + " (suffixes are case-sensitive: did you mean " +
-               quoted(candidate) + "?)";
+      reason =
+          "unknown suffix " + quoted(text) + " (suffixes are case-sensitive: did you mean " + quoted(candidate) + "?)";
       return std::nullopt;
     }
   }
   for (std::string_view candidate : kDecimalSuffixes) {
     if (!candidate.empty() && lower(candidate) == wanted) {
-      reason = "unknown suffix " + quoted(text) + " (suffixes are case-sensitive: did you mean " +
-               quoted(candidate) + "?)";
+      reason =
+          "unknown suffix " + quoted(text) + " (suffixes are case-sensitive: did you mean " + quoted(candidate) + "?)";
       return std::nullopt;
     }
   }
@@ -179,8 +174,7 @@ void multiply_digits(std::string& digits, uint64_t factor) {
 // The magnitude in nanos of digits * 10^nano_exponent * 1024^binary_power,
 // rounded up to a whole nano, or nothing if it exceeds kMaxNanos. digits has
 // no leading zeros and is not empty.
-std::optional<int128> magnitude_in_nanos(std::string digits, int64_t nano_exponent,
-                                         int binary_power) {
+std::optional<int128> magnitude_in_nanos(std::string digits, int64_t nano_exponent, int binary_power) {
   // digits >= 10^(size-1), so this bound rejects huge inputs before any work
   // proportional to the exponent.
   if (static_cast<int64_t>(digits.size()) - 1 + nano_exponent > kMaxNanosDigits) {
@@ -263,10 +257,8 @@ Result<Quantity> Quantity::parse(std::string_view text) {
   if (digits.empty()) return Quantity(0, suffix->format);
 
   // value = digits * 10^(exponent - fraction length) units, and 1 unit is 10^9 nanos.
-  const int64_t nano_exponent =
-      suffix->decimal_exponent - static_cast<int64_t>(fraction_digits.size()) + 9;
-  const std::optional<int128> magnitude =
-      magnitude_in_nanos(std::move(digits), nano_exponent, suffix->binary_power);
+  const int64_t nano_exponent = suffix->decimal_exponent - static_cast<int64_t>(fraction_digits.size()) + 9;
+  const std::optional<int128> magnitude = magnitude_in_nanos(std::move(digits), nano_exponent, suffix->binary_power);
   if (!magnitude) {
     return fail("exceeds the maximum magnitude of 9223372036854775807 (2^63-1) units");
   }
@@ -277,9 +269,7 @@ Result<Quantity> Quantity::parse(std::string_view text) {
   return Quantity(negative ? -*magnitude : *magnitude, format);
 }
 
-Quantity Quantity::from_milli(int64_t milli) {
-  return Quantity(int128{milli} * kNanosPerMilli, Format::kDecimalSI);
-}
+Quantity Quantity::from_milli(int64_t milli) { return Quantity(int128{milli} * kNanosPerMilli, Format::kDecimalSI); }
 
 Quantity Quantity::from_bytes(int64_t bytes) {
   // -2^63 is one unit beyond the symmetric range every other operation keeps.
@@ -295,8 +285,7 @@ bool Quantity::is_whole() const { return nanos_ % kNanosPerUnit == 0; }
 std::string Quantity::to_string() const {
   if (nanos_ == 0) return "0";
   const bool binary = format_ == Format::kBinarySI && nanos_ % kNanosPerUnit == 0 &&
-                      (nanos_ >= int128{1024} * kNanosPerUnit ||
-                       nanos_ <= int128{-1024} * kNanosPerUnit);
+                      (nanos_ >= int128{1024} * kNanosPerUnit || nanos_ <= int128{-1024} * kNanosPerUnit);
   if (binary) {
     auto units = static_cast<int64_t>(nanos_ / kNanosPerUnit);
     size_t power = 0;
@@ -349,8 +338,7 @@ Quantity Quantity::times(int64_t factor) const {
 // magnitude. A negative denominator flips the sign of the ratio; a zero one
 // saturates like any other overflow. A granule that is not positive rounds to
 // the nearest nano above instead.
-Quantity Quantity::share_ceil(int64_t numerator, int64_t denominator,
-                              const Quantity& granule) const {
+Quantity Quantity::share_ceil(int64_t numerator, int64_t denominator, const Quantity& granule) const {
   int128 num = numerator;
   int128 den = denominator;
   if (den < 0) {
@@ -369,8 +357,7 @@ Quantity Quantity::share_ceil(int64_t numerator, int64_t denominator,
   const int128 tail_whole = floor_div(tail, den);
   const bool has_fraction = tail - tail_whole * den != 0;
   int128 whole = 0;
-  if (__builtin_mul_overflow(q, num, &whole) ||
-      __builtin_add_overflow(whole, tail_whole, &whole)) {
+  if (__builtin_mul_overflow(q, num, &whole) || __builtin_add_overflow(whole, tail_whole, &whole)) {
     return Quantity(sign * num_sign * kMaxNanos, format_);
   }
   // Past these bounds the result saturates whatever the rounding; checking

@@ -9,6 +9,15 @@
 // CPU went to the kernel switching them, a connection past --threads waited
 // for a free one, and a burst of requests all finished near the burst's end
 // (docs/performance.md).
+#include <atomic>
+#include <exception>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -18,15 +27,6 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <spdlog/spdlog.h>
-
-#include <atomic>
-#include <exception>
-#include <list>
-#include <memory>
-#include <optional>
-#include <string>
-#include <thread>
-#include <vector>
 
 #include "gpusizer/server/connection_deadlines.h"
 #include "gpusizer/server/log.h"
@@ -138,7 +138,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const auto& request = parser_->get();
     const auto length = parser_->content_length();
     if (needs_length(std::string_view(request.method_string()), length.has_value(),
-                                    request.count(http::field::transfer_encoding) > 0)) {
+                     request.count(http::field::transfer_encoding) > 0)) {
       return send(settings_.handler.length_required());
     }
     if (length && *length > settings_.max_body_bytes) return discard_body(*length);
@@ -184,8 +184,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto& request = parser_->get();
     const std::string path = decoded_path(std::string_view(request.target()));
     const HttpRequestView view{std::string_view(request.method_string()), path,
-                               std::string_view(request[http::field::content_type]), verified_client(),
-                               request.body()};
+                               std::string_view(request[http::field::content_type]), verified_client(), request.body()};
     try {
       send(settings_.handler.answer(view));
     } catch (const std::exception& e) {
@@ -201,8 +200,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_failed(beast::error_code ec) {
     if (ec == beast::error::timeout) return cut();
     if (ec == http::error::header_limit) {
-      return send(refusal(
-          431, "request line and headers exceed " + std::to_string(kHeaderLimit) + " bytes"));
+      return send(refusal(431, "request line and headers exceed " + std::to_string(kHeaderLimit) + " bytes"));
     }
     if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
         ec != http::error::end_of_stream && ec != http::error::partial_message) {
@@ -221,9 +219,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response.prepare_payload();
     if (head) response.body().clear();  // the length of the GET answer, no body
     tcp_stream().expires_after(settings_.read_timeout);
-    http::async_write(stream_, response, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      self->written(ec);
-    });
+    http::async_write(stream_, response,
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->written(ec); });
   }
 
   void written(beast::error_code ec) {
@@ -266,8 +263,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<http::response<http::string_body>> response_;
   std::optional<http::response<http::empty_body>> continue_;
   std::uint64_t discard_left_ = 0;  // bytes of a refused body still to read
-  Clock::time_point due_;  // the next request must have arrived whole by then
-  bool idle_ = false;      // waiting for the handshake or the next request's first bytes
+  Clock::time_point due_;           // the next request must have arrived whole by then
+  bool idle_ = false;               // waiting for the handshake or the next request's first bytes
 };
 
 class AsioTransport final : public Transport {
@@ -296,7 +293,8 @@ class AsioTransport final : public Transport {
     if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
     if (ec) {
-      return Status::io_error("cannot listen on " + address.host + ":" + std::to_string(address.port) + ": " + ec.message());
+      return Status::io_error("cannot listen on " + address.host + ":" + std::to_string(address.port) + ": " +
+                              ec.message());
     }
     accept();
     return {};

@@ -1,10 +1,10 @@
 #include "gpusizer/server/certificates.h"
 
+#include <ctime>
+
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
-
-#include <ctime>
 
 #include "gpusizer/server/openssl_error.h"
 #include "gpusizer/util/digest.h"
@@ -14,7 +14,7 @@ namespace gpusizer {
 
 struct CertificateStore::Identity {
   X509* leaf = nullptr;
-  STACK_OF(X509)* chain = nullptr;  // intermediates after the leaf
+  STACK_OF(X509) * chain = nullptr;  // intermediates after the leaf
   EVP_PKEY* key = nullptr;
   int64_t not_after = 0;
 
@@ -28,9 +28,9 @@ struct CertificateStore::Identity {
 namespace {
 
 Result<std::shared_ptr<const CertificateStore::Identity>> parse_identity(const std::string& cert_path,
-                                                                          const std::string& cert_text,
-                                                                          const std::string& key_path,
-                                                                          const std::string& key_text) {
+                                                                         const std::string& cert_text,
+                                                                         const std::string& key_path,
+                                                                         const std::string& key_text) {
   auto identity = std::make_shared<CertificateStore::Identity>();
   BIO* certs = BIO_new_mem_buf(cert_text.data(), static_cast<int>(cert_text.size()));
   identity->leaf = PEM_read_bio_X509(certs, nullptr, nullptr, nullptr);
@@ -56,7 +56,9 @@ Result<std::shared_ptr<const CertificateStore::Identity>> parse_identity(const s
 
 CertificateStore::CertificateStore(std::string cert_path, std::string key_path,
                                    std::shared_ptr<const Identity> identity, std::string seen)
-    : cert_path_(std::move(cert_path)), key_path_(std::move(key_path)), current_(std::move(identity)),
+    : cert_path_(std::move(cert_path)),
+      key_path_(std::move(key_path)),
+      current_(std::move(identity)),
       seen_(std::move(seen)) {}
 
 Result<std::unique_ptr<CertificateStore>> CertificateStore::open(const std::string& cert_path,
@@ -67,8 +69,8 @@ Result<std::unique_ptr<CertificateStore>> CertificateStore::open(const std::stri
   if (!key) return Status::io_error("TLS key: " + key.error());
   auto identity = parse_identity(cert_path, cert.value(), key_path, key.value());
   if (!identity) return identity.status();
-  return std::unique_ptr<CertificateStore>(new CertificateStore(
-      cert_path, key_path, std::move(identity).value(), sha256_hex(cert.value() + key.value())));
+  return std::unique_ptr<CertificateStore>(
+      new CertificateStore(cert_path, key_path, std::move(identity).value(), sha256_hex(cert.value() + key.value())));
 }
 
 Result<bool> CertificateStore::reload_if_changed() {

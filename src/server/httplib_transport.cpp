@@ -1,12 +1,12 @@
 // `serve --transport httplib`: cpp-httplib's blocking server, a pool thread
 // per connection.
-#include <httplib.h>
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
+
+#include <httplib.h>
+#include <sys/socket.h>
 
 #include "gpusizer/server/connection_deadlines.h"
 #include "gpusizer/server/transport.h"
@@ -58,8 +58,7 @@ class HttplibTransport final : public Transport {
     // cpp-httplib applies the body limit only to a body with a Content-Length
     // and would read a chunked or unframed one whole into memory.
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (!needs_length(req.method, req.has_header("Content-Length"),
-                                       req.has_header("Transfer-Encoding"))) {
+      if (!needs_length(req.method, req.has_header("Content-Length"), req.has_header("Transfer-Encoding"))) {
         return httplib::Server::HandlerResponse::Unhandled;
       }
       reply(res, handler_.length_required());
@@ -83,11 +82,13 @@ class HttplibTransport final : public Transport {
   }
 
   Status bind(const ListenAddress& address) {
-    if (!server_.is_valid()) return tls_set_up_.ok() ? Status::io_error("the TLS server could not be set up") : tls_set_up_;
+    if (!server_.is_valid())
+      return tls_set_up_.ok() ? Status::io_error("the TLS server could not be set up") : tls_set_up_;
     port_ = address.port == 0 ? server_.bind_to_any_port(address.host)
                               : (server_.bind_to_port(address.host, address.port) ? address.port : -1);
-    if (port_ < 0) return Status::io_error("cannot listen on " + address.host + ":" + std::to_string(address.port) +
-                                ": address in use or not available");
+    if (port_ < 0)
+      return Status::io_error("cannot listen on " + address.host + ":" + std::to_string(address.port) +
+                              ": address in use or not available");
     return {};
   }
 

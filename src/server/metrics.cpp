@@ -1,9 +1,9 @@
 #include "gpusizer/server/metrics.h"
 
-#include <prometheus/text_serializer.h>
-
 #include <algorithm>
 #include <string_view>
+
+#include <prometheus/text_serializer.h>
 
 namespace gpusizer {
 
@@ -11,9 +11,10 @@ namespace {
 
 // The kinds the webhook decides, then "other" and "unknown" (malformed).
 constexpr std::array<std::string_view, 17> kKindNames = {
-    "Pod",          "Job",           "CronJob",     "Deployment", "StatefulSet",      "ReplicaSet",
-    "DaemonSet",    "Workflow",      "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow",
-    "PyTorchJob",   "JobSet",        "RayCluster",  "RayJob",     "other",            "unknown"};
+    "Pod",          "Job",        "CronJob",  "Deployment",       "StatefulSet",
+    "ReplicaSet",   "DaemonSet",  "Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate",
+    "CronWorkflow", "PyTorchJob", "JobSet",   "RayCluster",       "RayJob",
+    "other",        "unknown"};
 constexpr std::array<std::string_view, 5> kOperationNames = {"CREATE", "UPDATE", "DELETE", "CONNECT", "unknown"};
 constexpr std::array<std::string_view, 2> kEndpointNames = {"mutate", "validate"};
 constexpr std::array<ReviewOutcome::Decision, 4> kDecisions = {
@@ -100,10 +101,10 @@ prometheus::Counter& Metrics::review_counter(Endpoint endpoint, const ReviewOutc
   const bool malformed = outcome.decision == ReviewOutcome::Decision::kError && outcome.kind.empty();
   const std::size_t kind = malformed ? kKinds - 1 : index_of(kKindNames, outcome.kind, kKinds - 2);
   const std::size_t operation = index_of(kOperationNames, outcome.operation, kOperations - 1);
-  const std::size_t slot =
-      (((kind * kOperations + operation) * 2 + endpoint_index(endpoint)) * 4 + static_cast<std::size_t>(outcome.decision)) *
-          2 +
-      (outcome.dry_run ? 1 : 0);
+  const std::size_t slot = (((kind * kOperations + operation) * 2 + endpoint_index(endpoint)) * 4 +
+                            static_cast<std::size_t>(outcome.decision)) *
+                               2 +
+                           (outcome.dry_run ? 1 : 0);
   prometheus::Counter* counter = review_slots_[slot].load(std::memory_order_acquire);
   if (counter) return *counter;
   std::lock_guard lock(mutex_);
@@ -131,9 +132,8 @@ void Metrics::count_review(Endpoint endpoint, const ReviewOutcome& outcome, doub
   review_counter(endpoint, outcome).Increment();
   durations_[endpoint_index(endpoint)]->Observe(seconds);
   // Most pods hold no GPUs: they count above and take no lock here.
-  const bool sized = std::any_of(outcome.pods.begin(), outcome.pods.end(), [](const PodDecision& pod) {
-    return pod.gpus > 0 || !pod.denial_reasons.empty();
-  });
+  const bool sized = std::any_of(outcome.pods.begin(), outcome.pods.end(),
+                                 [](const PodDecision& pod) { return pod.gpus > 0 || !pod.denial_reasons.empty(); });
   if (outcome.dry_run || !(sized || outcome.bypass)) return;
 
   // Corrections, denials and bypasses are rare next to reviews (most pods
@@ -154,19 +154,21 @@ void Metrics::count_review(Endpoint endpoint, const ReviewOutcome& outcome, doub
     if (endpoint == Endpoint::kMutate && pod.gpus > 0) pod_gpus_->Observe(static_cast<double>(pod.gpus));
     for (const Raise& raise : pod.raised) {
       counter(corrections_, "resource", pod.profile, raise.resource).Increment();
-      if (raise.resource == "cpu") counter(cpu_added_, nullptr, pod.profile, "").Increment(static_cast<double>(raise.added.milli_ceil()) / 1000.0);
+      if (raise.resource == "cpu")
+        counter(cpu_added_, nullptr, pod.profile, "").Increment(static_cast<double>(raise.added.milli_ceil()) / 1000.0);
       if (raise.resource == "memory") {
         counter(memory_added_, nullptr, pod.profile, "").Increment(static_cast<double>(raise.added.value_ceil()));
       }
     }
-    for (const DenialReason reason : pod.denial_reasons) counter(denials_, "reason", pod.profile, to_string(reason)).Increment();
+    for (const DenialReason reason : pod.denial_reasons)
+      counter(denials_, "reason", pod.profile, to_string(reason)).Increment();
   }
 }
 
 prometheus::Counter& Metrics::labelled_counter(prometheus::Family<prometheus::Counter>& family,
-                                              const CounterLabels& labels) {
-  const auto found =
-      labelled_.find(std::make_tuple(static_cast<const void*>(&family), labels[0].second, labels[1].second, labels[2].second));
+                                               const CounterLabels& labels) {
+  const auto found = labelled_.find(
+      std::make_tuple(static_cast<const void*>(&family), labels[0].second, labels[1].second, labels[2].second));
   if (found != labelled_.end()) return *found->second;
   prometheus::Labels names;
   for (const auto& [name, value] : labels) {
@@ -188,7 +190,9 @@ void Metrics::set_policy(const Policy& policy) {
   policy_gauge_->Set(1);
 }
 
-void Metrics::set_certificate_expiry(int64_t unix_seconds) { certificate_expiry_->Set(static_cast<double>(unix_seconds)); }
+void Metrics::set_certificate_expiry(int64_t unix_seconds) {
+  certificate_expiry_->Set(static_cast<double>(unix_seconds));
+}
 
 std::string Metrics::render() const { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
 

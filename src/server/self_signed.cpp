@@ -1,5 +1,14 @@
 #include "gpusizer/server/self_signed.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -7,17 +16,8 @@
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <functional>
-#include <memory>
 
 #include "gpusizer/server/openssl_error.h"
 #include "gpusizer/util/strings.h"
@@ -65,15 +65,16 @@ Result<CertPtr> make_certificate(EVP_PKEY* subject_key, const std::string& commo
   X509_set_pubkey(cert.get(), subject_key);
   X509_NAME* name = X509_get_subject_name(cert.get());
   X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("gpu-sizer"), -1, -1, 0);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(common_name.c_str()),
-                             -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(common_name.c_str()), -1,
+                             -1, 0);
   X509_set_issuer_name(cert.get(), issuer ? X509_get_subject_name(issuer) : name);
   for (const auto& [nid, value] : extensions) {
     if (!add_extension(cert.get(), issuer ? issuer : cert.get(), nid, value)) {
       return Status::io_error(openssl_error("certificate extension " + value));
     }
   }
-  if (X509_sign(cert.get(), issuer_key, EVP_sha256()) == 0) return Status::io_error(openssl_error("signing " + common_name));
+  if (X509_sign(cert.get(), issuer_key, EVP_sha256()) == 0)
+    return Status::io_error(openssl_error("signing " + common_name));
   return cert;
 }
 
@@ -112,13 +113,13 @@ Result<GeneratedCertificates> write_self_signed(const std::string& directory, co
 
   std::vector<std::string> names;
   for (const auto& host : hosts) names.push_back((is_ip_address(host) ? "IP:" : "DNS:") + host);
-  auto server = make_certificate(server_key.get(), hosts.empty() ? "localhost" : hosts.front(), ca.value().get(),
-                                 ca_key.get(),
-                                 {{NID_basic_constraints, "critical,CA:FALSE"},
-                                  {NID_key_usage, "critical,digitalSignature,keyEncipherment"},
-                                  {NID_ext_key_usage, "serverAuth"},
-                                  {NID_subject_alt_name, join(names, ",")},
-                                  {NID_authority_key_identifier, "keyid:always"}});
+  auto server =
+      make_certificate(server_key.get(), hosts.empty() ? "localhost" : hosts.front(), ca.value().get(), ca_key.get(),
+                       {{NID_basic_constraints, "critical,CA:FALSE"},
+                        {NID_key_usage, "critical,digitalSignature,keyEncipherment"},
+                        {NID_ext_key_usage, "serverAuth"},
+                        {NID_subject_alt_name, join(names, ",")},
+                        {NID_authority_key_identifier, "keyid:always"}});
   if (!server) return server.status();
 
   GeneratedCertificates files{directory + "/ca.crt", directory + "/tls.crt", directory + "/tls.key"};
@@ -126,7 +127,9 @@ Result<GeneratedCertificates> write_self_signed(const std::string& directory, co
            write_pem(files.ca_file, 0644, [&](FILE* f) { return PEM_write_X509(f, ca.value().get()); }),
            write_pem(files.cert_file, 0644, [&](FILE* f) { return PEM_write_X509(f, server.value().get()); }),
            write_pem(files.key_file, 0600,
-                     [&](FILE* f) { return PEM_write_PrivateKey(f, server_key.get(), nullptr, nullptr, 0, nullptr, nullptr); }),
+                     [&](FILE* f) {
+                       return PEM_write_PrivateKey(f, server_key.get(), nullptr, nullptr, 0, nullptr, nullptr);
+                     }),
        }) {
     if (!written) return written.status();
   }

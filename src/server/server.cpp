@@ -1,5 +1,17 @@
 #include "gpusizer/server/server.h"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <thread>
+
 #include <httplib.h>
 #include <malloc.h>
 #include <openssl/err.h>
@@ -8,18 +20,6 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
-
-#include <atomic>
-#include <csignal>
-#include <chrono>
-#include <algorithm>
-#include <condition_variable>
-#include <cstdio>
-#include <ctime>
-#include <fstream>
-#include <mutex>
-#include <optional>
-#include <thread>
 
 #include "gpusizer/server/certificates.h"
 #include "gpusizer/server/log.h"
@@ -35,7 +35,8 @@ namespace gpusizer {
 
 Result<ListenAddress> parse_listen_address(const std::string& text) {
   const auto colon = text.rfind(':');
-  if (colon == std::string::npos) return Status::invalid_argument("listen address \"" + text + "\" needs a port: HOST:PORT");
+  if (colon == std::string::npos)
+    return Status::invalid_argument("listen address \"" + text + "\" needs a port: HOST:PORT");
   std::string host = text.substr(0, colon);
   const std::string port_text = text.substr(colon + 1);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
@@ -58,7 +59,7 @@ int available_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
   int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                          : static_cast<int>(std::thread::hardware_concurrency());
+                                                         : static_cast<int>(std::thread::hardware_concurrency());
   // A Kubernetes CPU limit leaves the affinity mask at every CPU of the
   // node; threads past the limit would only be throttled.
   std::ifstream cpu_max("/sys/fs/cgroup/cpu.max");
@@ -103,7 +104,8 @@ Status configure_tls(SSL_CTX& context, CertificateStore& certificates, const std
     STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(client_ca.c_str());
     if (!names || SSL_CTX_load_verify_locations(&context, client_ca.c_str(), nullptr) != 1) {
       if (names) sk_X509_NAME_pop_free(names, X509_NAME_free);
-      return Status::invalid_argument(openssl_error("--client-ca " + client_ca + ": no PEM CA certificate could be read"));
+      return Status::invalid_argument(
+          openssl_error("--client-ca " + client_ca + ": no PEM CA certificate could be read"));
     }
     SSL_CTX_set_client_CA_list(&context, names);
     // A certificate that is presented must verify, or the handshake fails;
@@ -136,12 +138,14 @@ int serve(const ServerOptions& options) {
     return 2;
   }
   PolicyStore& policy = *store.value();
-  log_event(spdlog::level::info, "policy loaded", {{"source", policy.current()->source}, {"sha256", policy.current()->sha256}});
+  log_event(spdlog::level::info, "policy loaded",
+            {{"source", policy.current()->source}, {"sha256", policy.current()->sha256}});
 
   std::string cert = options.tls_cert;
   std::string key = options.tls_key;
   if (cert.empty() != key.empty()) {
-    log_event(spdlog::level::err, "--tls-cert and --tls-key go together: give both, or neither for a generated certificate");
+    log_event(spdlog::level::err,
+              "--tls-cert and --tls-key go together: give both, or neither for a generated certificate");
     return 2;
   }
   if (cert.empty()) {
@@ -152,7 +156,8 @@ int serve(const ServerOptions& options) {
     }
     cert = generated.value().cert_file;
     key = generated.value().key_file;
-    log_event(spdlog::level::warn, "no --tls-cert given: generated a self-signed certificate; clients trust it with its CA",
+    log_event(spdlog::level::warn,
+              "no --tls-cert given: generated a self-signed certificate; clients trust it with its CA",
               {{"ca", generated.value().ca_file}, {"example", "curl --cacert " + generated.value().ca_file}});
   }
 
@@ -244,7 +249,8 @@ int serve(const ServerOptions& options) {
         log_event(spdlog::level::err, "TLS certificate reload rejected: " + rotated.error(), {{"file", cert}});
       } else if (rotated.value()) {
         metrics.set_certificate_expiry(certificates.not_after());
-        log_event(spdlog::level::info, "TLS certificate reloaded", {{"file", cert}, {"not_after", certificates.not_after()}});
+        log_event(spdlog::level::info, "TLS certificate reloaded",
+                  {{"file", cert}, {"not_after", certificates.not_after()}});
       }
       const auto reloaded = policy.reload_if_changed();
       const bool changed = !reloaded || reloaded.value();
@@ -256,7 +262,8 @@ int serve(const ServerOptions& options) {
         log_event(spdlog::level::err, "policy reload rejected: " + reloaded.error(), {{"source", policy.path()}});
       } else if (reloaded.value()) {
         metrics.set_policy(*policy.current());
-        log_event(spdlog::level::info, "policy reloaded", {{"source", policy.path()}, {"sha256", policy.current()->sha256}});
+        log_event(spdlog::level::info, "policy reloaded",
+                  {{"source", policy.path()}, {"sha256", policy.current()->sha256}});
       }
     }
   });

@@ -109,7 +109,8 @@ void render_header(std::string& out, const Policy& policy, const StatusCounters:
   append_meta(out, "Policy sha256", "<code>" + html_escape(policy.sha256) + "</code>");
   append_meta(out, "Mode", "<code>" + html_escape(to_string(policy.mode)) + "</code>");
   std::vector<std::string> namespace_modes;
-  for (const auto& [ns, mode] : policy.namespace_modes) namespace_modes.push_back(ns + ": " + std::string(to_string(mode)));
+  for (const auto& [ns, mode] : policy.namespace_modes)
+    namespace_modes.push_back(ns + ": " + std::string(to_string(mode)));
   append_meta(out, "Namespace modes", list_or_none(namespace_modes));
   append_meta(out, "Exempt namespaces", list_or_none(policy.exemptions.namespaces));
   append_meta(out, "Exempt users", list_or_none(policy.exemptions.users));
@@ -134,7 +135,7 @@ void render_profile(std::string& out, const Profile& profile) {
   out += "<section class=\"profile\" id=\"profile-" + html_escape(profile.name) + "\">\n<h3>Profile <code>" +
          html_escape(profile.name) + "</code></h3>\n<p class=\"muted\">";
   out += "storage " + (profile.storage ? "<code>" + html_escape(profile.storage->to_string()) + "</code> per pod"
-                                        : std::string("not set"));
+                                       : std::string("not set"));
   out += " &middot; maxGpus " +
          (profile.max_gpus ? "<code>" + std::to_string(*profile.max_gpus) + "</code>" : std::string("none"));
   if (!profile.table.empty()) {
@@ -152,9 +153,10 @@ void render_profile(std::string& out, const Profile& profile) {
   }
   int64_t upper = std::max<int64_t>(8, profile.table.back().gpus);
   if (profile.max_gpus) upper = std::min(upper, *profile.max_gpus);
-  out += "<table class=\"sizing\">\n<thead><tr><th class=\"num\">GPUs</th><th class=\"num\">CPU</th>"
-         "<th class=\"num\">Memory</th><th>OSMO values</th><th>Source</th></tr></thead>\n"
-         "<tbody>\n";
+  out +=
+      "<table class=\"sizing\">\n<thead><tr><th class=\"num\">GPUs</th><th class=\"num\">CPU</th>"
+      "<th class=\"num\">Memory</th><th>OSMO values</th><th>Source</th></tr></thead>\n"
+      "<tbody>\n";
   for (int64_t gpus = 1; gpus <= upper; ++gpus) {
     const auto need = required_resources(profile, gpus);
     if (!need) break;
@@ -224,8 +226,9 @@ void render_decisions(std::string& out, const RecentDecisions& recent) {
     out += "<p class=\"muted\">No reviews answered since start.</p>\n</section>\n";
     return;
   }
-  out += "<table class=\"decisions\">\n<thead><tr><th>Time (UTC)</th><th>Endpoint</th><th>Kind</th><th>Object</th>"
-         "<th>Decision</th><th>Details</th></tr></thead>\n<tbody>\n";
+  out +=
+      "<table class=\"decisions\">\n<thead><tr><th>Time (UTC)</th><th>Endpoint</th><th>Kind</th><th>Object</th>"
+      "<th>Decision</th><th>Details</th></tr></thead>\n<tbody>\n";
   for (const DecisionRecord& r : records) {
     out += "<tr class=\"decision-row\"><td class=\"time mono\">" + format_utc(r.time) + "</td>";
     out += "<td>" + html_escape(r.endpoint) + "</td>";
@@ -380,19 +383,21 @@ std::string render_status_page(const Policy& policy, const StatusCounters& count
   const StatusCounters::Snapshot counts = counters.snapshot();
   std::string out;
   out.reserve(std::size_t{64} * 1024);
-  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-         // Nothing may be loaded: styles are inline, there are no scripts,
-         // images, fonts or frames.
-         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-         "base-uri 'none'; form-action 'none'\">\n"
-         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-         "<title>gpu-sizer status</title>\n<style>";
+  out +=
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      // Nothing may be loaded: styles are inline, there are no scripts,
+      // images, fonts or frames.
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+      "base-uri 'none'; form-action 'none'\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>gpu-sizer status</title>\n<style>";
   out += kStyle;
   out += "</style>\n</head>\n<body>\n";
   render_header(out, policy, counts, version, now);
 
-  out += "<section id=\"policy\">\n<h2>Sizing table <span class=\"muted\">(per pod; interpolated rows add the per "
-         "extra GPU values to the row below)</span></h2>\n<div class=\"profiles\">\n";
+  out +=
+      "<section id=\"policy\">\n<h2>Sizing table <span class=\"muted\">(per pod; interpolated rows add the per "
+      "extra GPU values to the row below)</span></h2>\n<div class=\"profiles\">\n";
   // The default profile first, then the other sized profiles, then those
   // without a table; by name within each group.
   std::vector<const Profile*> profiles;

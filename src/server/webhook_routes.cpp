@@ -1,13 +1,13 @@
 #include "gpusizer/server/webhook_routes.h"
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 #include <string>
 #include <vector>
 
-#include "gpusizer/server/log.h"
+#include <spdlog/spdlog.h>
+
 #include "gpusizer/admission/review.h"
+#include "gpusizer/server/log.h"
 
 namespace gpusizer {
 
@@ -36,7 +36,8 @@ void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
   if (!denials.empty()) fields["denials"] = denials;
   if (!o.error.empty()) fields["error"] = o.error;
   if (o.bypass) fields["bypass"] = {{"reason", o.bypass->reason}, {"name", o.bypass->name}};
-  log_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, "review", fields);
+  log_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, "review",
+            fields);
 }
 
 }  // namespace
@@ -91,7 +92,7 @@ HttpAnswer WebhookRoutes::body_too_large() const {
 
 HttpAnswer WebhookRoutes::length_required() const {
   return refusal(411, "a request body needs a Content-Length header, at most " + body_limit_ +
-                             "; chunked transfer encoding is not accepted");
+                          "; chunked transfer encoding is not accepted");
 }
 
 }  // namespace gpusizer

@@ -53,7 +53,8 @@ std::optional<int128> buffer_bytes(const DataLoaderSpec& spec, int128 batch, Mil
 
 Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderPolicy& policy) {
   if (trim(text).empty()) {
-    return Status::invalid_argument("is empty (expected parts such as \"workers=12,prefetch=3,batch=256,sample=3x224x224\")");
+    return Status::invalid_argument(
+        "is empty (expected parts such as \"workers=12,prefetch=3,batch=256,sample=3x224x224\")");
   }
   DataLoaderSpec spec;
   spec.prefetch = policy.default_prefetch;
@@ -107,14 +108,15 @@ Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderP
       }
       spec.dtype = found->first;
     } else {
-      return part_error(part, "unknown key \"" + std::string(key) +
-                                  "\" (known: workers, prefetch, batch, sample, dtype)");
+      return part_error(part,
+                        "unknown key \"" + std::string(key) + "\" (known: workers, prefetch, batch, sample, dtype)");
     }
   }
 
   for (std::string_view required : {"workers", "batch", "sample"}) {
     if (std::find(seen.begin(), seen.end(), required) == seen.end()) {
-      return Status::invalid_argument("has no part \"" + std::string(required) + "=...\" (workers, batch and sample are required)");
+      return Status::invalid_argument("has no part \"" + std::string(required) +
+                                      "=...\" (workers, batch and sample are required)");
     }
   }
   // The default dtype may be missing from a policy file's dtypeBytes.
@@ -131,8 +133,9 @@ Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderP
                                        " is too large (more than 2^62 bytes)");
   }
   if (!buffer_bytes(spec, *batch, policy.overhead_factor)) {
-    return part_error(workers_part, "workers x prefetch x batch bytes x overhead factor is too large "
-                                    "(more than 2^62 bytes per GPU)");
+    return part_error(workers_part,
+                      "workers x prefetch x batch bytes x overhead factor is too large "
+                      "(more than 2^62 bytes per GPU)");
   }
   return spec;
 }

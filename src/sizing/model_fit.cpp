@@ -14,9 +14,9 @@ namespace gpusizer {
 namespace {
 
 constexpr int64_t kGB = 1'000'000'000;
-constexpr int64_t kMinParams = 1'000'000;           // 1M
-constexpr int64_t kMaxParams = 100'000 * kGB;       // 100000B
-constexpr int64_t kMaxContextTokens = 10'000'000;   // the longest contexts models offer
+constexpr int64_t kMinParams = 1'000'000;          // 1M
+constexpr int64_t kMaxParams = 100'000 * kGB;      // 100000B
+constexpr int64_t kMaxContextTokens = 10'000'000;  // the longest contexts models offer
 constexpr int64_t kMaxRanks = 1'000'000;
 constexpr std::array<const char*, 8> kKeys = {"params", "context", "precision", "method",
                                               "zero",   "mode",    "ranks",     "tp"};
@@ -102,18 +102,25 @@ std::optional<std::string> read_value(std::string_view key, std::string_view val
     }
     spec.precision = std::string(value);
   } else if (key == "method") {
-    if (value == "full") spec.method = TrainingMethod::kFull;
-    else if (value == "lora") spec.method = TrainingMethod::kLora;
-    else if (value == "qlora") spec.method = TrainingMethod::kQlora;
-    else return "must be full, lora or qlora";
+    if (value == "full")
+      spec.method = TrainingMethod::kFull;
+    else if (value == "lora")
+      spec.method = TrainingMethod::kLora;
+    else if (value == "qlora")
+      spec.method = TrainingMethod::kQlora;
+    else
+      return "must be full, lora or qlora";
   } else if (key == "zero") {
     const auto stage = read_whole(value, 0, 3);
     if (!stage) return "must be 0, 1, 2 or 3";
     spec.zero = static_cast<int>(stage.value());
   } else if (key == "mode") {
-    if (value == "train") spec.mode = ModelMode::kTrain;
-    else if (value == "infer") spec.mode = ModelMode::kInfer;
-    else return "must be train or infer";
+    if (value == "train")
+      spec.mode = ModelMode::kTrain;
+    else if (value == "infer")
+      spec.mode = ModelMode::kInfer;
+    else
+      return "must be train or infer";
   } else if (key == "ranks") {
     const auto ranks = read_whole(value, 1, kMaxRanks);
     if (!ranks) return ranks.error();
@@ -151,7 +158,8 @@ VramNeed inference_need(const GpuMemoryPolicy& policy, const ModelSpec& spec) {
 // never. Every part is put over one denominator so the total is exact.
 VramNeed training_need(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64_t ranks) {
   const int64_t n = std::max<int64_t>(1, ranks);
-  const TrainingShares& shares = policy.shares.at(std::string(method_name(spec.method)));  // parse_policy requires all three
+  const TrainingShares& shares =
+      policy.shares.at(std::string(method_name(spec.method)));  // parse_policy requires all three
   const TrainingShares& full = policy.shares.at("full");
   const Milli full_sum = full.weights + full.optimizer + full.gradients + full.activations;
   const int128 denominator = int128(full_sum) * n * 1000;
@@ -336,8 +344,12 @@ class OptionSearch {
       }
     }
     const int64_t need = vram_per_gpu(policy_, variant.spec, where.gpus).total;
-    return VramOption{join(variant.changes, ","), where.gpus, Quantity::from_bytes(where.capacity), where.names,
-                      need, verdict_of(policy_, need, where.capacity) == VramVerdict::kFits};
+    return VramOption{join(variant.changes, ","),
+                      where.gpus,
+                      Quantity::from_bytes(where.capacity),
+                      where.names,
+                      need,
+                      verdict_of(policy_, need, where.capacity) == VramVerdict::kFits};
   }
 
   // Inference at each precision lighter than the requested one, heaviest
@@ -361,8 +373,8 @@ class OptionSearch {
 
   const GpuMemoryPolicy& policy_;
   const ModelSpec& spec_;
-  const int64_t gpus_;      // N: the training world size or the pod's GPUs
-  const int64_t capacity_;  // bytes of the pod's GPU model
+  const int64_t gpus_;       // N: the training world size or the pod's GPUs
+  const int64_t capacity_;   // bytes of the pod's GPU model
   const int64_t most_gpus_;  // K = max(maxSuggestedGpus, N)
   std::vector<Hardware> same_, more_, larger_, larger_and_more_;
 };
@@ -390,8 +402,9 @@ std::string breakdown_text(const GpuMemoryPolicy& policy, const ModelSpec& spec,
     return spec.tp > 1 ? "split over tp=" + std::to_string(spec.tp) + ": " + parts : parts;
   }
   const std::string per_param = milli_text(policy.bytes_per_param) + " bytes/param";
-  const std::string scale =
-      spec.method == TrainingMethod::kFull ? per_param : std::string(method_name(spec.method)) + " share of " + per_param;
+  const std::string scale = spec.method == TrainingMethod::kFull
+                                ? per_param
+                                : std::string(method_name(spec.method)) + " share of " + per_param;
   return scale + ": weights " + gb_text(need.weights) + " + optimizer " + gb_text(need.optimizer) + " + gradients " +
          gb_text(need.gradients) + " + activations " + gb_text(need.activations);
 }
@@ -406,7 +419,9 @@ std::string option_text(const VramOption& option, int64_t pod_gpus, int64_t pod_
     where = std::to_string(option.gpus) + " x " + size_text(capacity) + (option.gpus == 1 ? " GPU" : " GPUs");
     if (named_capacities.insert(capacity).second) where += " (" + join(option.gpu_names, ", ") + ")";
   }
-  const std::string what = option.change.empty() ? where : where.empty() ? option.change : option.change + " on " + where;
+  const std::string what = option.change.empty() ? where
+                           : where.empty()       ? option.change
+                                                 : option.change + " on " + where;
   return what + ": " + gb_text(option.bytes_per_gpu) + " GB/GPU";
 }
 
@@ -439,17 +454,20 @@ Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& poli
 
   if (spec.mode == ModelMode::kInfer) {
     for (const char* key : {"method", "zero", "ranks"}) {
-      if (parts.contains(key)) return part_error(parts.at(key), "applies to mode=train only; remove it or set mode=train");
+      if (parts.contains(key))
+        return part_error(parts.at(key), "applies to mode=train only; remove it or set mode=train");
     }
     if (spec.tp > 1 && pod_gpus % spec.tp != 0) {
-      return part_error(parts.at("tp"), "must divide the pod's " + std::to_string(pod_gpus) + " GPUs: " +
-                                            divisors_text(pod_gpus));
+      return part_error(parts.at("tp"),
+                        "must divide the pod's " + std::to_string(pod_gpus) + " GPUs: " + divisors_text(pod_gpus));
     }
     if (!policy.precision_bytes.contains(spec.precision)) {
-      return Status::invalid_argument("has no precision and the default bf16 is not in gpuMemory.precisionBytes; set precision");
+      return Status::invalid_argument(
+          "has no precision and the default bf16 is not in gpuMemory.precisionBytes; set precision");
     }
   } else {
-    if (parts.contains("tp")) return part_error(parts.at("tp"), "applies to mode=infer only; remove it or set mode=infer");
+    if (parts.contains("tp"))
+      return part_error(parts.at("tp"), "applies to mode=infer only; remove it or set mode=infer");
     if (spec.precision != "bf16" && spec.precision != "fp16") {
       return part_error(parts.at("precision"),
                         "training estimates assume mixed precision (bf16 or fp16); 4-bit training is method=qlora");
@@ -497,10 +515,10 @@ VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64
     (option.fits ? would_fit : not_enough).push_back(option_text(option, world, capacity, named_capacities));
   }
   if (check.verdict != VramVerdict::kFits) {
-    check.message += would_fit.empty() ? " Would fit: nothing on up to " +
-                                             std::to_string(most_suggested_gpus(policy, world)) +
-                                             " GPUs of the models in gpuMemory.gpus."
-                                       : " Would fit: " + join(would_fit, "; ") + ".";
+    check.message += would_fit.empty()
+                         ? " Would fit: nothing on up to " + std::to_string(most_suggested_gpus(policy, world)) +
+                               " GPUs of the models in gpuMemory.gpus."
+                         : " Would fit: " + join(would_fit, "; ") + ".";
   }
   if (!not_enough.empty()) check.message += " Not enough: " + join(not_enough, "; ") + ".";
 

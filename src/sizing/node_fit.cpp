@@ -91,11 +91,11 @@ NodeFit check_node_fit(const NodeFitPolicy& policy, const PodRequest& request, c
   compare("ephemeral-storage", request.ephemeral_storage, largest.ephemeral_storage);
 
   const std::string where = fit.pool ? "pool " + in_quotes(fit.pool->name) : "any pool";
-  const std::string pod = gpus_text(request.gpus) + ", cpu " + request.cpu.to_string() + ", memory " +
-                          request.memory.to_string();
+  const std::string pod =
+      gpus_text(request.gpus) + ", cpu " + request.cpu.to_string() + ", memory " + request.memory.to_string();
   const std::string storage = ", ephemeral-storage " + request.ephemeral_storage.to_string();
-  const std::string tail = " fit no node of " + where + "; largest " + in_quotes(largest.name) + " has " +
-                           join(short_has, ", ");
+  const std::string tail =
+      " fit no node of " + where + "; largest " + in_quotes(largest.name) + " has " + join(short_has, ", ");
   // The brief shows the pod as its GPUs, cpu and memory, as people size
   // it; when ephemeral storage is short (not in that list) or the line is
   // too long, only what is short; cut as a last resort (long names).

@@ -23,8 +23,8 @@ constexpr std::string_view kResources[] = {kCpu, kMemory, kEphemeralStorage};
 struct Shortfall {
   const ContainerFacts* container;
   const Phase* phase;
-  const Floor* floor;  // the binding floor it falls short of
-  Quantity need;       // the container's share of it
+  const Floor* floor;               // the binding floor it falls short of
+  Quantity need;                    // the container's share of it
   std::optional<Quantity> request;  // effective: the request or the limit it defaults to
   std::optional<Quantity> limit;
 };
@@ -67,9 +67,7 @@ class PodSizer {
  private:
   const Profile& profile() const { return *sizing_.profile; }
 
-  RuleInput rule_input() const {
-    return {policy_, pod_, phases_, profile(), sizing_.profile_reason, options_.explain};
-  }
+  RuleInput rule_input() const { return {policy_, pod_, phases_, profile(), sizing_.profile_reason, options_.explain}; }
 
   void run_floor_rules() {
     results_.reserve(sizing_rules().size());
@@ -197,9 +195,11 @@ class PodSizer {
     if (s.limit) found += ", limit " + s.limit->to_string();
     std::string fix = "set memory to " + s.need.to_string();
     for (const Shortfall& other : shortfalls_) {
-      if (other.container == s.container && other.floor->resource == kCpu) fix += " and cpu to " + other.need.to_string();
+      if (other.container == s.container && other.floor->resource == kCpu)
+        fix += " and cpu to " + other.need.to_string();
     }
-    fix += " (OSMO: --set " + set_hint(profile(), s.phase->gpus, phase_need(*s.phase)) + ")" + opt_out_fix(pod_, "them");
+    fix +=
+        " (OSMO: --set " + set_hint(profile(), s.phase->gpus, phase_need(*s.phase)) + ")" + opt_out_fix(pod_, "them");
     const std::string& why = s.floor->arithmetic.empty() ? s.floor->basis : s.floor->arithmetic;
     return pod_.description + " container " + in_quotes(s.container->name) + ": " + holder_gpus(s) +
            " need memory >= " + s.need.to_string() + " (" + why + "), found " + found + "; " + fix;
@@ -291,10 +291,11 @@ class PodSizer {
       // rises with it.
       if (s.limit && *s.limit < new_request) {
         requests.edits.emplace_back(SetResource{s.container, true, resource, new_text});
-        change += (raise_request ? ", limit " : std::string(resource) + " limit ") + s.limit->to_string() + "->" + new_text;
+        change +=
+            (raise_request ? ", limit " : std::string(resource) + " limit ") + s.limit->to_string() + "->" + new_text;
       }
-      requests.warnings.push_back(fit_warning(pod_.label, s.container->name,
-                                              change + " (" + holder_gpus(s) + ", " + s.floor->basis + ")"));
+      requests.warnings.push_back(
+          fit_warning(pod_.label, s.container->name, change + " (" + holder_gpus(s) + ", " + s.floor->basis + ")"));
       if (changed == s.container) {
         requests.changes.back() += ", " + change;
       } else {
@@ -334,7 +335,8 @@ class PodSizer {
       for (const ContainerFacts* holder : phase.holders) {
         std::vector<std::string> values;
         for (std::string_view resource : kResources) {
-          if (auto value = sized_request(*holder, resource)) values.push_back(std::string(resource) + " " + value->to_string());
+          if (auto value = sized_request(*holder, resource))
+            values.push_back(std::string(resource) + " " + value->to_string());
         }
         const std::string share = holder->gpus == phase.gpus
                                       ? gpus_text(phase.gpus)
@@ -357,8 +359,8 @@ class PodSizer {
   const PodPhases& phases_;
   const SizingOptions& options_;
   PodSizing sizing_;
-  std::vector<Finding> findings_;     // in the order found: input, then each rule's
-  std::vector<RuleResult> results_;   // each rule's, in the order run
+  std::vector<Finding> findings_;    // in the order found: input, then each rule's
+  std::vector<RuleResult> results_;  // each rule's, in the order run
   // Per phase, per resource (kResources order), the binding floor.
   std::vector<std::array<const Floor*, 3>> binding_;
   std::vector<Shortfall> shortfalls_;
@@ -378,8 +380,8 @@ PodPhases pod_phases(const PodFacts& facts) {
   const int64_t app_gpus = app.gpus;
   result.gpus = app_gpus;
   if (app_gpus > kMaxGpusPerPod) {
-    result.too_many_gpus = facts.description + ": its containers ask for " + gpus_text(app_gpus) +
-                           " together, more than any node has";
+    result.too_many_gpus =
+        facts.description + ": its containers ask for " + gpus_text(app_gpus) + " together, more than any node has";
   } else if (app_gpus > 0) {
     result.phases.push_back(std::move(app));
   }

@@ -1,5 +1,10 @@
 #include "gpusizer/sizing/policy.h"
 
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+#include <tuple>
+
 #include <yaml-cpp/yaml.h>
 
 #include "gpusizer/sizing/sizing.h"
@@ -7,11 +12,6 @@
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 #include "gpusizer/util/yaml_keys.h"
-
-#include <algorithm>
-#include <array>
-#include <initializer_list>
-#include <tuple>
 
 namespace gpusizer {
 
@@ -71,8 +71,7 @@ struct FieldError {
   std::string message;
 };
 
-[[noreturn]] void fail(const std::string& path, const YAML::Node& node,
-                       const std::string& problem) {
+[[noreturn]] void fail(const std::string& path, const YAML::Node& node, const std::string& problem) {
   std::string where = path;
   if (node.Mark().line >= 0) where += " (line " + std::to_string(node.Mark().line + 1) + ")";
   throw FieldError{where + ": " + problem};
@@ -86,15 +85,13 @@ void check_unique_keys(const YAML::Node& map, const std::string& path) {
 
 // Unknown keys are errors: a typo such as `denyFromGPUs` must not silently
 // fall back to the default.
-void check_keys(const YAML::Node& map, const std::string& path,
-                std::initializer_list<std::string_view> known) {
+void check_keys(const YAML::Node& map, const std::string& path, std::initializer_list<std::string_view> known) {
   check_unique_keys(map, path);
   for (const auto& entry : map) {
     const auto key = entry.first.as<std::string>();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::vector<std::string> names(known.begin(), known.end());
-      fail(path.empty() ? key : path + "." + key, entry.first,
-           "unknown field (known: " + join(names, ", ") + ")");
+      fail(path.empty() ? key : path + "." + key, entry.first, "unknown field (known: " + join(names, ", ") + ")");
     }
   }
 }
@@ -166,8 +163,7 @@ TableRow read_row(const YAML::Node& node, const std::string& path) {
   for (const char* key : {"gpus", "cpu", "memory"}) {
     if (!node[key]) fail(path, node, std::string("missing field ") + key);
   }
-  return TableRow{read_int(node["gpus"], path + ".gpus", 1),
-                  read_quantity(node["cpu"], path + ".cpu"),
+  return TableRow{read_int(node["gpus"], path + ".gpus", 1), read_quantity(node["cpu"], path + ".cpu"),
                   read_quantity(node["memory"], path + ".memory")};
 }
 
@@ -182,13 +178,13 @@ void check_table(const Profile& profile, const YAML::Node& table, const std::str
     const Requirement extended = extend_row(profile, below, row.gpus - 1);
     if (extended.cpu > row.cpu) {
       fail(row_path + ".cpu", table[i],
-           "is below row " + std::to_string(i - 1) + " plus perExtraGpu.cpu for " +
-               std::to_string(row.gpus - 1) + " GPUs");
+           "is below row " + std::to_string(i - 1) + " plus perExtraGpu.cpu for " + std::to_string(row.gpus - 1) +
+               " GPUs");
     }
     if (extended.memory > row.memory) {
       fail(row_path + ".memory", table[i],
-           "is below row " + std::to_string(i - 1) + " plus perExtraGpu.memory for " +
-               std::to_string(row.gpus - 1) + " GPUs");
+           "is below row " + std::to_string(i - 1) + " plus perExtraGpu.memory for " + std::to_string(row.gpus - 1) +
+               " GPUs");
     }
   }
 }
@@ -250,9 +246,9 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
          "must be label:KEY, annotation:KEY, name, template or replicaType, found \"" + on + "\"");
   }
   int matchers = 0;
-  for (const auto& [key, match] : {std::pair{"equals", ProfileRule::Match::kEquals},
-                                   std::pair{"contains", ProfileRule::Match::kContains},
-                                   std::pair{"glob", ProfileRule::Match::kGlob}}) {
+  for (const auto& [key, match] :
+       {std::pair{"equals", ProfileRule::Match::kEquals}, std::pair{"contains", ProfileRule::Match::kContains},
+        std::pair{"glob", ProfileRule::Match::kGlob}}) {
     if (!node[key]) continue;
     ++matchers;
     rule.match = match;
@@ -318,8 +314,9 @@ void read_shared_memory(const YAML::Node& node, bool complete, SharedMemoryPolic
   block.read("profiles", [&](const auto& value, const auto& path) { out.profiles = read_string_list(value, path); });
   block.read("minimum", [&](const auto& value, const auto& path) { out.minimum = read_quantity(value, path); });
   block.read("size", [&](const auto& value, const auto& path) { out.size = read_quantity(value, path); });
-  block.read("tableIncludes",
-             [&](const auto& value, const auto& path) { out.table_includes = read_quantity(value, path, Zero::kAllowed); });
+  block.read("tableIncludes", [&](const auto& value, const auto& path) {
+    out.table_includes = read_quantity(value, path, Zero::kAllowed);
+  });
   block.read("volumeName", [&](const auto& value, const auto& path) { out.volume_name = read_dns_label(value, path); });
   if (out.size < out.minimum) {
     fail("sharedMemory.size", node["size"] ? node["size"] : node,
@@ -330,24 +327,34 @@ void read_shared_memory(const YAML::Node& node, bool complete, SharedMemoryPolic
 void read_data_loader(const YAML::Node& node, bool complete, DataLoaderPolicy& out) {
   const Block block(node, "dataLoader", complete,
                     {"overheadFactor", "perGpuBase", "podBase", "defaultPrefetch", "roundUpTo", "dtypeBytes"});
-  block.read("overheadFactor",
-             [&](const auto& value, const auto& path) { out.overhead_factor = read_decimal(value, path, 1000, 1000000); });
-  block.read("perGpuBase", [&](const auto& value, const auto& path) { out.per_gpu_base = read_quantity(value, path, Zero::kAllowed); });
-  block.read("podBase", [&](const auto& value, const auto& path) { out.pod_base = read_quantity(value, path, Zero::kAllowed); });
-  block.read("defaultPrefetch", [&](const auto& value, const auto& path) { out.default_prefetch = read_int(value, path, 1); });
+  block.read("overheadFactor", [&](const auto& value, const auto& path) {
+    out.overhead_factor = read_decimal(value, path, 1000, 1000000);
+  });
+  block.read("perGpuBase", [&](const auto& value, const auto& path) {
+    out.per_gpu_base = read_quantity(value, path, Zero::kAllowed);
+  });
+  block.read("podBase",
+             [&](const auto& value, const auto& path) { out.pod_base = read_quantity(value, path, Zero::kAllowed); });
+  block.read("defaultPrefetch",
+             [&](const auto& value, const auto& path) { out.default_prefetch = read_int(value, path, 1); });
   block.read("roundUpTo", [&](const auto& value, const auto& path) { out.round_up_to = read_quantity(value, path); });
   block.read("dtypeBytes", [&](const auto& value, const auto& path) {
-    out.dtype_bytes = read_named<int64_t>(value, path, [](const auto& item, const auto& item_path) { return read_int(item, item_path, 1); });
+    out.dtype_bytes = read_named<int64_t>(
+        value, path, [](const auto& item, const auto& item_path) { return read_int(item, item_path, 1); });
   });
 }
 
 TrainingShares read_shares(const YAML::Node& node, const std::string& path) {
   const Block block(node, path, true, {"weights", "optimizer", "gradients", "activations"});
   TrainingShares shares;
-  block.read("weights", [&](const auto& value, const auto& at) { shares.weights = read_decimal(value, at, 0, 1000000); });
-  block.read("optimizer", [&](const auto& value, const auto& at) { shares.optimizer = read_decimal(value, at, 0, 1000000); });
-  block.read("gradients", [&](const auto& value, const auto& at) { shares.gradients = read_decimal(value, at, 0, 1000000); });
-  block.read("activations", [&](const auto& value, const auto& at) { shares.activations = read_decimal(value, at, 0, 1000000); });
+  block.read("weights",
+             [&](const auto& value, const auto& at) { shares.weights = read_decimal(value, at, 0, 1000000); });
+  block.read("optimizer",
+             [&](const auto& value, const auto& at) { shares.optimizer = read_decimal(value, at, 0, 1000000); });
+  block.read("gradients",
+             [&](const auto& value, const auto& at) { shares.gradients = read_decimal(value, at, 0, 1000000); });
+  block.read("activations",
+             [&](const auto& value, const auto& at) { shares.activations = read_decimal(value, at, 0, 1000000); });
   if (shares.weights + shares.optimizer + shares.gradients + shares.activations == 0) {
     fail(path, node, "the four shares must not all be 0");
   }
@@ -377,12 +384,15 @@ std::vector<GpuModel> read_gpu_models(const YAML::Node& node, const std::string&
 
 void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out) {
   const Block block(node, "gpuMemory", complete,
-                    {"action", "safetyMargin", "productLabel", "inferProfiles", "maxSuggestedGpus",
-                     "precisionBytes", "inference", "training", "gpus"});
+                    {"action", "safetyMargin", "productLabel", "inferProfiles", "maxSuggestedGpus", "precisionBytes",
+                     "inference", "training", "gpus"});
   block.read("action", [&](const auto& value, const auto& path) { out.action = read_action(value, path); });
-  block.read("safetyMargin", [&](const auto& value, const auto& path) { out.safety_margin = read_decimal(value, path, 1, 1000); });
-  block.read("productLabel", [&](const auto& value, const auto& path) { out.product_label = read_string(value, path); });
-  block.read("inferProfiles", [&](const auto& value, const auto& path) { out.infer_profiles = read_string_list(value, path); });
+  block.read("safetyMargin",
+             [&](const auto& value, const auto& path) { out.safety_margin = read_decimal(value, path, 1, 1000); });
+  block.read("productLabel",
+             [&](const auto& value, const auto& path) { out.product_label = read_string(value, path); });
+  block.read("inferProfiles",
+             [&](const auto& value, const auto& path) { out.infer_profiles = read_string_list(value, path); });
   block.read("maxSuggestedGpus", [&](const auto& value, const auto& path) {
     // The option search tries each GPU count up to it, on every review.
     // (Worded as a bound of its own: a whole number it already is.)
@@ -390,8 +400,8 @@ void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out
     if (out.max_suggested_gpus > 1024) fail(path, value, "must be at most 1024, found " + value.Scalar());
   });
   block.read("precisionBytes", [&](const auto& value, const auto& path) {
-    out.precision_bytes =
-        read_named<Milli>(value, path, [](const auto& item, const auto& at) { return read_decimal(item, at, 1, 64000); });
+    out.precision_bytes = read_named<Milli>(
+        value, path, [](const auto& item, const auto& at) { return read_decimal(item, at, 1, 64000); });
   });
   block.read("inference", [&](const auto& value, const auto& path) {
     const Block inference(value, path, complete, {"contextBytesPerToken"});
@@ -406,7 +416,8 @@ void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out
     training.read("shares", [&](const auto& item, const auto& at) {
       const Block shares(item, at, true, {"full", "lora", "qlora"});
       for (const char* method : {"full", "lora", "qlora"}) {
-        shares.read(method, [&](const auto& one, const auto& one_path) { out.shares[method] = read_shares(one, one_path); });
+        shares.read(method,
+                    [&](const auto& one, const auto& one_path) { out.shares[method] = read_shares(one, one_path); });
       }
     });
   });
@@ -429,7 +440,8 @@ NodeShape read_node_shape(const YAML::Node& node, const std::string& path) {
   block.read("gpus", [&](const auto& value, const auto& at) { shape.gpus = read_int(value, at, 0); });
   block.read("cpu", [&](const auto& value, const auto& at) { shape.cpu = read_quantity(value, at); });
   block.read("memory", [&](const auto& value, const auto& at) { shape.memory = read_quantity(value, at); });
-  block.read("ephemeralStorage", [&](const auto& value, const auto& at) { shape.ephemeral_storage = read_quantity(value, at); });
+  block.read("ephemeralStorage",
+             [&](const auto& value, const auto& at) { shape.ephemeral_storage = read_quantity(value, at); });
   return shape;
 }
 
@@ -441,8 +453,8 @@ NodePool read_node_pool(const YAML::Node& node, const std::string& path) {
   if (!node["nodes"]) fail(path, node, "missing field nodes");
   pool.name = read_string(node["name"], path + ".name");
   if (const YAML::Node selector = node["nodeSelector"]) {
-    pool.node_selector = read_named<std::string>(selector, path + ".nodeSelector",
-                                                 [](const auto& value, const auto& at) { return read_string(value, at); });
+    pool.node_selector = read_named<std::string>(
+        selector, path + ".nodeSelector", [](const auto& value, const auto& at) { return read_string(value, at); });
   }
   if (node["gpuProduct"]) pool.gpu_product = read_string(node["gpuProduct"], path + ".gpuProduct");
   const YAML::Node nodes = node["nodes"];
@@ -476,8 +488,9 @@ void read_node_fit(const YAML::Node& node, bool complete, NodeFitPolicy& out) {
 // base (parsing the default itself) every field is required.
 Policy read_policy(const YAML::Node& root, const Policy* base) {
   if (!root.IsMap()) fail("policy", root, "must be a YAML mapping of policy fields");
-  check_keys(root, "", {"mode", "namespaceModes", "exemptions", "gpuResources", "denyFromGpus", "profileRules",
-                        "defaultProfile", "profiles", "sharedMemory", "dataLoader", "gpuMemory", "nodeFit"});
+  check_keys(root, "",
+             {"mode", "namespaceModes", "exemptions", "gpuResources", "denyFromGpus", "profileRules", "defaultProfile",
+              "profiles", "sharedMemory", "dataLoader", "gpuMemory", "nodeFit"});
   if (!base) {
     for (const char* key : {"mode", "exemptions", "gpuResources", "denyFromGpus", "profileRules", "defaultProfile",
                             "profiles", "sharedMemory", "dataLoader", "gpuMemory", "nodeFit"}) {
@@ -499,9 +512,9 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
     require_map(exemptions, "exemptions");
     check_keys(exemptions, "exemptions", {"namespaces", "users", "groups"});
     // Each list given replaces the default's; absent ones are kept.
-    for (const auto& [key, list] : {std::pair{"namespaces", &policy.exemptions.namespaces},
-                                    std::pair{"users", &policy.exemptions.users},
-                                    std::pair{"groups", &policy.exemptions.groups}}) {
+    for (const auto& [key, list] :
+         {std::pair{"namespaces", &policy.exemptions.namespaces}, std::pair{"users", &policy.exemptions.users},
+          std::pair{"groups", &policy.exemptions.groups}}) {
       if (exemptions[key]) *list = read_string_list(exemptions[key], std::string("exemptions.") + key);
     }
   }
@@ -571,8 +584,7 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
   return policy;
 }
 
-Result<Policy> parse_policy_over(std::string_view yaml_text, std::string_view source,
-                                 const Policy* base) {
+Result<Policy> parse_policy_over(std::string_view yaml_text, std::string_view source, const Policy* base) {
   const std::string prefix = "policy " + std::string(source) + ": ";
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));

@@ -62,8 +62,7 @@ bool glob_match(std::string_view pattern, std::string_view text) {
 
 namespace {
 
-const std::string* lookup(const std::map<std::string, std::string, std::less<>>& map,
-                          std::string_view key) {
+const std::string* lookup(const std::map<std::string, std::string, std::less<>>& map, std::string_view key) {
   auto it = map.find(key);
   return it == map.end() ? nullptr : &it->second;
 }
@@ -97,8 +96,8 @@ Result<ProfileChoice> select_profile(const Policy& policy, const SelectionInput&
     if (!profile) {
       std::string known;
       for (const auto& [name, p] : policy.profiles) known += (known.empty() ? "" : ", ") + name;
-      return Status::invalid_argument(origin + kProfileKey + "=" + *named + " names no profile of the policy (known: " +
-                   known + ")");
+      return Status::invalid_argument(origin + kProfileKey + "=" + *named +
+                                      " names no profile of the policy (known: " + known + ")");
     }
     return ProfileChoice{profile, origin + kProfileKey + "=" + *named};
   }

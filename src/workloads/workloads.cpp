@@ -4,7 +4,6 @@
 
 namespace gpusizer {
 
-
 namespace {
 
 struct TemplateLocation {
@@ -39,7 +38,8 @@ const std::vector<KindEntry>& kind_table() {
       {"kubeflow.org", "PyTorchJob", {{"spec.pytorchReplicaSpecs.*.template"}}},
       {"jobset.x-k8s.io", "JobSet", {{"spec.replicatedJobs[].template.spec.template"}}},
       {"ray.io", "RayCluster", {{"spec.headGroupSpec.template"}, {"spec.workerGroupSpecs[].template"}}},
-      {"ray.io", "RayJob",
+      {"ray.io",
+       "RayJob",
        {{"spec.rayClusterSpec.headGroupSpec.template"},
         {"spec.rayClusterSpec.workerGroupSpecs[].template"},
         {"spec.submitterPodTemplate"}}},
@@ -50,8 +50,8 @@ const std::vector<KindEntry>& kind_table() {
 
 const KindEntry* find_kind(std::string_view group, std::string_view kind) {
   const auto& table = kind_table();
-  auto it = std::find_if(table.begin(), table.end(),
-                         [&](const KindEntry& e) { return e.group == group && e.kind == kind; });
+  auto it =
+      std::find_if(table.begin(), table.end(), [&](const KindEntry& e) { return e.group == group && e.kind == kind; });
   return it == table.end() ? nullptr : &*it;
 }
 

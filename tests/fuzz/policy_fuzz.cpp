@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz/fuzz_check.h"
-#include "gpusizer/sizing/policy.h"
 #include "gpusizer/admission/review.h"
+#include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
 
 namespace gpusizer::fuzz {
@@ -36,7 +36,7 @@ const std::string& sample_review() {
         "spec": {"containers": [
           {"name": "trainer", "resources": {"limits": {"nvidia.com/gpu": "3", "amd.com/gpu": 1, "memory": "64Gi", "cpu": "8"}}},
           {"name": "helper", "resources": {"requests": {"nvidia.com/gpu": "1", "cpu": "500m"}}}]}}}})")
-                                          .dump();
+                                        .dump();
   return review;
 }
 

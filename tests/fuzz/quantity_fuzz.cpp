@@ -41,8 +41,10 @@ void check_arithmetic(const Quantity& a, const Quantity& b) {
   if (a.plus(b) != b.plus(a)) fail("plus is commutative", a.to_string() + " + " + b.to_string());
   if (a.times(1) != a) fail("times(1) keeps the value", a.to_string());
   if ((a < b) != (b > a)) fail("ordering is antisymmetric", a.to_string() + " vs " + b.to_string());
-  if (a <= b && a.milli_ceil() > b.milli_ceil()) fail("milli_ceil is monotonic", a.to_string() + " <= " + b.to_string());
-  if (a <= b && a.value_ceil() > b.value_ceil()) fail("value_ceil is monotonic", a.to_string() + " <= " + b.to_string());
+  if (a <= b && a.milli_ceil() > b.milli_ceil())
+    fail("milli_ceil is monotonic", a.to_string() + " <= " + b.to_string());
+  if (a <= b && a.value_ceil() > b.value_ceil())
+    fail("value_ceil is monotonic", a.to_string() + " <= " + b.to_string());
   // Values as the engine derives them from GPU counts, including the
   // extremes a hostile count could produce.
   const int64_t n = b.value_ceil();

@@ -26,8 +26,8 @@
 
 #include "fuzz/fuzz_check.h"
 #include "gpusizer/admission/pod_decision.h"
-#include "gpusizer/sizing/policy.h"
 #include "gpusizer/admission/review.h"
+#include "gpusizer/sizing/policy.h"
 #include "support/review_support.h"
 
 namespace gpusizer::fuzz {
@@ -217,12 +217,40 @@ const json& interesting_values() {
 }
 
 const std::vector<std::string>& interesting_keys() {
-  static const std::vector<std::string> keys = {
-      "nvidia.com/gpu", "amd.com/gpu", "cpu", "memory", "ephemeral-storage", "requests", "limits", "resources",
-      "containers", "initContainers", "restartPolicy", "metadata", "annotations", "labels", "name", "generateName",
-      "gpu-sizer.io/profile", "gpu-sizer.io/mutate", "gpu-sizer.io/sized", "osmo.group_name", "podSpecPatch",
-      "templateDefaults", "container", "script", "containerSet", "sidecars", "template", "spec", "oldObject",
-      "deletionTimestamp", "subResource", "dryRun", "namespace", "operation"};
+  static const std::vector<std::string> keys = {"nvidia.com/gpu",
+                                                "amd.com/gpu",
+                                                "cpu",
+                                                "memory",
+                                                "ephemeral-storage",
+                                                "requests",
+                                                "limits",
+                                                "resources",
+                                                "containers",
+                                                "initContainers",
+                                                "restartPolicy",
+                                                "metadata",
+                                                "annotations",
+                                                "labels",
+                                                "name",
+                                                "generateName",
+                                                "gpu-sizer.io/profile",
+                                                "gpu-sizer.io/mutate",
+                                                "gpu-sizer.io/sized",
+                                                "osmo.group_name",
+                                                "podSpecPatch",
+                                                "templateDefaults",
+                                                "container",
+                                                "script",
+                                                "containerSet",
+                                                "sidecars",
+                                                "template",
+                                                "spec",
+                                                "oldObject",
+                                                "deletionTimestamp",
+                                                "subResource",
+                                                "dryRun",
+                                                "namespace",
+                                                "operation"};
   return keys;
 }
 
@@ -241,9 +269,7 @@ bool mutate_json(json& document, std::minstd_rand& random) {
   const json& values = interesting_values();
   const auto& keys = interesting_keys();
   switch (random() % 6) {
-    case 0:
-      node = values[random() % values.size()];
-      return true;
+    case 0: node = values[random() % values.size()]; return true;
     case 1:
       if (!node.is_object() || node.empty()) return false;
       node.erase(std::next(node.begin(), static_cast<std::ptrdiff_t>(random() % node.size())).key());

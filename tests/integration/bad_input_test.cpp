@@ -2,13 +2,13 @@
 // docs/bad-input.md table: each asserts the exact answer a caller gets
 // (status, `allowed`, a message that names what is wrong and where) and
 // that the server still answers a normal review afterwards.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <latch>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "integration/raw_client.h"
 #include "integration/shared_webhook.h"

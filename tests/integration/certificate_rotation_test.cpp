@@ -1,12 +1,12 @@
 // A renewed certificate is served to new connections without a restart and
 // without failing a request, as when cert-manager renews a Secret and the
 // kubelet swaps the volume's ..data symlink.
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "gpusizer/server/self_signed.h"
 #include "integration/volume_files.h"
@@ -31,8 +31,8 @@ TEST(CertificateRotation, NewHandshakesGetTheRenewedCertificateAndNoRequestFails
     std::ofstream bundle(both_cas);
     bundle << std::ifstream(first.value().ca_file).rdbuf() << std::ifstream(second.value().ca_file).rdbuf();
   }
-  WebhookProcess webhook({"--tls-cert", (secret / "tls.crt").string(), "--tls-key", (secret / "tls.key").string(),
-                          "--policy-poll", "1"});
+  WebhookProcess webhook(
+      {"--tls-cert", (secret / "tls.crt").string(), "--tls-key", (secret / "tls.key").string(), "--policy-poll", "1"});
   ASSERT_TRUE(answers_with_ca(webhook.port(), first.value().ca_file));
 
   // Load during the rotation: keep-alive clients (connections opened before
@@ -81,8 +81,8 @@ TEST(CertificateRotation, AMismatchedPairKeepsTheServedCertificate) {
   ASSERT_TRUE(first && second);
   const fs::path secret = root / "secret";
   publish_secret(secret, first.value(), "..v1");
-  WebhookProcess webhook({"--tls-cert", (secret / "tls.crt").string(), "--tls-key", (secret / "tls.key").string(),
-                          "--policy-poll", "1"});
+  WebhookProcess webhook(
+      {"--tls-cert", (secret / "tls.crt").string(), "--tls-key", (secret / "tls.key").string(), "--policy-poll", "1"});
   // A half-updated volume: the new certificate with the old key.
   fs::create_directories(secret / "..v2");
   fs::copy_file(second.value().cert_file, secret / "..v2" / "tls.crt");

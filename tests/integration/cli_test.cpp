@@ -1,7 +1,4 @@
 // The command line as a person or a CI job runs it: output and exit codes.
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -9,6 +6,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include "gpusizer/check/manifests.h"
 #include "integration/webhook_process.h"
@@ -39,7 +39,8 @@ TEST(Cli, VersionAndHelp) {
   EXPECT_EQ(version.output.rfind("gpu-sizer ", 0), 0u) << version.output;
   const auto help = run("--help");
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* part : {"gpu-sizer serve", "--tls-cert", "gpu-sizer table", "gpu-sizer policy", "gpu-sizer explain"}) {
+  for (const char* part :
+       {"gpu-sizer serve", "--tls-cert", "gpu-sizer table", "gpu-sizer policy", "gpu-sizer explain"}) {
     EXPECT_NE(help.output.find(part), std::string::npos) << part;
   }
 }
@@ -122,7 +123,8 @@ const std::string kWorkloads = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/
 TEST(CliCheck, ExitZeroWhenEverythingWouldBeAdmittedUnchanged) {
   const auto result = run("check " + kWorkloads + "mixed/already-sized.yaml " + kWorkloads + "mixed/cpu-and-rbac.yaml");
   EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("0 would be changed, 0 denied, 2 admitted unchanged"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("0 would be changed, 0 denied, 2 admitted unchanged"), std::string::npos)
+      << result.output;
 }
 
 TEST(CliCheck, ExitOneNamesEachChangeAndDenial) {
@@ -131,7 +133,8 @@ TEST(CliCheck, ExitOneNamesEachChangeAndDenial) {
   EXPECT_NE(result.output.find("CHANGED  " + kWorkloads + "pod.yaml:1 (document 1) Pod ml-team/llama-finetune-4gpu"),
             std::string::npos)
       << result.output;
-  EXPECT_NE(result.output.find("container \"trainer\": memory request 64Gi->192Gi"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("container \"trainer\": memory request 64Gi->192Gi"), std::string::npos)
+      << result.output;
 
   // In enforce mode nothing is patched, so the same pod is denied.
   TempDir dir;
@@ -282,21 +285,21 @@ TEST_P(CliCheckOsmo, PrintsTheCompleteSetLineForTheGpuCount) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    SeedTable, CliCheckOsmo,
-    ::testing::Values(OsmoCase{1, "train_gpu=1 train_cpu=16 train_memory=64Gi"},
-                      OsmoCase{2, "train_gpu=2 train_cpu=16 train_memory=96Gi"},
-                      OsmoCase{3, "train_gpu=3 train_cpu=24 train_memory=144Gi"},
-                      OsmoCase{4, "train_gpu=4 train_cpu=32 train_memory=192Gi"},
-                      OsmoCase{8, "train_gpu=8 train_cpu=64 train_memory=384Gi"},
-                      OsmoCase{16, "train_gpu=16 train_cpu=128 train_memory=768Gi"}),
-    [](const auto& info) { return std::to_string(info.param.gpus) + "Gpus"; });
+INSTANTIATE_TEST_SUITE_P(SeedTable, CliCheckOsmo,
+                         ::testing::Values(OsmoCase{1, "train_gpu=1 train_cpu=16 train_memory=64Gi"},
+                                           OsmoCase{2, "train_gpu=2 train_cpu=16 train_memory=96Gi"},
+                                           OsmoCase{3, "train_gpu=3 train_cpu=24 train_memory=144Gi"},
+                                           OsmoCase{4, "train_gpu=4 train_cpu=32 train_memory=192Gi"},
+                                           OsmoCase{8, "train_gpu=8 train_cpu=64 train_memory=384Gi"},
+                                           OsmoCase{16, "train_gpu=16 train_cpu=128 train_memory=768Gi"}),
+                         [](const auto& info) { return std::to_string(info.param.gpus) + "Gpus"; });
 
 TEST(CliCheck, OsmoWorkflowWithMissingVariableIsUnreadable) {
   TempDir dir;
   const std::string workflow = dir.path() + "/wf.yaml";
-  std::ofstream(workflow) << "workflow:\n  name: x\n  resources:\n    default: {cpu: 1, gpu: \"{{gpus}}\", memory: 1Gi}\n"
-                             "  tasks:\n    - {name: t, image: i, command: [c]}\n";
+  std::ofstream(workflow)
+      << "workflow:\n  name: x\n  resources:\n    default: {cpu: 1, gpu: \"{{gpus}}\", memory: 1Gi}\n"
+         "  tasks:\n    - {name: t, image: i, command: [c]}\n";
   const auto result = run("check " + workflow);
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("gpus"), std::string::npos) << result.output;
@@ -305,8 +308,8 @@ TEST(CliCheck, OsmoWorkflowWithMissingVariableIsUnreadable) {
 TEST(CliCheck, FixOfSeveralFilesToStdoutIsOneValidStream) {
   TempDir dir;
   const std::string fixed = dir.path() + "/all.yaml";
-  run("check --fix " + kWorkloads + "job.yaml " + kWorkloads + "mixed/cpu-and-rbac.yaml " + kWorkloads +
-          "pod.yaml > " + fixed + " 2> /dev/null",
+  run("check --fix " + kWorkloads + "job.yaml " + kWorkloads + "mixed/cpu-and-rbac.yaml " + kWorkloads + "pod.yaml > " +
+          fixed + " 2> /dev/null",
       false);
   const auto again = run("check " + fixed);
   EXPECT_EQ(again.exit_code, 0) << again.output;
@@ -345,11 +348,12 @@ TEST(CliCheck, FixKeepsJsonNumbersAndKeyOrder) {
 TEST(CliCheck, ListsAreCheckedAndFixedItemByItem) {
   TempDir dir;
   const std::string list = dir.path() + "/list.yaml";
-  std::ofstream(list) << "apiVersion: v1\nkind: List\nitems:\n"
-                         "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c, namespace: t}\n"
-                         "- apiVersion: batch/v1\n  kind: Job\n  metadata: {name: j, namespace: t}\n"
-                         "  spec:\n    template:\n      spec:\n        containers:\n        - name: c\n          image: x\n"
-                         "          resources: {limits: {nvidia.com/gpu: 8, memory: 64Gi}}\n";
+  std::ofstream(list)
+      << "apiVersion: v1\nkind: List\nitems:\n"
+         "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c, namespace: t}\n"
+         "- apiVersion: batch/v1\n  kind: Job\n  metadata: {name: j, namespace: t}\n"
+         "  spec:\n    template:\n      spec:\n        containers:\n        - name: c\n          image: x\n"
+         "          resources: {limits: {nvidia.com/gpu: 8, memory: 64Gi}}\n";
   const auto checked = run("check " + list);
   EXPECT_EQ(checked.exit_code, 1) << checked.output;
   EXPECT_NE(checked.output.find("Job t/j"), std::string::npos) << checked.output;
@@ -528,7 +532,8 @@ TEST(CliExplain, DataLoaderAtUnderAndOverTheTable) {
   auto has_row = [&](std::initializer_list<std::string> parts) {
     std::istringstream lines(result.output);
     for (std::string line; std::getline(lines, line);) {
-      if (std::all_of(parts.begin(), parts.end(), [&](const std::string& p) { return line.find(p) != std::string::npos; })) {
+      if (std::all_of(parts.begin(), parts.end(),
+                      [&](const std::string& p) { return line.find(p) != std::string::npos; })) {
         return true;
       }
     }

@@ -14,16 +14,6 @@
 // Prometheus before it grows again: rate() and increase() then see real
 // increases, as they do in production, and the error and reload alerts go
 // pending / firing.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -36,7 +26,16 @@
 #include <sstream>
 #include <thread>
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include "integration/webhook_process.h"
@@ -72,9 +71,7 @@ void write_file(const std::string& path, const std::string& text) {
   std::filesystem::rename(path + ".tmp", path);
 }
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 // A port that was free a moment ago: bind 127.0.0.1:0, read it, close.
 int free_port() {
@@ -245,11 +242,9 @@ class PrometheusServer {
 
  private:
   void start(const std::string& config_file) {
-    const std::vector<std::string> argv = {kPrometheus,
-                                           "--config.file=" + config_file,
-                                           "--storage.tsdb.path=" + dir_ + "/data",
-                                           "--web.listen-address=127.0.0.1:" + std::to_string(port_),
-                                           "--log.level=info"};
+    const std::vector<std::string> argv = {
+        kPrometheus, "--config.file=" + config_file, "--storage.tsdb.path=" + dir_ + "/data",
+        "--web.listen-address=127.0.0.1:" + std::to_string(port_), "--log.level=info"};
     const pid_t parent = ::getpid();
     pid_ = ::fork();
     if (pid_ == 0) {
@@ -311,7 +306,8 @@ class PrometheusServer {
   static json parse(const httplib::Result& result) {
     if (!result) return {{"status", "error"}, {"error", "request failed: " + httplib::to_string(result.error())}};
     json body = json::parse(result->body, nullptr, false);
-    if (body.is_discarded()) return {{"status", "error"}, {"error", "HTTP " + std::to_string(result->status) + ": " + result->body}};
+    if (body.is_discarded())
+      return {{"status", "error"}, {"error", "HTTP " + std::to_string(result->status) + ": " + result->body}};
     return body;
   }
 
@@ -334,7 +330,8 @@ TEST(PrometheusDashboard, IsAGrafanaDashboardWithOnePrometheusDatasourceVariable
   bool has_datasource_variable = false;
   for (const auto& variable : dashboard["templating"]["list"]) {
     if (variable.value("name", "") == "datasource") {
-      has_datasource_variable = variable.value("type", "") == "datasource" && variable.value("query", "") == "prometheus";
+      has_datasource_variable =
+          variable.value("type", "") == "datasource" && variable.value("query", "") == "prometheus";
     }
   }
   EXPECT_TRUE(has_datasource_variable) << "templating needs a datasource variable of type prometheus";
@@ -377,8 +374,9 @@ TEST(PrometheusDashboard, IsAGrafanaDashboardWithOnePrometheusDatasourceVariable
   for (const auto& q : dashboard_queries()) all_exprs += q.expr + "\n";
   for (const char* needed :
        {"by (profile) (rate(gpu_sizer_corrections_total", "by (namespace) (rate(gpu_sizer_corrections_total",
-        "by (profile, namespace, reason) (rate(gpu_sizer_denials_total", "increase(gpu_sizer_cpu_cores_added_total[$__range]",
-        "increase(gpu_sizer_memory_bytes_added_total[$__range]", "topk(10, sum by (namespace) (increase(gpu_sizer_corrections_total",
+        "by (profile, namespace, reason) (rate(gpu_sizer_denials_total",
+        "increase(gpu_sizer_cpu_cores_added_total[$__range]", "increase(gpu_sizer_memory_bytes_added_total[$__range]",
+        "topk(10, sum by (namespace) (increase(gpu_sizer_corrections_total",
         "histogram_quantile(0.5, sum by (le, endpoint) (rate(gpu_sizer_review_duration_seconds_bucket",
         "histogram_quantile(0.99, sum by (le, endpoint) (rate(gpu_sizer_review_duration_seconds_bucket",
         "gpu_sizer_reviews_total{decision=\"error\"}", "gpu_sizer_tls_certificate_expiry_timestamp_seconds",
@@ -576,17 +574,15 @@ tests:
 
 json undersized_pod(const std::string& name, json annotations = json::object()) {
   // 4 GPUs at the 1-GPU values: the train table wants 32 CPU, 192Gi, 300Gi.
-  return gpu_pod(name,
-                 {{"requests", {{"cpu", "8"}, {"memory", "64Gi"}}},
-                  {"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}},
-                 std::move(annotations));
+  return gpu_pod(
+      name,
+      {{"requests", {{"cpu", "8"}, {"memory", "64Gi"}}}, {"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}},
+      std::move(annotations));
 }
 constexpr double kCpuAddedPerPod = 32 - 8;
 constexpr double kMemoryAddedPerPod = (192 - 64) * kGi;
 
-json cpu_only_pod(const std::string& name) {
-  return gpu_pod(name, {{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}}});
-}
+json cpu_only_pod(const std::string& name) { return gpu_pod(name, {{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}}}); }
 
 class PrometheusLive : public ::testing::Test {
  protected:
@@ -686,16 +682,20 @@ TEST_F(PrometheusLive, ScrapesTheWebhookAndEvaluatesTheDashboardAndTheAlerts) {
       "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port), "--policy", policy, "--policy-poll", "1"});
 
   const std::string config = dir_->path() + "/prometheus.yml";
-  write_file(config, "global:\n"
-                     "  scrape_interval: 1s\n"
-                     "  scrape_timeout: 1s\n"
-                     "  evaluation_interval: 1s\n"
-                     "rule_files:\n"
-                     "  - " + alerts_file() + "\n"
-                     "scrape_configs:\n"
-                     "  - job_name: gpu-sizer\n"
-                     "    static_configs:\n"
-                     "      - targets: ['127.0.0.1:" + std::to_string(metrics_port) + "']\n");
+  write_file(config,
+             "global:\n"
+             "  scrape_interval: 1s\n"
+             "  scrape_timeout: 1s\n"
+             "  evaluation_interval: 1s\n"
+             "rule_files:\n"
+             "  - " +
+                 alerts_file() +
+                 "\n"
+                 "scrape_configs:\n"
+                 "  - job_name: gpu-sizer\n"
+                 "    static_configs:\n"
+                 "      - targets: ['127.0.0.1:" +
+                 std::to_string(metrics_port) + "']\n");
   prometheus_ = std::make_unique<PrometheusServer>(dir_->path(), config);
 
   // The target is up before any traffic: every series the webhook creates
@@ -707,7 +707,8 @@ TEST_F(PrometheusLive, ScrapesTheWebhookAndEvaluatesTheDashboardAndTheAlerts) {
       up = try_value("up{job=\"gpu-sizer\"}");
     }
     ASSERT_EQ(up.value_or(0), 1) << "Prometheus never scraped 127.0.0.1:" << metrics_port
-                                 << "/metrics successfully; its log:\n" << prometheus_->log_text();
+                                 << "/metrics successfully; its log:\n"
+                                 << prometheus_->log_text();
   }
 
   // Phase 1, and a valid policy change (a namespace no request uses).
@@ -753,9 +754,13 @@ TEST_F(PrometheusLive, ScrapesTheWebhookAndEvaluatesTheDashboardAndTheAlerts) {
     expect_value("sum(gpu_sizer_reviews_total{decision=\"allowed\"})", 2);
     expect_value("sum(gpu_sizer_reviews_total{decision=\"denied\"})", 2);
     expect_value("sum(gpu_sizer_reviews_total{decision=\"error\"})", 2);
-    expect_value("sum(gpu_sizer_reviews_total{kind=\"Pod\",operation=\"CREATE\",endpoint=\"mutate\",dry_run=\"false\"})", 5);
-    expect_value("sum(gpu_sizer_reviews_total{kind=\"Pod\",operation=\"CREATE\",endpoint=\"validate\",decision=\"denied\"})", 2);
-    expect_value("sum(gpu_sizer_reviews_total{kind=\"unknown\",operation=\"unknown\",endpoint=\"mutate\",decision=\"error\"})", 2);
+    expect_value(
+        "sum(gpu_sizer_reviews_total{kind=\"Pod\",operation=\"CREATE\",endpoint=\"mutate\",dry_run=\"false\"})", 5);
+    expect_value(
+        "sum(gpu_sizer_reviews_total{kind=\"Pod\",operation=\"CREATE\",endpoint=\"validate\",decision=\"denied\"})", 2);
+    expect_value(
+        "sum(gpu_sizer_reviews_total{kind=\"unknown\",operation=\"unknown\",endpoint=\"mutate\",decision=\"error\"})",
+        2);
   }
   {
     SCOPED_TRACE("corrections and resources added (dry-run not counted)");
@@ -765,10 +770,12 @@ TEST_F(PrometheusLive, ScrapesTheWebhookAndEvaluatesTheDashboardAndTheAlerts) {
                    3);
     }
     expect_value("sum(gpu_sizer_corrections_total)", 9);
-    expect_value("sum(gpu_sizer_cpu_cores_added_total{profile=\"train\",namespace=\"team-a\"})", 3 * kCpuAddedPerPod, 1e-9);
+    expect_value("sum(gpu_sizer_cpu_cores_added_total{profile=\"train\",namespace=\"team-a\"})", 3 * kCpuAddedPerPod,
+                 1e-9);
     expect_value("sum(gpu_sizer_cpu_cores_added_total)", 3 * kCpuAddedPerPod, 1e-9);
     // 412316860416 bytes: exact in a double, and in the text format.
-    expect_value("sum(gpu_sizer_memory_bytes_added_total{profile=\"train\",namespace=\"team-a\"})", 3 * kMemoryAddedPerPod);
+    expect_value("sum(gpu_sizer_memory_bytes_added_total{profile=\"train\",namespace=\"team-a\"})",
+                 3 * kMemoryAddedPerPod);
     expect_value("sum(gpu_sizer_memory_bytes_added_total)", 3 * kMemoryAddedPerPod);
   }
   {
@@ -781,7 +788,8 @@ TEST_F(PrometheusLive, ScrapesTheWebhookAndEvaluatesTheDashboardAndTheAlerts) {
     // Three non-dry-run 4-GPU pods through /mutate; whether GPU-less pods
     // are observed (as 0) is left open, so the sum and the (2, 4] bucket.
     expect_value("sum(gpu_sizer_pod_gpus_sum)", 12);
-    expect_value("sum(gpu_sizer_pod_gpus_bucket{le=~\"4(\\\\.0*)?\"}) - sum(gpu_sizer_pod_gpus_bucket{le=~\"2(\\\\.0*)?\"})", 3);
+    expect_value(
+        "sum(gpu_sizer_pod_gpus_bucket{le=~\"4(\\\\.0*)?\"}) - sum(gpu_sizer_pod_gpus_bucket{le=~\"2(\\\\.0*)?\"})", 3);
     expect_value("sum(gpu_sizer_review_duration_seconds_count{endpoint=\"validate\"})", 2);
     // 6 well-formed reviews on /mutate, plus the 2 malformed if they are timed.
     const double mutate_count = value("sum(gpu_sizer_review_duration_seconds_count{endpoint=\"mutate\"})");
@@ -795,7 +803,8 @@ TEST_F(PrometheusLive, ScrapesTheWebhookAndEvaluatesTheDashboardAndTheAlerts) {
     expect_value("sum(gpu_sizer_policy_reloads_total{result=\"rejected\"})", 1);
     expect_value("count(gpu_sizer_policy_info == 1)", 1);
     if (!active_sha256.empty()) {
-      expect_value("gpu_sizer_policy_info{sha256=\"" + active_sha256 + "\"}", 1);  // the valid one, not the rejected one
+      expect_value("gpu_sizer_policy_info{sha256=\"" + active_sha256 + "\"}",
+                   1);  // the valid one, not the rejected one
     }
     const double not_after = certificate_not_after(webhook_->dir() + "/tls.crt");
     expect_value("gpu_sizer_tls_certificate_expiry_timestamp_seconds", not_after);
@@ -875,8 +884,7 @@ TEST_F(PrometheusLive, ScrapesTheWebhookAndEvaluatesTheDashboardAndTheAlerts) {
     SCOPED_TRACE("loaded rule " + rule.name);
     ASSERT_TRUE(loaded.count(rule.name)) << "Prometheus did not load it; its log:\n" << prometheus_->log_text();
     const std::string health = loaded[rule.name].value("health", "");
-    EXPECT_TRUE(health == "ok" || health == "unknown")
-        << health << ": " << loaded[rule.name].value("lastError", "");
+    EXPECT_TRUE(health == "ok" || health == "unknown") << health << ": " << loaded[rule.name].value("lastError", "");
   }
   for (const auto& [name, states] : expected_states) {
     if (!loaded.count(name)) continue;  // reported above
@@ -894,7 +902,8 @@ TEST_F(PrometheusLive, ScrapesTheWebhookAndEvaluatesTheDashboardAndTheAlerts) {
 // /metrics, no Prometheus needed.
 TEST(PrometheusMetrics, NamespacesBeyondTheCapAreCountedAsOther) {
   const int metrics_port = free_port();
-  WebhookProcess webhook({"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port), "--metrics-namespace-cap", "2"});
+  WebhookProcess webhook(
+      {"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port), "--metrics-namespace-cap", "2"});
   const json pod = undersized_pod("train-x");
   for (const char* ns : {"ns-1", "ns-2", "ns-3", "ns-4"}) {
     json in_ns = pod;

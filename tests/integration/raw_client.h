@@ -3,6 +3,13 @@
 // second, pipelined or malformed requests, nothing at all).
 #pragma once
 
+#include <chrono>
+#include <latch>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -11,13 +18,6 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <chrono>
-#include <latch>
-#include <stdexcept>
-#include <string>
-#include <string_view>
-#include <thread>
 
 #include "integration/webhook_process.h"
 

@@ -1,10 +1,10 @@
 // TLS as a client meets it: the protocol floor and cipher list, and
 // --client-ca (only a client presenting a certificate from the API server's
 // CA gets reviews answered; the probes still work without one).
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "integration/webhook_process.h"
 #include "support/review_support.h"
@@ -38,8 +38,9 @@ ClientCertificates make_client_certificates(const std::string& dir, const std::s
 }
 
 std::unique_ptr<httplib::SSLClient> client_with(const WebhookProcess& webhook, const ClientCertificates* identity) {
-  auto client = identity ? std::make_unique<httplib::SSLClient>("127.0.0.1", webhook.port(), identity->cert, identity->key)
-                         : std::make_unique<httplib::SSLClient>("127.0.0.1", webhook.port());
+  auto client = identity
+                    ? std::make_unique<httplib::SSLClient>("127.0.0.1", webhook.port(), identity->cert, identity->key)
+                    : std::make_unique<httplib::SSLClient>("127.0.0.1", webhook.port());
   client->set_ca_cert_path(webhook.ca_file().c_str());
   client->enable_server_certificate_verification(true);
   client->set_connection_timeout(5);
@@ -52,7 +53,8 @@ TEST(ClientCa, OnlyClientsWithACertificateFromTheCaGetReviewsAnswered) {
   const ClientCertificates apiserver = make_client_certificates(dir.path(), "apiserver");
   const ClientCertificates stranger = make_client_certificates(dir.path(), "stranger");
   WebhookProcess webhook({"--client-ca", apiserver.ca});
-  const std::string body = admission_review(gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}})).dump();
+  const std::string body =
+      admission_review(gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}})).dump();
 
   // The API server's certificate: answered.
   auto trusted = client_with(webhook, &apiserver)->Post("/mutate", body, "application/json");
@@ -86,7 +88,8 @@ TEST(ClientCa, OnlyClientsWithACertificateFromTheCaGetReviewsAnswered) {
 
 TEST(ClientCa, WithoutTheFlagNoClientCertificateIsNeeded) {
   WebhookProcess webhook;
-  const std::string body = admission_review(gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}})).dump();
+  const std::string body =
+      admission_review(gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}})).dump();
   auto answer = client_with(webhook, nullptr)->Post("/mutate", body, "application/json");
   ASSERT_TRUE(answer) << httplib::to_string(answer.error());
   EXPECT_EQ(answer->status, 200);
@@ -94,9 +97,8 @@ TEST(ClientCa, WithoutTheFlagNoClientCertificateIsNeeded) {
 
 // Whether `openssl s_client ARGS` completes a handshake with the webhook.
 bool handshake(const WebhookProcess& webhook, const std::string& args) {
-  const std::string command = "openssl s_client -connect 127.0.0.1:" + std::to_string(webhook.port()) +
-                              " -CAfile " + webhook.ca_file() + " -verify_return_error " + args +
-                              " </dev/null >/dev/null 2>&1";
+  const std::string command = "openssl s_client -connect 127.0.0.1:" + std::to_string(webhook.port()) + " -CAfile " +
+                              webhook.ca_file() + " -verify_return_error " + args + " </dev/null >/dev/null 2>&1";
   return std::system(command.c_str()) == 0;
 }
 

@@ -3,11 +3,11 @@
 // connections and shutdown. CTest runs this suite against both transports
 // (serve --transport asio, and again as httplib.Transport.* with
 // --transport httplib); where they differ, each test says how and why.
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "integration/raw_client.h"
 #include "integration/shared_webhook.h"
@@ -133,8 +133,8 @@ TEST_F(Transport, RequestsThatAreNotHttpAre400AndOverLongHeaders431) {
   {
     RawClient client(webhook_->port());
     client.handshake(webhook_->ca_file());
-    ASSERT_TRUE(client.send("GET /healthz HTTP/1.1\r\nHost: gpu-sizer\r\nX-Padding: " + std::string(9000, 'p') +
-                            "\r\n\r\n"));
+    ASSERT_TRUE(
+        client.send("GET /healthz HTTP/1.1\r\nHost: gpu-sizer\r\nX-Padding: " + std::string(9000, 'p') + "\r\n\r\n"));
     const RawClient::Received received = receive_answers(client, 1);
     if (httplib_transport()) {
       // cpp-httplib reads each header line into a fixed 8 KiB buffer and

@@ -3,12 +3,6 @@
 // the load generator (tests/load) drives the binary with the same code.
 #pragma once
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -21,8 +15,13 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace gpusizer::testing {
 

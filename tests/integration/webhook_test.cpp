@@ -1,10 +1,10 @@
 // The real binary over TLS: AdmissionReviews in, patches applied as the API
 // server applies them, and the resulting pods checked.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "integration/shared_webhook.h"
 #include "integration/volume_files.h"
@@ -201,8 +201,9 @@ TEST_F(WebhookTest, KeepAliveServesManyRequestsOnOneConnection) {
 
 // A sized 4-GPU training pod without /dev/shm, or with a dshm of size_limit.
 json sized_training_pod(const char* size_limit = nullptr) {
-  json pod = gpu_pod("train-x", {{"limits", {{"cpu", "32"}, {"memory", "192Gi"}, {"ephemeral-storage", "300Gi"},
-                                              {"nvidia.com/gpu", "4"}}}});
+  json pod = gpu_pod(
+      "train-x",
+      {{"limits", {{"cpu", "32"}, {"memory", "192Gi"}, {"ephemeral-storage", "300Gi"}, {"nvidia.com/gpu", "4"}}}});
   if (size_limit) {
     pod["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] = size_limit;
   } else {
@@ -223,11 +224,13 @@ TEST_F(WebhookTest, TrainingPodWithoutShmGetsVolumeAndMountPatches) {
   EXPECT_EQ(container_resources(patched)["limits"]["memory"], "192Gi") << "32Gi of /dev/shm is inside the table";
   const auto warnings = warnings_of(answer);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_EQ(warnings[0], "/dev/shm: added 32Gi memory-backed emptyDir \"gpu-sizer-shm\" to \"trainer\" (train profile)");
+  EXPECT_EQ(warnings[0],
+            "/dev/shm: added 32Gi memory-backed emptyDir \"gpu-sizer-shm\" to \"trainer\" (train profile)");
   // Applied as the API server applies it, the pod passes the validator.
   EXPECT_TRUE(webhook_->review("/validate", admission_review(patched))["response"]["allowed"].get<bool>());
   // Dry-run gets the same patch.
-  EXPECT_EQ(webhook_->review("/mutate", admission_review(pod, "team-a", "CREATE", true))["response"], answer["response"]);
+  EXPECT_EQ(webhook_->review("/mutate", admission_review(pod, "team-a", "CREATE", true))["response"],
+            answer["response"]);
 }
 
 TEST_F(WebhookTest, ShmJustUnderTheMinimumIsEnlargedAtAndOverItIsLeft) {
@@ -235,13 +238,15 @@ TEST_F(WebhookTest, ShmJustUnderTheMinimumIsEnlargedAtAndOverItIsLeft) {
   const json patched = apply_response(under, webhook_->review("/mutate", admission_review(under)));
   EXPECT_EQ(patched["spec"]["volumes"][0]["emptyDir"]["sizeLimit"], "32Gi");
   EXPECT_FALSE(webhook_->review("/mutate", admission_review(sized_training_pod("16Gi")))["response"].contains("patch"));
-  EXPECT_FALSE(webhook_->review("/mutate", admission_review(sized_training_pod("16385Mi")))["response"].contains("patch"));
+  EXPECT_FALSE(
+      webhook_->review("/mutate", admission_review(sized_training_pod("16385Mi")))["response"].contains("patch"));
 }
 
 TEST_F(WebhookTest, SevenBFullFineTuneOnTwo24GBGpusIsDenied) {
-  json pod = gpu_pod("llama-7b-sft", {{"limits", {{"cpu", "16"}, {"memory", "96Gi"}, {"ephemeral-storage", "300Gi"},
-                                                  {"nvidia.com/gpu", "2"}}}},
-                     {{"gpu-sizer.io/model", "params=7B,context=4k,precision=bf16,method=full,zero=0,mode=train"}});
+  json pod = gpu_pod(
+      "llama-7b-sft",
+      {{"limits", {{"cpu", "16"}, {"memory", "96Gi"}, {"ephemeral-storage", "300Gi"}, {"nvidia.com/gpu", "2"}}}},
+      {{"gpu-sizer.io/model", "params=7B,context=4k,precision=bf16,method=full,zero=0,mode=train"}});
   pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-GeForce-RTX-4090"}};
   const json answer = webhook_->review("/validate", admission_review(pod));
   ASSERT_FALSE(answer["response"]["allowed"].get<bool>());
@@ -253,9 +258,10 @@ TEST_F(WebhookTest, SevenBFullFineTuneOnTwo24GBGpusIsDenied) {
 }
 
 TEST_F(WebhookTest, VramWithinTheSafetyMarginIsAllowedWithAWarning) {
-  json pod = gpu_pod("qlora-2b", {{"limits", {{"cpu", "16"}, {"memory", "96Gi"}, {"ephemeral-storage", "300Gi"},
-                                              {"nvidia.com/gpu", "2"}}}},
-                     {{"gpu-sizer.io/model", "params=2B,method=qlora"}});
+  json pod = gpu_pod(
+      "qlora-2b",
+      {{"limits", {{"cpu", "16"}, {"memory", "96Gi"}, {"ephemeral-storage", "300Gi"}, {"nvidia.com/gpu", "2"}}}},
+      {{"gpu-sizer.io/model", "params=2B,method=qlora"}});
   pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-GeForce-RTX-4090"}};
   const json answer = webhook_->review("/validate", admission_review(pod));
   EXPECT_TRUE(answer["response"]["allowed"].get<bool>());
@@ -276,9 +282,10 @@ class VramThresholds : public WebhookTest, public ::testing::WithParamInterface<
 // Inference on one RTX 4090 (24 GB, 20.4 GB usable at 0.85): at the margin,
 // just over it, and just over the capacity.
 TEST_P(VramThresholds, AllowWarnOrDeny) {
-  json pod = gpu_pod("serve", {{"limits", {{"cpu", "4"}, {"memory", "64Gi"}, {"ephemeral-storage", "200Gi"},
-                                           {"nvidia.com/gpu", "1"}}}},
-                     {{"gpu-sizer.io/model", GetParam().model}}, {{"gpu-sizer.io/profile", "infer"}});
+  json pod =
+      gpu_pod("serve",
+              {{"limits", {{"cpu", "4"}, {"memory", "64Gi"}, {"ephemeral-storage", "200Gi"}, {"nvidia.com/gpu", "1"}}}},
+              {{"gpu-sizer.io/model", GetParam().model}}, {{"gpu-sizer.io/profile", "infer"}});
   pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-GeForce-RTX-4090"}};
   const json answer = webhook_->review("/validate", admission_review(pod));
   EXPECT_EQ(answer["response"]["allowed"].get<bool>(), GetParam().allowed) << answer.dump();
@@ -306,10 +313,11 @@ struct LoaderBatch {
 class DataLoaderAnnotation : public WebhookTest, public ::testing::WithParamInterface<LoaderBatch> {};
 
 TEST_P(DataLoaderAnnotation, RaisesMemoryPastTheTable) {
-  const json pod = gpu_pod("loader", {{"limits", {{"cpu", "16"}, {"memory", "64Gi"}, {"ephemeral-storage", "300Gi"},
-                                                  {"nvidia.com/gpu", "1"}}}},
-                           {{"gpu-sizer.io/dataloader", std::string("workers=4,prefetch=2,batch=") + GetParam().batch +
-                                                            ",sample=1024x1024,dtype=uint8"}});
+  const json pod = gpu_pod(
+      "loader",
+      {{"limits", {{"cpu", "16"}, {"memory", "64Gi"}, {"ephemeral-storage", "300Gi"}, {"nvidia.com/gpu", "1"}}}},
+      {{"gpu-sizer.io/dataloader",
+        std::string("workers=4,prefetch=2,batch=") + GetParam().batch + ",sample=1024x1024,dtype=uint8"}});
   const json patched = apply_response(pod, webhook_->review("/mutate", admission_review(pod)));
   EXPECT_EQ(container_resources(patched)["limits"]["memory"], GetParam().memory);
 }
@@ -350,8 +358,9 @@ TEST(WebhookPolicyFile, NodeFitAtJustUnderAndJustOverTheLargestNode) {
                "      nodes: [{name: dgx, gpus: 8, cpu: \"64\", memory: 384Gi, ephemeralStorage: 300Gi}]\n");
   WebhookProcess webhook({"--policy", policy});
   auto allowed = [&](const char* cpu) {
-    const json pod = gpu_pod("train-8", {{"limits", {{"cpu", cpu}, {"memory", "384Gi"}, {"ephemeral-storage", "300Gi"},
-                                                     {"nvidia.com/gpu", "8"}}}});
+    const json pod = gpu_pod(
+        "train-8",
+        {{"limits", {{"cpu", cpu}, {"memory", "384Gi"}, {"ephemeral-storage", "300Gi"}, {"nvidia.com/gpu", "8"}}}});
     return webhook.review("/validate", admission_review(pod))["response"]["allowed"].get<bool>();
   };
   EXPECT_TRUE(allowed("63999m")) << "below the table: sized to 64, which fits";
@@ -366,8 +375,9 @@ TEST(WebhookPolicyFile, NodeFitDenyPolicyDeniesAPodNoNodeHolds) {
                "nodeFit:\n  action: deny\n  pools:\n    - name: a100\n"
                "      nodes: [{name: dgx-a100, gpus: 8, cpu: \"252\", memory: 1960Gi, ephemeralStorage: 28Ti}]\n");
   WebhookProcess webhook({"--policy", policy});
-  const json pod = gpu_pod("train-16", {{"limits", {{"cpu", "128"}, {"memory", "768Gi"}, {"ephemeral-storage", "300Gi"},
-                                                    {"nvidia.com/gpu", "16"}}}});
+  const json pod = gpu_pod(
+      "train-16",
+      {{"limits", {{"cpu", "128"}, {"memory", "768Gi"}, {"ephemeral-storage", "300Gi"}, {"nvidia.com/gpu", "16"}}}});
   const json answer = webhook.review("/validate", admission_review(pod));
   ASSERT_FALSE(answer["response"]["allowed"].get<bool>());
   const std::string message = answer["response"]["status"]["message"];

@@ -1,10 +1,11 @@
 // Every workload kind through the real webhook: each fixture is sent as the
 // API server would send it, the patch applied, and each template checked.
-#include <gtest/gtest.h>
+#include "gpusizer/workloads/workloads.h"
 
 #include <filesystem>
 
-#include "gpusizer/workloads/workloads.h"
+#include <gtest/gtest.h>
+
 #include "integration/shared_webhook.h"
 #include "support/review_support.h"
 
@@ -34,8 +35,10 @@ TEST_F(WorkloadsTest, ArgoFinetuneAndInferStepsAreBothPatched) {
   EXPECT_EQ(infer["requests"]["cpu"], "4") << "template name infer selects the infer profile";
   EXPECT_EQ(infer["requests"]["ephemeral-storage"], "200Gi");
   // The containerSet pod is the sum of its containers: 2 + 2 GPUs share 4 GPUs' needs.
-  EXPECT_EQ(resources_at(patched, "/spec/templates/4/containerSet/containers/0/resources")["requests"]["memory"], "96Gi");
-  EXPECT_EQ(resources_at(patched, "/spec/templates/4/containerSet/containers/1/resources")["requests"]["memory"], "96Gi");
+  EXPECT_EQ(resources_at(patched, "/spec/templates/4/containerSet/containers/0/resources")["requests"]["memory"],
+            "96Gi");
+  EXPECT_EQ(resources_at(patched, "/spec/templates/4/containerSet/containers/1/resources")["requests"]["memory"],
+            "96Gi");
   // The sized annotation goes on the template's metadata, so its pods carry it.
   EXPECT_TRUE(patched["spec"]["templates"][2]["metadata"]["annotations"].contains("gpu-sizer.io/sized"));
 }
@@ -53,7 +56,8 @@ TEST_F(WorkloadsTest, ArgoTemplatesThatOnlyTheirPodCanDecideAreLeftWithAWarning)
   EXPECT_TRUE(validated["response"]["allowed"].get<bool>()) << validated.dump();
   const auto warnings = validated["response"].value("warnings", std::vector<std::string>{});
   auto has = [&](const std::string& part) {
-    return std::any_of(warnings.begin(), warnings.end(), [&](const auto& w) { return w.find(part) != std::string::npos; });
+    return std::any_of(warnings.begin(), warnings.end(),
+                       [&](const auto& w) { return w.find(part) != std::string::npos; });
   };
   EXPECT_TRUE(has("template \"param-train\": nvidia.com/gpu is \"{{inputs.parameters.gpus}}\"")) << validated.dump();
   EXPECT_TRUE(has("template \"patched-train\": podSpecPatch")) << validated.dump();

@@ -8,8 +8,6 @@
 // (before or after SIGTERM) was wrong, each fault shows in the server's log,
 // the server exited 0 and its memory did not grow. Requests sent after
 // SIGTERM may fail: the server stops accepting once --shutdown-delay ends.
-#include <sys/types.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,9 +23,11 @@
 #include <thread>
 #include <vector>
 
-#include "gpusizer/sizing/policy.h"
+#include <sys/types.h>
+
 #include "gpusizer/admission/review.h"
 #include "gpusizer/server/self_signed.h"
+#include "gpusizer/sizing/policy.h"
 #include "integration/volume_files.h"
 #include "integration/webhook_process.h"
 #include "support/review_support.h"
@@ -332,8 +332,8 @@ void run_connection(const LoadPlan& plan, int index, ConnectionLog& log) {
   auto reconnect_at = plan.start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
                                        plan.reconnect_seconds * (index + 1) / plan.connections));
   for (uint64_t k = 0;; ++k) {
-    const auto scheduled = plan.start + std::chrono::duration_cast<Clock::duration>(
-                                            std::chrono::duration<double>(offset + static_cast<double>(k) * plan.interval_seconds));
+    const auto scheduled = plan.start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                            offset + static_cast<double>(k) * plan.interval_seconds));
     if (scheduled >= plan.end) break;
     std::this_thread::sleep_until(scheduled);
     auto now = Clock::now();

@@ -3,12 +3,11 @@
 // answers the way it applies them.
 #pragma once
 
-#include <openssl/evp.h>
-
 #include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include <openssl/evp.h>
 
 #include "gpusizer/check/manifests.h"
 #include "gpusizer/util/files.h"
@@ -19,9 +18,7 @@ using nlohmann::json;
 
 // The 32Gi memory-backed /dev/shm a training pod mounts (the /dev/shm rule's
 // size), and its mount.
-inline json shm_volume() {
-  return {{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "32Gi"}}}};
-}
+inline json shm_volume() { return {{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "32Gi"}}}}; }
 inline json shm_mount() { return {{"name", "dshm"}, {"mountPath", "/dev/shm"}}; }
 
 // A pod with one container "trainer" holding `gpus` nvidia.com/gpu and the
@@ -39,8 +36,10 @@ inline json gpu_pod(const std::string& name, json resources, json annotations = 
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", metadata},
-          {"spec", {{"restartPolicy", "Never"}, {"containers", json::array({container})},
-                    {"volumes", json::array({shm_volume()})}}}};
+          {"spec",
+           {{"restartPolicy", "Never"},
+            {"containers", json::array({container})},
+            {"volumes", json::array({shm_volume()})}}}};
 }
 
 // The AdmissionReview v1 request the API server sends for `object`.
@@ -95,8 +94,9 @@ inline json first_manifest_object(const std::string& path) {
 
 inline std::string decode_base64(const std::string& text) {
   std::string out(3 * text.size() / 4 + 3, '\0');
-  const int length = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                     reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+  const int length =
+      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(text.data()),
+                      static_cast<int>(text.size()));
   if (length < 0) throw std::runtime_error("invalid base64");
   std::size_t size = static_cast<std::size_t>(length);
   // EVP_DecodeBlock counts the padding as decoded zero bytes.

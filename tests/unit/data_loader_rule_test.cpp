@@ -22,8 +22,8 @@ PodFacts annotated(const std::string& loader) {
 }
 
 TEST(DataLoaderRule, TheAnnotationSetsAMemoryFloorWithItsArithmetic) {
-  const RuleResult result =
-      evaluate(DataLoaderRule(), default_policy(), annotated("workers=32,prefetch=8,batch=256,sample=3x224x224"), "train", true);
+  const RuleResult result = evaluate(DataLoaderRule(), default_policy(),
+                                     annotated("workers=32,prefetch=8,batch=256,sample=3x224x224"), "train", true);
   ASSERT_EQ(result.floors.size(), 1u);
   const Floor& floor = result.floors[0];
   EXPECT_EQ(floor.phase, 0u);
@@ -48,7 +48,8 @@ TEST(DataLoaderRule, WithoutTheAnnotationNothing) {
 }
 
 TEST(DataLoaderRule, AMalformedAnnotationIsAProblemNamingThePart) {
-  const RuleResult result = evaluate(DataLoaderRule(), default_policy(), annotated("workers=twelve,batch=2,sample=3"), "train");
+  const RuleResult result =
+      evaluate(DataLoaderRule(), default_policy(), annotated("workers=twelve,batch=2,sample=3"), "train");
   EXPECT_TRUE(result.floors.empty());
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].reason, DenialReason::kInvalid);
@@ -59,8 +60,8 @@ TEST(DataLoaderRule, AMalformedAnnotationIsAProblemNamingThePart) {
 }
 
 TEST(DataLoaderRule, AFloorNoNodeHasIsRefusedNotPatched) {
-  const RuleResult result =
-      evaluate(DataLoaderRule(), default_policy(), annotated("workers=1024,prefetch=1024,batch=1000,sample=3x224x224"), "train");
+  const RuleResult result = evaluate(DataLoaderRule(), default_policy(),
+                                     annotated("workers=1024,prefetch=1024,batch=1000,sample=3x224x224"), "train");
   EXPECT_TRUE(result.floors.empty());
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_NE(result.findings[0].message.find("more than any node has; check its values"), std::string::npos)

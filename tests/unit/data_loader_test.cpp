@@ -4,16 +4,16 @@
 
 #include "gpusizer/sizing/data_loader.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "gpusizer/sizing/policy.h"
+#include <gtest/gtest.h>
+
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
 namespace {
@@ -69,7 +69,8 @@ TEST(DataLoaderAnnotation, SpacesAroundPartsAreIgnoredInAnyOrder) {
 }
 
 TEST(DataLoaderAnnotation, EightDimensionsAndTheBoundsAreAccepted) {
-  const DataLoaderSpec spec = parsed("workers=1024,prefetch=1024,batch=1000000,sample=1000000x1x1x1x1x1x1x1,dtype=uint8");
+  const DataLoaderSpec spec =
+      parsed("workers=1024,prefetch=1024,batch=1000000,sample=1000000x1x1x1x1x1x1x1,dtype=uint8");
   EXPECT_EQ(spec.workers, 1024);
   EXPECT_EQ(spec.prefetch, 1024);
   EXPECT_EQ(spec.batch, 1000000);
@@ -123,8 +124,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "has no part \"batch=...\" (workers, batch and sample are required)"},
         BadAnnotation{"batch_zero", "workers=12,batch=0,sample=3x224x224",
                       "part \"batch=0\": must be a whole number from 1 to 1000000"},
-        BadAnnotation{"empty", "", "is empty"},
-        BadAnnotation{"only_spaces", "   ", "is empty"},
+        BadAnnotation{"empty", "", "is empty"}, BadAnnotation{"only_spaces", "   ", "is empty"},
         BadAnnotation{"empty_part", "workers=12,,batch=256,sample=3x224x224", "has an empty part"},
         BadAnnotation{"trailing_comma", "workers=12,batch=256,sample=3x224x224,", "has an empty part"},
         // 10^6 samples of 10^18 float32 values: 4 x 10^24 bytes.
@@ -138,8 +138,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "part \"sample=1000000x1000000x1000000x1000000x1000000x1000000x100000...\": a batch of 1 such "
                       "samples of float32 is too large"},
         // Each batch is 8 x 10^15 bytes, fine; 1024 x 1024 x 1.56 of them is not.
-        BadAnnotation{"buffer_overflow",
-                      "workers=1024,prefetch=1024,batch=1000000,sample=1000000x1000,dtype=float64",
+        BadAnnotation{"buffer_overflow", "workers=1024,prefetch=1024,batch=1000000,sample=1000000x1000,dtype=float64",
                       "part \"workers=1024\": workers x prefetch x batch bytes x overhead factor is too large "
                       "(more than 2^62 bytes per GPU)"}),
     [](const ::testing::TestParamInfo<BadAnnotation>& info) { return info.param.what; });
@@ -149,9 +148,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(DataLoaderRule, SeedExampleNeeds14Gi) {
   const DataLoaderFloor floor = floor_of("workers=12,prefetch=3,batch=256,sample=3x224x224,dtype=float32", 1);
-  EXPECT_EQ(floor.batch_bytes, 154140672);          // seed 001: "154,140,672 bytes"
+  EXPECT_EQ(floor.batch_bytes, 154140672);            // seed 001: "154,140,672 bytes"
   EXPECT_EQ(floor.buffer_bytes_per_gpu, 8656540140);  // ceil(36 x 154140672 x 1.56): "~8 GB"
-  EXPECT_EQ(floor.memory, gibibytes(14));           // 8.06 + 2 + 3 GiB, rounded up; seed "~13 GB"
+  EXPECT_EQ(floor.memory, gibibytes(14));             // 8.06 + 2 + 3 GiB, rounded up; seed "~13 GB"
   EXPECT_EQ(floor.memory.to_string(), "14Gi");
   EXPECT_EQ(floor.detail, "1 x (12 workers x 3 prefetch x 147Mi batch x 1.56 + 2Gi) + 3Gi");
 }
@@ -185,7 +184,8 @@ TEST(DataLoaderRule, WarningShowsTheArithmeticUnder120Characters) {
   // The warning of design section 2.2, built the way the decision will.
   const std::string warning = "container \"trainer\": memory request 192Gi->" + floor.memory.to_string() +
                               " (4 GPUs, data loader " + floor.brief + ")";
-  EXPECT_EQ(warning, "container \"trainer\": memory request 192Gi->241Gi (4 GPUs, data loader 4x(32x8x147Mi x1.56+2Gi)+3Gi)");
+  EXPECT_EQ(warning,
+            "container \"trainer\": memory request 192Gi->241Gi (4 GPUs, data loader 4x(32x8x147Mi x1.56+2Gi)+3Gi)");
   EXPECT_LT(warning.size(), 120u);
 }
 

@@ -26,12 +26,14 @@ TEST(ExplainRows, ARewordedMessageStillShowsUnderItsRule) {
 
 TEST(ExplainRows, FloorsFromTheWrittenPassChecksAndContainersFromTheMutated) {
   Explanation written;
-  written.rules = {{RuleKind::kNodeFit, "-", "written: not shown"}, {RuleKind::kDataLoader, "memory 241Gi", "loader"},
+  written.rules = {{RuleKind::kNodeFit, "-", "written: not shown"},
+                   {RuleKind::kDataLoader, "memory 241Gi", "loader"},
                    {RuleKind::kTable, "cpu 32", "table"}};
   written.binding = BindingRow{"memory 241Gi", "data loader: ..."};
   written.containers = {{"trainer", "cpu 1", "written: not shown"}};
   Explanation mutated;
-  mutated.rules = {{RuleKind::kNodeFit, "4 GPUs", "fits"}, {RuleKind::kTable, "cpu 32", "mutated: not shown"},
+  mutated.rules = {{RuleKind::kNodeFit, "4 GPUs", "fits"},
+                   {RuleKind::kTable, "cpu 32", "mutated: not shown"},
                    {RuleKind::kGpuMemory, "-", "no annotation"}};
   mutated.containers = {{"trainer", "cpu 32, memory 241Gi", "requests it runs with (4 GPUs)"}};
   const std::vector<ExplainRow> rows = explain_rows(written, mutated);

@@ -22,8 +22,9 @@ PodFacts model_pod(const std::string& model, const std::string& product = "") {
 }
 
 TEST(GpuMemoryRule, AModelThatFitsNoAllowedGpuIsDenied) {
-  const RuleResult result = evaluate(GpuMemoryRule(), default_policy(),
-                                     model_pod("params=7B,method=full,zero=0", "NVIDIA-GeForce-RTX-4090"), "train", true);
+  const RuleResult result =
+      evaluate(GpuMemoryRule(), default_policy(), model_pod("params=7B,method=full,zero=0", "NVIDIA-GeForce-RTX-4090"),
+               "train", true);
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].reason, DenialReason::kVram);
   EXPECT_TRUE(result.findings[0].deny);
@@ -51,8 +52,9 @@ TEST(GpuMemoryRule, AnUnknownGpuIsNotCheckedAndNotDenied) {
   const RuleResult result = evaluate(GpuMemoryRule(), default_policy(), model_pod("params=7B"), "train", true);
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_FALSE(result.findings[0].deny);
-  EXPECT_EQ(result.findings[0].brief,
-            "model not checked: GPU model unknown; set nodeSelector nvidia.com/gpu.product or annotation gpu-sizer.io/gpu");
+  EXPECT_EQ(
+      result.findings[0].brief,
+      "model not checked: GPU model unknown; set nodeSelector nvidia.com/gpu.product or annotation gpu-sizer.io/gpu");
 }
 
 TEST(GpuMemoryRule, TheAnnotationNamesTheGpuWhenTheSchedulerDoesNot) {

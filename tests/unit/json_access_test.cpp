@@ -3,9 +3,9 @@
 // refused naming where.
 #include "gpusizer/json/json_access.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace gpusizer {
 namespace {

@@ -4,11 +4,10 @@
 
 #include "gpusizer/json/json_patch.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 namespace gpusizer {
@@ -249,8 +248,10 @@ TEST(PatchBuilder, AppendToAnExistingArrayDashes) {
   JsonReader reader;
   PatchBuilder patch(reader.view_of(doc));
   patch.append_json(at({"volumeMounts"}), R"({"name":"shm","mountPath":"/dev/shm"})");
-  EXPECT_EQ(patch.operations(), json::parse(
-    R"([{"op":"add","path":"/spec/containers/0/volumeMounts/-","value":{"name":"shm","mountPath":"/dev/shm"}}])"));
+  EXPECT_EQ(
+      patch.operations(),
+      json::parse(
+          R"([{"op":"add","path":"/spec/containers/0/volumeMounts/-","value":{"name":"shm","mountPath":"/dev/shm"}}])"));
   json result = apply_ops(doc, patch.operations());
   EXPECT_EQ(result["spec"]["containers"][0]["volumeMounts"].size(), 2u);
 }

@@ -4,9 +4,9 @@
 // to_json_text must write what nlohmann's dump writes.
 #include "gpusizer/json/json_view.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "gpusizer/json/json_text.h"
 

@@ -15,12 +15,11 @@ using testing::gpu_pod;
 
 ReviewOutcome mutate(const std::string& ns, bool dry_run = false) {
   const auto pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"cpu", "8"}, {"nvidia.com/gpu", "4"}}}});
-  return handle_review(default_policy(), Endpoint::kMutate, admission_review(pod, ns, "CREATE", dry_run).dump()).outcome;
+  return handle_review(default_policy(), Endpoint::kMutate, admission_review(pod, ns, "CREATE", dry_run).dump())
+      .outcome;
 }
 
-bool has_line(const std::string& text, const std::string& line) {
-  return text.find(line + "\n") != std::string::npos;
-}
+bool has_line(const std::string& text, const std::string& line) { return text.find(line + "\n") != std::string::npos; }
 
 TEST(Metrics, CountsReviewsByKindOperationEndpointDecisionAndDryRun) {
   Metrics metrics("1.2.3", 100);
@@ -28,9 +27,18 @@ TEST(Metrics, CountsReviewsByKindOperationEndpointDecisionAndDryRun) {
   metrics.count_review(Endpoint::kMutate, mutate("team-a", true), 0.001);
   metrics.count_review(Endpoint::kValidate, handle_review(default_policy(), Endpoint::kValidate, "{").outcome, 0.001);
   const std::string text = metrics.render();
-  EXPECT_TRUE(has_line(text, R"(gpu_sizer_reviews_total{decision="mutated",dry_run="false",endpoint="mutate",kind="Pod",operation="CREATE"} 1)")) << text;
-  EXPECT_TRUE(has_line(text, R"(gpu_sizer_reviews_total{decision="mutated",dry_run="true",endpoint="mutate",kind="Pod",operation="CREATE"} 1)")) << text;
-  EXPECT_TRUE(has_line(text, R"(gpu_sizer_reviews_total{decision="error",dry_run="false",endpoint="validate",kind="unknown",operation="unknown"} 1)")) << text;
+  EXPECT_TRUE(has_line(
+      text,
+      R"(gpu_sizer_reviews_total{decision="mutated",dry_run="false",endpoint="mutate",kind="Pod",operation="CREATE"} 1)"))
+      << text;
+  EXPECT_TRUE(has_line(
+      text,
+      R"(gpu_sizer_reviews_total{decision="mutated",dry_run="true",endpoint="mutate",kind="Pod",operation="CREATE"} 1)"))
+      << text;
+  EXPECT_TRUE(has_line(
+      text,
+      R"(gpu_sizer_reviews_total{decision="error",dry_run="false",endpoint="validate",kind="unknown",operation="unknown"} 1)"))
+      << text;
   EXPECT_TRUE(has_line(text, R"(gpu_sizer_build_info{version="1.2.3"} 1)")) << text;
 }
 
@@ -40,32 +48,40 @@ TEST(Metrics, DryRunChangesNothingSoAddsNoCorrections) {
   EXPECT_EQ(metrics.render().find("gpu_sizer_corrections_total{"), std::string::npos);
   metrics.count_review(Endpoint::kMutate, mutate("team-a"), 0.001);
   const std::string text = metrics.render();
-  EXPECT_TRUE(has_line(text, R"(gpu_sizer_corrections_total{namespace="team-a",profile="train",resource="memory"} 1)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_corrections_total{namespace="team-a",profile="train",resource="memory"} 1)"))
+      << text;
   EXPECT_TRUE(has_line(text, R"(gpu_sizer_cpu_cores_added_total{namespace="team-a",profile="train"} 24)")) << text;
-  EXPECT_TRUE(has_line(text, R"(gpu_sizer_memory_bytes_added_total{namespace="team-a",profile="train"} 137438953472)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_memory_bytes_added_total{namespace="team-a",profile="train"} 137438953472)"))
+      << text;
 }
 
 TEST(Metrics, NamespacesPastTheCapAreOther) {
   Metrics metrics("dev", 2);
   for (const char* ns : {"a", "b", "c", "d", "a"}) metrics.count_review(Endpoint::kMutate, mutate(ns), 0.001);
   const std::string text = metrics.render();
-  EXPECT_TRUE(has_line(text, R"(gpu_sizer_corrections_total{namespace="a",profile="train",resource="memory"} 2)")) << text;
-  EXPECT_TRUE(has_line(text, R"(gpu_sizer_corrections_total{namespace="other",profile="train",resource="memory"} 2)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_corrections_total{namespace="a",profile="train",resource="memory"} 2)"))
+      << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_corrections_total{namespace="other",profile="train",resource="memory"} 2)"))
+      << text;
   EXPECT_EQ(text.find(R"(namespace="c")"), std::string::npos) << text;
 }
 
 TEST(Metrics, DenialsByReasonAndPolicyInfoFollowsReloads) {
   Metrics metrics("dev", 100);
-  auto pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}}, {{"gpu-sizer.io/mutate", "false"}});
+  auto pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}},
+                     {{"gpu-sizer.io/mutate", "false"}});
   metrics.count_review(Endpoint::kValidate,
-                       handle_review(default_policy(), Endpoint::kValidate, admission_review(pod).dump()).outcome, 0.001);
+                       handle_review(default_policy(), Endpoint::kValidate, admission_review(pod).dump()).outcome,
+                       0.001);
   metrics.set_policy(default_policy());
   auto other = parse_policy("mode: audit\n", "p.yaml");
   ASSERT_TRUE(other.ok());
   metrics.set_policy(other.value());
   const std::string text = metrics.render();
-  EXPECT_TRUE(has_line(text, R"(gpu_sizer_denials_total{namespace="team-a",profile="train",reason="memory"} 1)")) << text;
-  EXPECT_TRUE(has_line(text, "gpu_sizer_policy_info{sha256=\"" + other.value().sha256 + "\",source=\"p.yaml\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_denials_total{namespace="team-a",profile="train",reason="memory"} 1)"))
+      << text;
+  EXPECT_TRUE(has_line(text, "gpu_sizer_policy_info{sha256=\"" + other.value().sha256 + "\",source=\"p.yaml\"} 1"))
+      << text;
   EXPECT_EQ(text.find(default_policy().sha256), std::string::npos) << "only the active policy is reported";
 }
 
@@ -85,7 +101,8 @@ TEST(Metrics, DenialReasonLabelsComeFromTheTypedReason) {
   metrics.count_review(Endpoint::kValidate, outcome, 0.001);
   const std::string text = metrics.render();
   EXPECT_TRUE(has_line(text, R"(gpu_sizer_denials_total{namespace="team-a",profile="train",reason="vram"} 1)")) << text;
-  EXPECT_TRUE(has_line(text, R"(gpu_sizer_denials_total{namespace="team-a",profile="train",reason="node_fit"} 1)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_denials_total{namespace="team-a",profile="train",reason="node_fit"} 1)"))
+      << text;
 }
 
 TEST(Metrics, BypassesByReasonNamespaceAndEndpoint) {
@@ -98,18 +115,22 @@ TEST(Metrics, BypassesByReasonNamespaceAndEndpoint) {
   for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
     metrics.count_review(endpoint, handle_review(policy.value(), endpoint, by_admin.dump()).outcome, 0.001);
   }
-  metrics.count_review(Endpoint::kMutate,
-                       handle_review(policy.value(), Endpoint::kMutate, admission_review(pod, "kube-system").dump()).outcome,
-                       0.001);
+  metrics.count_review(
+      Endpoint::kMutate,
+      handle_review(policy.value(), Endpoint::kMutate, admission_review(pod, "kube-system").dump()).outcome, 0.001);
   // A dry run skips nothing.
   metrics.count_review(
       Endpoint::kMutate,
-      handle_review(policy.value(), Endpoint::kMutate, admission_review(pod, "kube-system", "CREATE", true).dump()).outcome,
+      handle_review(policy.value(), Endpoint::kMutate, admission_review(pod, "kube-system", "CREATE", true).dump())
+          .outcome,
       0.001);
   const std::string text = metrics.render();
-  EXPECT_TRUE(has_line(text, R"(gpu_sizer_bypasses_total{endpoint="mutate",namespace="team-a",reason="user"} 1)")) << text;
-  EXPECT_TRUE(has_line(text, R"(gpu_sizer_bypasses_total{endpoint="validate",namespace="team-a",reason="user"} 1)")) << text;
-  EXPECT_TRUE(has_line(text, R"(gpu_sizer_bypasses_total{endpoint="mutate",namespace="kube-system",reason="namespace"} 1)"))
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_bypasses_total{endpoint="mutate",namespace="team-a",reason="user"} 1)"))
+      << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_bypasses_total{endpoint="validate",namespace="team-a",reason="user"} 1)"))
+      << text;
+  EXPECT_TRUE(
+      has_line(text, R"(gpu_sizer_bypasses_total{endpoint="mutate",namespace="kube-system",reason="namespace"} 1)"))
       << text;
 }
 

@@ -5,11 +5,11 @@
 
 #include "gpusizer/sizing/model_fit.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <ostream>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "gpusizer/sizing/policy.h"
 
@@ -136,8 +136,7 @@ VramVerdict verdict(const std::string& text, ModelMode default_mode = ModelMode:
 }
 
 TEST(VramFit, AtTheSafetyMarginFits) {
-  EXPECT_EQ(vram_per_gpu(policy(), parse_ok("params=10B,context=400", 1, ModelMode::kInfer), 1).total,
-            20'400'000'000);
+  EXPECT_EQ(vram_per_gpu(policy(), parse_ok("params=10B,context=400", 1, ModelMode::kInfer), 1).total, 20'400'000'000);
   EXPECT_EQ(verdict("params=10B,context=400"), VramVerdict::kFits);
   EXPECT_EQ(verdict("params=10B,context=300"), VramVerdict::kFits);
 }
@@ -301,7 +300,8 @@ TEST_P(ModelAnnotationError, NamesTheAnnotationAndThePart) {
   EXPECT_EQ(parsed.error(), c.error);
 }
 
-const std::string kEverySize = "must be a number of parameters with B (billions) or M (millions), e.g. 7B, 1.5B or 350M";
+const std::string kEverySize =
+    "must be a number of parameters with B (billions) or M (millions), e.g. 7B, 1.5B or 350M";
 
 INSTANTIATE_TEST_SUITE_P(
     Parts, ModelAnnotationError,
@@ -316,7 +316,8 @@ INSTANTIATE_TEST_SUITE_P(
         AnnotationErrorCase{"params=7B,zero=4", 2, ModelMode::kTrain, "part \"zero=4\": must be 0, 1, 2 or 3"},
         AnnotationErrorCase{"params=7B,method=dora", 2, ModelMode::kTrain,
                             "part \"method=dora\": must be full, lora or qlora"},
-        AnnotationErrorCase{"params=7B,mode=serve", 2, ModelMode::kTrain, "part \"mode=serve\": must be train or infer"},
+        AnnotationErrorCase{"params=7B,mode=serve", 2, ModelMode::kTrain,
+                            "part \"mode=serve\": must be train or infer"},
         AnnotationErrorCase{"params=7B,context=16q", 2, ModelMode::kInfer,
                             "part \"context=16q\": must be tokens (16384) or thousands of tokens (16k)"},
         AnnotationErrorCase{"params=7B,mode=infer,zero=3", 2, ModelMode::kTrain,

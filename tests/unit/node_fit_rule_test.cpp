@@ -60,7 +60,8 @@ TEST(NodeFitRule, JustOverTheLargestNodeIsDeniedOrWarnedByAction) {
   ASSERT_EQ(denied.result.findings.size(), 1u);
   EXPECT_EQ(denied.result.findings[0].reason, DenialReason::kNodeFit);
   EXPECT_TRUE(denied.result.findings[0].deny);
-  EXPECT_TRUE(denied.result.findings[0].message.starts_with("pod default/train-x: node fit: 8 GPUs, cpu 64, memory 385Gi"))
+  EXPECT_TRUE(
+      denied.result.findings[0].message.starts_with("pod default/train-x: node fit: 8 GPUs, cpu 64, memory 385Gi"))
       << denied.result.findings[0].message;
   const FitRun warned = run(with_pool(CheckAction::kWarn), over);
   ASSERT_EQ(warned.result.findings.size(), 1u);

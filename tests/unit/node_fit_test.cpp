@@ -4,14 +4,14 @@
 
 #include "gpusizer/sizing/node_fit.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <map>
 #include <string>
 
-#include "gpusizer/sizing/policy.h"
+#include <gtest/gtest.h>
+
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
 namespace {
@@ -81,8 +81,9 @@ TEST(NodeFit, OneMilliCpuOverFitsNoNodeAndNamesTheLargest) {
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kNoFit);
   ASSERT_NE(fit.largest, nullptr);
   EXPECT_EQ(fit.largest->name, "dgx-a100");
-  EXPECT_EQ(fit.brief,
-            "node fit: 8 GPUs, cpu 252001m, memory 1960Gi fit no node of pool \"a100\"; largest \"dgx-a100\" has cpu 252");
+  EXPECT_EQ(
+      fit.brief,
+      "node fit: 8 GPUs, cpu 252001m, memory 1960Gi fit no node of pool \"a100\"; largest \"dgx-a100\" has cpu 252");
   EXPECT_EQ(fit.message,
             "node fit: 8 GPUs, cpu 252001m, memory 1960Gi, ephemeral-storage 28Ti fit no node of pool \"a100\"; "
             "the largest, \"dgx-a100\", has 8 GPUs, cpu 252, memory 1960Gi, ephemeral-storage 28Ti "
@@ -106,8 +107,9 @@ TEST(NodeFit, OneMebibyteOverInMemoryOrStorageFitsNoNode) {
   // Storage is not among the GPUs, cpu and memory the brief usually shows:
   // it shows what is short.
   storage.ephemeral_storage = Quantity::from_bytes(30 * kTi);
-  EXPECT_EQ(check_node_fit(two_pools(), storage, in_pool("a100"), {}).brief,
-            "node fit: ephemeral-storage 30Ti fit no node of pool \"a100\"; largest \"dgx-a100\" has ephemeral-storage 28Ti");
+  EXPECT_EQ(
+      check_node_fit(two_pools(), storage, in_pool("a100"), {}).brief,
+      "node fit: ephemeral-storage 30Ti fit no node of pool \"a100\"; largest \"dgx-a100\" has ephemeral-storage 28Ti");
 }
 
 TEST(NodeFit, OneGpuOverFitsNoNode) {
@@ -186,12 +188,16 @@ TEST(NodeFit, UnmatchedPodIsCheckedAgainstEveryPool) {
 
 TEST(NodeFit, LargestIsMostGpusThenMemoryThenCpu) {
   NodeFitPolicy policy;
-  policy.pools.push_back(NodePool{"mixed", {}, "", {
-      NodeShape{"many-gpus-small", 8, Quantity::from_milli(200000), Quantity::from_bytes(1000 * kGi), {}},
-      NodeShape{"few-gpus-huge", 4, Quantity::from_milli(900000), Quantity::from_bytes(4000 * kGi), {}},
-      NodeShape{"many-gpus-more-cpu", 8, Quantity::from_milli(250000), Quantity::from_bytes(1000 * kGi), {}},
-      NodeShape{"many-gpus-less-cpu", 8, Quantity::from_milli(100000), Quantity::from_bytes(1000 * kGi), {}},
-  }});
+  policy.pools.push_back(NodePool{
+      "mixed",
+      {},
+      "",
+      {
+          NodeShape{"many-gpus-small", 8, Quantity::from_milli(200000), Quantity::from_bytes(1000 * kGi), {}},
+          NodeShape{"few-gpus-huge", 4, Quantity::from_milli(900000), Quantity::from_bytes(4000 * kGi), {}},
+          NodeShape{"many-gpus-more-cpu", 8, Quantity::from_milli(250000), Quantity::from_bytes(1000 * kGi), {}},
+          NodeShape{"many-gpus-less-cpu", 8, Quantity::from_milli(100000), Quantity::from_bytes(1000 * kGi), {}},
+      }});
   const NodeFit fit = check_node_fit(policy, pod(16, 1000, kGi, 0), {}, {});
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kNoFit);
   ASSERT_NE(fit.largest, nullptr);
@@ -205,11 +211,15 @@ TEST(NodeFit, BriefStaysUnder110Characters) {
   // Too long with the pod's GPUs, cpu and memory: only what is short.
   NodeFitPolicy named;
   named.pool_label = "osmo.pool";
-  named.pools.push_back(NodePool{"a100-east-production", {}, "", {
-      NodeShape{"dgx-a100-80gb", 8, Quantity::from_milli(252000), Quantity::from_bytes(1960 * kGi), {}}}});
+  named.pools.push_back(
+      NodePool{"a100-east-production",
+               {},
+               "",
+               {NodeShape{"dgx-a100-80gb", 8, Quantity::from_milli(252000), Quantity::from_bytes(1960 * kGi), {}}}});
   const NodeFit cpu = check_node_fit(named, pod(8, 252001, 1959 * kGi + kMi, 0), in_pool("a100-east-production"), {});
-  EXPECT_EQ(cpu.brief,
-            "node fit: cpu 252001m fit no node of pool \"a100-east-production\"; largest \"dgx-a100-80gb\" has cpu 252");
+  EXPECT_EQ(
+      cpu.brief,
+      "node fit: cpu 252001m fit no node of pool \"a100-east-production\"; largest \"dgx-a100-80gb\" has cpu 252");
 
   // Names too long for any form: cut, while the message stays whole.
   NodeFitPolicy policy;

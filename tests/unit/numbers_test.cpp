@@ -2,9 +2,9 @@
 // the integer arithmetic the rules share.
 #include "gpusizer/util/numbers.h"
 
-#include <gtest/gtest.h>
-
 #include <limits>
+
+#include <gtest/gtest.h>
 
 namespace gpusizer {
 namespace {

@@ -2,7 +2,6 @@
 #include "gpusizer/server/openssl_error.h"
 
 #include <gtest/gtest.h>
-
 #include <openssl/err.h>
 #include <openssl/pem.h>
 

@@ -1,9 +1,8 @@
 // The OSMO checker on one resource block: the need of its tasks' profile,
 // the findings, the --set values, and the --set line of several blocks.
-#include "gpusizer/check/osmo/checker.h"
-
 #include <gtest/gtest.h>
 
+#include "gpusizer/check/osmo/checker.h"
 #include "gpusizer/check/osmo/fields.h"
 
 namespace gpusizer::osmo {
@@ -25,8 +24,8 @@ struct Block {
     root = YAML::Load(rendered.text);
     marked = YAML::Load(rendered.marked);
     const SpecLines spec{&rendered};
-    BlockInput input{default_policy(), variables, spec, "train", root["resources"]["train"],
-                     marked["resources"]["train"]};
+    BlockInput input{
+        default_policy(), variables, spec, "train", root["resources"]["train"], marked["resources"]["train"]};
     input.tasks.push_back({task, group, "train", 1, YAML::Node()});
     return check_block(input, pairs);
   }
@@ -34,7 +33,8 @@ struct Block {
 
 TEST(CheckBlock, VariablesGetTheSetValuesThatFit) {
   Block b;
-  b.variables = {{"gpu", {Value::integer(4), "4"}}, {"cpu", {Value::integer(8), "8"}}, {"mem", {Value::integer(64), "64"}}};
+  b.variables = {
+      {"gpu", {Value::integer(4), "4"}}, {"cpu", {Value::integer(8), "8"}}, {"mem", {Value::integer(64), "64"}}};
   auto report = b.check("resources:\n  train:\n    gpu: {{gpu}}\n    cpu: {{cpu}}\n    memory: {{mem}}Gi\n");
   ASSERT_TRUE(report.ok()) << report.error();
   EXPECT_EQ(report.value().gpus, 4);
@@ -43,9 +43,9 @@ TEST(CheckBlock, VariablesGetTheSetValuesThatFit) {
   EXPECT_EQ(report.value().memory_source.unit, "Gi");
   EXPECT_EQ(report.value().set_values, (std::vector<std::string>{"gpu=4", "cpu=32", "mem=192"}));
   EXPECT_EQ(report.value().findings,
-            (std::vector<std::string>{"cpu 8 is below 32 for 4 GPUs (train profile)",
-                                      "memory 64Gi is below 192Gi for 4 GPUs (train profile)",
-                                      "storage is not set; 300Gi needed (train profile): add storage to resources.train"}));
+            (std::vector<std::string>{
+                "cpu 8 is below 32 for 4 GPUs (train profile)", "memory 64Gi is below 192Gi for 4 GPUs (train profile)",
+                "storage is not set; 300Gi needed (train profile): add storage to resources.train"}));
   EXPECT_EQ(b.pairs.size(), 3u);
 }
 
@@ -77,8 +77,9 @@ TEST(CheckBlock, ValuesOsmoRejectsFailNamingTheLine) {
             "not GB or G");
   EXPECT_EQ(b.check("resources:\n  train:\n    gpu: two\n").error(),
             "line 3: resources.train.gpu: \"two\" is not a whole number of GPUs");
-  EXPECT_TRUE(b.check("resources:\n  train:\n    gpus: 2\n").error().starts_with(
-      "line 3: resources.train.gpus is not a resource field"));
+  EXPECT_TRUE(b.check("resources:\n  train:\n    gpus: 2\n")
+                  .error()
+                  .starts_with("line 3: resources.train.gpus is not a resource field"));
 }
 
 TEST(SetLine, OneValuePerVariableTheLargerWins) {

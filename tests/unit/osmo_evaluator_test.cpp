@@ -1,8 +1,8 @@
 // The OSMO expression evaluator: Python and Jinja arithmetic and filters,
 // and which failure comes first when an expression has more than one.
-#include "gpusizer/check/osmo/evaluator.h"
-
 #include <gtest/gtest.h>
+
+#include "gpusizer/check/osmo/evaluator.h"
 
 namespace gpusizer::osmo {
 namespace {

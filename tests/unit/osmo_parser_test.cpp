@@ -1,8 +1,8 @@
 // The OSMO expression parser: the tree of the subset, and unsupported
 // constructs kept as nodes that hold what was read before them.
-#include "gpusizer/check/osmo/parser.h"
-
 #include <gtest/gtest.h>
+
+#include "gpusizer/check/osmo/parser.h"
 
 namespace gpusizer::osmo {
 namespace {

@@ -1,8 +1,8 @@
 // Rendering an OSMO spec: sections, variables, and the two renderings the
 // checker reads (as OSMO parses it, and with markers).
-#include "gpusizer/check/osmo/renderer.h"
-
 #include <gtest/gtest.h>
+
+#include "gpusizer/check/osmo/renderer.h"
 
 namespace gpusizer::osmo {
 namespace {

@@ -16,7 +16,8 @@ OsmoReport undersized() {
   block.gpu_source = {OsmoFieldSource::Kind::kVariable, "train_gpu", "", "", true, "", 3};
   block.memory = Quantity::parse("64Gi").value();
   block.memory_source = {OsmoFieldSource::Kind::kVariable, "train_memory", "Gi", "", true, "", 5};
-  block.need = Requirement{Quantity::parse("32").value(), Quantity::parse("192Gi").value(), Quantity::parse("300Gi").value()};
+  block.need =
+      Requirement{Quantity::parse("32").value(), Quantity::parse("192Gi").value(), Quantity::parse("300Gi").value()};
   block.findings = {"memory 64Gi is below 192Gi for 4 GPUs (train profile)"};
   block.set_values = {"train_gpu=4", "train_memory=192"};
   OsmoReport report;
@@ -59,7 +60,8 @@ TEST(OsmoReport, JsonCarriesTheSameFacts) {
 TEST(OsmoReport, AllFitSaysSo) {
   OsmoReport report;
   EXPECT_TRUE(report.fits());
-  EXPECT_EQ(osmo_report_text("f.yaml", report), "f.yaml: OSMO workflow, 0 resource blocks used by tasks\n\nall resource blocks fit\n");
+  EXPECT_EQ(osmo_report_text("f.yaml", report),
+            "f.yaml: OSMO workflow, 0 resource blocks used by tasks\n\nall resource blocks fit\n");
 }
 
 }  // namespace

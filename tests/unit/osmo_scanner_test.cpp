@@ -1,8 +1,8 @@
 // The OSMO template scanner: a template cut into pieces with their lines,
 // an expression cut into tokens, and the typed failures of each.
-#include "gpusizer/check/osmo/scanner.h"
-
 #include <gtest/gtest.h>
+
+#include "gpusizer/check/osmo/scanner.h"
 
 namespace gpusizer::osmo {
 namespace {
@@ -48,8 +48,10 @@ TEST(ScanTemplate, BracesInsideStringsDoNotCloseAnExpression) {
 }
 
 TEST(ScanTemplate, WhatOsmoCannotRenderIsAnErrorNamingTheLine) {
-  EXPECT_EQ(scan_template("a\n{{ x").error(), "line 2: `{{` is never closed with `}}`; OSMO fails to render this spec too");
-  EXPECT_TRUE(scan_template("a\nb {# x").error().starts_with("line 2: `{#` opens a Jinja comment that is never closed"));
+  EXPECT_EQ(scan_template("a\n{{ x").error(),
+            "line 2: `{{` is never closed with `}}`; OSMO fails to render this spec too");
+  EXPECT_TRUE(
+      scan_template("a\nb {# x").error().starts_with("line 2: `{#` opens a Jinja comment that is never closed"));
   EXPECT_EQ(scan_template("{% if x %}\nb").error(),
             "line 1: `{% if x %}`: check cannot render Jinja control blocks ({% ... %}); check a rendered copy of the "
             "spec instead");

@@ -1,7 +1,7 @@
 // Values as OSMO's Python side types and writes them.
-#include "gpusizer/check/osmo/values.h"
-
 #include <gtest/gtest.h>
+
+#include "gpusizer/check/osmo/values.h"
 
 namespace gpusizer::osmo {
 namespace {

@@ -5,8 +5,6 @@
 
 #include "gpusizer/check/osmo_workflow.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -17,8 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "gpusizer/sizing/policy.h"
+#include <gtest/gtest.h>
+
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
 namespace {
@@ -182,9 +182,9 @@ TEST_P(OsmoSetLineTest, TrainGpuAloneGivesTheCompleteSetLine) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TrainTable, OsmoSetLineTest,
-                         ::testing::Values(SetLineCase{1, 16, 64}, SetLineCase{2, 16, 96},
-                                           SetLineCase{3, 24, 144}, SetLineCase{4, 32, 192},
-                                           SetLineCase{8, 64, 384}, SetLineCase{16, 128, 768}));
+                         ::testing::Values(SetLineCase{1, 16, 64}, SetLineCase{2, 16, 96}, SetLineCase{3, 24, 144},
+                                           SetLineCase{4, 32, 192}, SetLineCase{8, 64, 384},
+                                           SetLineCase{16, 128, 768}));
 
 TEST(OsmoFinetune, FindingsNameFieldValueNeedAndProfile) {
   const OsmoReport report = check(fixture("finetune.yaml"), {{"train_gpu", "4"}});
@@ -215,8 +215,7 @@ TEST(OsmoFinetune, UsersOtherSetValuesStayOnTheLine) {
 TEST(OsmoFinetune, ShortStorageAddsTheStorageVariable) {
   const OsmoReport report = check(fixture("finetune.yaml"), {{"train_storage", "100Gi"}});
   ASSERT_EQ(report.blocks.size(), 1u);
-  EXPECT_EQ(report.blocks[0].findings,
-            (std::vector<std::string>{"storage 100Gi is below 300Gi (train profile)"}));
+  EXPECT_EQ(report.blocks[0].findings, (std::vector<std::string>{"storage 100Gi is below 300Gi (train profile)"}));
   EXPECT_EQ(report.set_line, "train_gpu=1 train_cpu=16 train_memory=64Gi train_storage=300Gi");
 }
 
@@ -281,8 +280,7 @@ TEST(OsmoDay0, DefaultsFitInFileOrder) {
   ASSERT_NE(infer, nullptr);
   EXPECT_EQ(infer->profile, "infer");
   EXPECT_EQ(infer->tasks[0].task, "infer-all-defects");
-  EXPECT_EQ(report.set_line,
-            "train_gpu=1 train_cpu=16 train_memory=64Gi infer_gpu=1 infer_cpu=4 infer_memory=64Gi");
+  EXPECT_EQ(report.set_line, "train_gpu=1 train_cpu=16 train_memory=64Gi infer_gpu=1 infer_cpu=4 infer_memory=64Gi");
 }
 
 TEST(OsmoDay0, InferTwoGpusNeedsEightCpuAnd96Gi) {
@@ -298,8 +296,7 @@ TEST(OsmoDay0, InferTwoGpusNeedsEightCpuAnd96Gi) {
 
 TEST(OsmoDay0, TrainAndInferTogether) {
   const OsmoReport report = check(fixture("day0.yaml"), {{"train_gpu", "8"}, {"infer_gpu", "2"}});
-  EXPECT_EQ(report.set_line,
-            "train_gpu=8 train_cpu=64 train_memory=384Gi infer_gpu=2 infer_cpu=8 infer_memory=96Gi");
+  EXPECT_EQ(report.set_line, "train_gpu=8 train_cpu=64 train_memory=384Gi infer_gpu=2 infer_cpu=8 infer_memory=96Gi");
   EXPECT_FALSE(report.fits());
 }
 
@@ -446,8 +443,9 @@ TEST(OsmoExpressions, SpecialTokensAreKeptAndSpacedOnesAreVariables) {
 }
 
 TEST(OsmoExpressions, UnclosedJinjaCommentFromShellIsAnError) {
-  const std::string spec = "workflow:\n  name: wf\n  tasks:\n    - name: a\n      image: x\n"
-                           "      command: [\"bash\", \"-c\", \"echo ${#ARR[@]}\"]\n";
+  const std::string spec =
+      "workflow:\n  name: wf\n  tasks:\n    - name: a\n      image: x\n"
+      "      command: [\"bash\", \"-c\", \"echo ${#ARR[@]}\"]\n";
   const std::string error = check_error(spec);
   EXPECT_TRUE(contains(error, "line 6")) << error;
   EXPECT_TRUE(contains(error, "{#")) << error;
@@ -500,13 +498,15 @@ TEST(OsmoShapes, LiteralValuesSayWhichFieldToEdit) {
   ASSERT_EQ(report.blocks.size(), 1u);
   const auto& findings = report.blocks[0].findings;
   ASSERT_EQ(findings.size(), 2u);
-  EXPECT_EQ(findings[0], "cpu 16 is below 32 for 4 GPUs (train profile): resources.train.cpu is written in "
-                         "the file (line 5), edit it to 32");
+  EXPECT_EQ(findings[0],
+            "cpu 16 is below 32 for 4 GPUs (train profile): resources.train.cpu is written in "
+            "the file (line 5), edit it to 32");
   EXPECT_TRUE(contains(findings[1], "resources.train.memory is written in the file (line 7), edit it to 192Gi"))
       << findings[1];
   EXPECT_TRUE(report.blocks[0].set_values.empty());
   EXPECT_EQ(report.set_line, "");
-  EXPECT_TRUE(contains(osmo_report_text("spec", report), "no --set value fixes this")) << osmo_report_text("spec", report);
+  EXPECT_TRUE(contains(osmo_report_text("spec", report), "no --set value fixes this"))
+      << osmo_report_text("spec", report);
 }
 
 TEST(OsmoShapes, BlockSharedByTrainAndInferTakesTheLargestNeed) {
@@ -535,7 +535,7 @@ default-values:
   EXPECT_EQ(block.profile, "train");
   EXPECT_TRUE(contains(block.profile_reason, "largest need")) << block.profile_reason;
   ASSERT_TRUE(block.need.has_value());
-  EXPECT_EQ(block.need->cpu, cores(32));        // train 32 > infer 16
+  EXPECT_EQ(block.need->cpu, cores(32));  // train 32 > infer 16
   EXPECT_EQ(block.need->memory, gibibytes(192));
   ASSERT_TRUE(block.need->storage.has_value());
   EXPECT_EQ(*block.need->storage, gibibytes(300));  // train 300Gi > infer 200Gi
@@ -586,8 +586,9 @@ default-values:
 }
 
 TEST(OsmoShapes, NoGpuMeansNothingToSize) {
-  const std::string spec = "workflow:\n  name: wf\n  resources:\n    default: {cpu: 1, memory: 1Gi}\n"
-                           "  tasks:\n    - {name: a, image: x, command: [bash]}\n";
+  const std::string spec =
+      "workflow:\n  name: wf\n  resources:\n    default: {cpu: 1, memory: 1Gi}\n"
+      "  tasks:\n    - {name: a, image: x, command: [bash]}\n";
   const OsmoReport report = check(spec);
   ASSERT_EQ(report.blocks.size(), 1u);
   EXPECT_EQ(report.blocks[0].gpus, 0);

@@ -5,14 +5,13 @@
 
 #include "gpusizer/admission/pod_decision.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "gpusizer/check/explain.h"
@@ -51,7 +50,7 @@ Result<Quantity> quantity_of(const json& value) {
 }
 
 Outcome run(const json& pod, Endpoint endpoint = Endpoint::kMutate, Mode mode = Mode::kMutate,
-        const Policy& policy = default_policy()) {
+            const Policy& policy = default_policy()) {
   JsonReader reader;
   const JsonView view = reader.view_of(pod);
   PatchBuilder patch(view);
@@ -82,8 +81,8 @@ json gpu_container(const std::string& name, json gpus, json cpu, json memory,
 
 json sidecar(const std::string& name = "osmo-ctrl") {
   return {{"name", name},
-          {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}},
-                         {"limits", {{"cpu", "500m"}, {"memory", "512Mi"}}}}}};
+          {"resources",
+           {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}, {"limits", {{"cpu", "500m"}, {"memory", "512Mi"}}}}}};
 }
 
 // A pod of these containers. Those with GPUs mount a 32Gi memory-backed
@@ -112,7 +111,6 @@ json one_gpu_pod(json gpus, json cpu = "1", json memory = "1Gi") {
 json resources_of(const json& pod, std::size_t i = 0, const std::string& list = "containers") {
   return pod.value(json::json_pointer("/spec/" + list + "/" + std::to_string(i) + "/resources"), json());
 }
-
 
 // True when one line holds every part (wording around the numbers may vary).
 bool has_line(const std::vector<std::string>& lines, const std::vector<std::string>& parts) {
@@ -148,12 +146,10 @@ TEST_P(TrainMutateTest, RaisesRequestsAndLimitsToTheTable) {
   EXPECT_EQ(r.decision.profile, "train");
   EXPECT_TRUE(r.decision.denials.empty());
   const std::string g = std::to_string(s.gpus);
-  EXPECT_EQ(resources_of(r.patched), json({{"requests",
-                                            {{"nvidia.com/gpu", g},
-                                             {"cpu", s.cpu},
-                                             {"memory", s.memory},
-                                             {"ephemeral-storage", "300Gi"}}},
-                                           {"limits", {{"nvidia.com/gpu", g}, {"cpu", s.cpu}, {"memory", s.memory}}}}))
+  EXPECT_EQ(
+      resources_of(r.patched),
+      json({{"requests", {{"nvidia.com/gpu", g}, {"cpu", s.cpu}, {"memory", s.memory}, {"ephemeral-storage", "300Gi"}}},
+            {"limits", {{"nvidia.com/gpu", g}, {"cpu", s.cpu}, {"memory", s.memory}}}}))
       << resources_of(r.patched).dump();
   ASSERT_TRUE(r.patched["metadata"].contains("annotations"));
   const std::string sized = r.patched["metadata"]["annotations"].value(kSizedKey, "");
@@ -167,8 +163,7 @@ TEST_P(TrainMutateTest, RaisesRequestsAndLimitsToTheTable) {
 
 INSTANTIATE_TEST_SUITE_P(Seed, TrainMutateTest,
                          ::testing::Values(Size{1, "16", "64Gi"}, Size{2, "16", "96Gi"}, Size{3, "24", "144Gi"},
-                                           Size{4, "32", "192Gi"}, Size{8, "64", "384Gi"},
-                                           Size{16, "128", "768Gi"}),
+                                           Size{4, "32", "192Gi"}, Size{8, "64", "384Gi"}, Size{16, "128", "768Gi"}),
                          [](const auto& info) { return std::to_string(info.param.gpus) + "gpu"; });
 
 TEST(DecidePodMutate, InferProfileByOsmoGroup) {
@@ -183,8 +178,9 @@ TEST(DecidePodMutate, InferProfileByOsmoGroup) {
 }
 
 TEST(DecidePodMutate, LimitsOnlyContainerGetsRequestsAndRaisedLimits) {
-  const json pod = pod_of(json::array(
-      {{{"name", "trainer"}, {"resources", {{"limits", {{"nvidia.com/gpu", "4"}, {"cpu", "8"}, {"memory", "64Gi"}}}}}}}));
+  const json pod =
+      pod_of(json::array({{{"name", "trainer"},
+                           {"resources", {{"limits", {{"nvidia.com/gpu", "4"}, {"cpu", "8"}, {"memory", "64Gi"}}}}}}}));
   Outcome r = run(pod);
   EXPECT_EQ(resources_of(r.patched),
             json::parse(R"({"requests":{"cpu":"32","memory":"192Gi","ephemeral-storage":"300Gi"},
@@ -195,11 +191,11 @@ TEST(DecidePodMutate, LimitsOnlyContainerGetsRequestsAndRaisedLimits) {
 TEST(DecidePodMutate, LimitsOnlyAboveTheTableOnlyAddsWhatIsMissing) {
   // cpu and memory limits already exceed the table: their requests default
   // to the limits, so only ephemeral-storage is added.
-  const json pod = pod_of(json::array(
-      {{{"name", "trainer"}, {"resources", {{"limits", {{"nvidia.com/gpu", "2"}, {"cpu", "40"}, {"memory", "1Ti"}}}}}}}));
+  const json pod =
+      pod_of(json::array({{{"name", "trainer"},
+                           {"resources", {{"limits", {{"nvidia.com/gpu", "2"}, {"cpu", "40"}, {"memory", "1Ti"}}}}}}}));
   Outcome r = run(pod);
-  EXPECT_EQ(resources_of(r.patched),
-            json::parse(R"({"requests":{"ephemeral-storage":"300Gi"},
+  EXPECT_EQ(resources_of(r.patched), json::parse(R"({"requests":{"ephemeral-storage":"300Gi"},
                             "limits":{"nvidia.com/gpu":"2","cpu":"40","memory":"1Ti"}})"))
       << resources_of(r.patched).dump();
 }
@@ -228,10 +224,11 @@ TEST(DecidePodMutate, OnlyTheUndersizedValueIsRaised) {
 }
 
 TEST(DecidePodMutate, LimitBelowAnAdequateRequestIsRaised) {
-  json c = {{"name", "trainer"},
-            {"resources",
-             {{"requests", {{"nvidia.com/gpu", "2"}, {"cpu", "16"}, {"memory", "96Gi"}, {"ephemeral-storage", "300Gi"}}},
-              {"limits", {{"nvidia.com/gpu", "2"}, {"cpu", "16"}, {"memory", "64Gi"}}}}}};
+  json c = {
+      {"name", "trainer"},
+      {"resources",
+       {{"requests", {{"nvidia.com/gpu", "2"}, {"cpu", "16"}, {"memory", "96Gi"}, {"ephemeral-storage", "300Gi"}}},
+        {"limits", {{"nvidia.com/gpu", "2"}, {"cpu", "16"}, {"memory", "64Gi"}}}}}};
   Outcome r = run(pod_of(json::array({c})));
   EXPECT_EQ(resources_of(r.patched)["limits"]["memory"], "96Gi");
   EXPECT_EQ(resources_of(r.patched)["requests"]["memory"], "96Gi");
@@ -266,10 +263,10 @@ TEST(DecidePodMutate, FractionalNumericCpuIsRead) {
 TEST(DecidePodMutate, NullRequestsMapIsReplaced) {
   const json pod = pod_of(json::array(
       {{{"name", "trainer"},
-        {"resources", {{"requests", nullptr}, {"limits", {{"nvidia.com/gpu", "1"}, {"cpu", "16"}, {"memory", "8Gi"}}}}}}}));
+        {"resources",
+         {{"requests", nullptr}, {"limits", {{"nvidia.com/gpu", "1"}, {"cpu", "16"}, {"memory", "8Gi"}}}}}}}));
   Outcome r = run(pod);
-  EXPECT_EQ(resources_of(r.patched),
-            json::parse(R"({"requests":{"memory":"64Gi","ephemeral-storage":"300Gi"},
+  EXPECT_EQ(resources_of(r.patched), json::parse(R"({"requests":{"memory":"64Gi","ephemeral-storage":"300Gi"},
                             "limits":{"nvidia.com/gpu":"1","cpu":"16","memory":"64Gi"}})"))
       << resources_of(r.patched).dump();
 }
@@ -282,8 +279,8 @@ TEST(DecidePodMutate, PodWithoutMetadataGetsTheAnnotation) {
 }
 
 TEST(DecidePodMutate, TwoGpuContainersSplitThePodNeed) {
-  const json pod = pod_of(json::array(
-      {gpu_container("rank-a", "2", "1", "1Gi"), sidecar(), gpu_container("rank-b", "2", "1", "1Gi")}));
+  const json pod = pod_of(
+      json::array({gpu_container("rank-a", "2", "1", "1Gi"), sidecar(), gpu_container("rank-b", "2", "1", "1Gi")}));
   Outcome r = run(pod);
   EXPECT_EQ(r.decision.gpus, 4);
   for (std::size_t i : {0u, 2u}) {
@@ -390,7 +387,7 @@ TEST(DecidePodMutate, OnlyConfiguredGpuResourcesCount) {
   EXPECT_EQ(plain.decision.gpus, 0);
   EXPECT_TRUE(plain.ops.empty());
   Outcome sliced = run(pod_of(json::array({gpu_container("t", "2", "1", "1Gi", "nvidia.com/mig-3g.20gb")})),
-                         Endpoint::kMutate, Mode::kMutate, mig);
+                       Endpoint::kMutate, Mode::kMutate, mig);
   EXPECT_EQ(sliced.decision.gpus, 2);
   EXPECT_EQ(resources_of(sliced.patched)["requests"]["memory"], "96Gi");
 }
@@ -424,9 +421,10 @@ TEST(DecidePodMutate, StorageOfAProfileWithoutATableIsNotIgnored) {
   // without a table could set `storage`; the parser accepted it but
   // required_resources returns nullopt without a table, so the storage was
   // silently never requested. Either the parser rejects it or the pod gets it.
-  auto parsed = parse_policy("profiles:\n  train: {maxGpus: 8}\n  infer: {maxGpus: 1}\n"
-                             "  render: {maxGpus: 1, storage: 100Gi}\n  augment: {maxGpus: 1}\n",
-                             "test");
+  auto parsed = parse_policy(
+      "profiles:\n  train: {maxGpus: 8}\n  infer: {maxGpus: 1}\n"
+      "  render: {maxGpus: 1, storage: 100Gi}\n  augment: {maxGpus: 1}\n",
+      "test");
   if (!parsed.ok()) {
     EXPECT_TRUE(contains(parsed.error(), "profiles.render.storage")) << parsed.error();
     return;
@@ -489,14 +487,14 @@ INSTANTIATE_TEST_SUITE_P(Pods, IdempotenceTest,
                          [](const auto& info) { return info.param.what; });
 
 TEST(DecidePodMutate, OptOutAnnotationMeansNoPatch) {
-  const json pod = pod_of(json::array({gpu_container("trainer", "4", "1", "1Gi")}), nullptr,
-                          {{kMutateOptOutKey, "false"}});
+  const json pod =
+      pod_of(json::array({gpu_container("trainer", "4", "1", "1Gi")}), nullptr, {{kMutateOptOutKey, "false"}});
   Outcome r = run(pod);
   EXPECT_TRUE(r.ops.empty()) << r.ops.dump();
   EXPECT_EQ(r.decision.gpus, 4);
   // Any other value is not an opt-out.
-  Outcome r2 = run(pod_of(json::array({gpu_container("trainer", "4", "1", "1Gi")}), nullptr,
-                            {{kMutateOptOutKey, "true"}}));
+  Outcome r2 =
+      run(pod_of(json::array({gpu_container("trainer", "4", "1", "1Gi")}), nullptr, {{kMutateOptOutKey, "true"}}));
   EXPECT_FALSE(r2.ops.empty());
 }
 
@@ -516,18 +514,22 @@ TEST(DecidePodMutate, MutateEndpointNeverDenies) {
 
 TEST(DecidePodMutate, TemplatePathPrefixesEveryOperation) {
   // A pod template inside a Job: operations address the whole object.
-  const json job = {{"apiVersion", "batch/v1"},
-                    {"kind", "Job"},
-                    {"metadata", {{"name", "j"}}},
-                    {"spec", {{"template", {{"spec", {{"containers", json::array({gpu_container("t", "2", "1", "1Gi")})}}}}}}}};
+  const json job = {
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata", {{"name", "j"}}},
+      {"spec", {{"template", {{"spec", {{"containers", json::array({gpu_container("t", "2", "1", "1Gi")})}}}}}}}};
   JsonReader reader;
   const JsonView view = reader.view_of(job);
   PatchBuilder patch(view);
-  const PodTarget target{{view["spec"]["template"], PodShape::kPod, {"spec", "template"}}, "job default/j",
-                         Mode::kMutate, view["metadata"]};
+  const PodTarget target{{view["spec"]["template"], PodShape::kPod, {"spec", "template"}},
+                         "job default/j",
+                         Mode::kMutate,
+                         view["metadata"]};
   const PodDecision d = decide_pod(default_policy(), Endpoint::kMutate, target, patch);
   EXPECT_EQ(d.gpus, 2);
-  for (const auto& op : patch.operations()) EXPECT_EQ(op["path"].get<std::string>().rfind("/spec/template/", 0), 0u) << op;
+  for (const auto& op : patch.operations())
+    EXPECT_EQ(op["path"].get<std::string>().rfind("/spec/template/", 0), 0u) << op;
   json patched = apply_ops(job, patch.operations());
   json tpl = patched["spec"]["template"];
   EXPECT_EQ(tpl["spec"]["containers"][0]["resources"]["requests"]["memory"], "96Gi");
@@ -544,8 +546,8 @@ TEST(DecidePodValidate, UndersizedMemoryWithFourGpusIsDeniedWithTheFix) {
   EXPECT_TRUE(r.ops.empty()) << r.ops.dump();
   ASSERT_EQ(r.decision.denials.size(), 1u) << all(r.decision.denials);
   const std::string& d = r.decision.denials[0];
-  for (const char* part : {"pod default/train-x", "container \"trainer\"", "4 GPUs", "memory >= 192Gi",
-                           "64Gi", "--set train_gpu=4 train_cpu=32 train_memory=192Gi", "train profile"}) {
+  for (const char* part : {"pod default/train-x", "container \"trainer\"", "4 GPUs", "memory >= 192Gi", "64Gi",
+                           "--set train_gpu=4 train_cpu=32 train_memory=192Gi", "train profile"}) {
     EXPECT_TRUE(contains(d, part)) << "missing \"" << part << "\" in: " << d;
   }
   EXPECT_EQ(d.rfind(kDescription, 0), 0u) << d;
@@ -588,8 +590,8 @@ TEST(DecidePodValidate, OnlyMemoryIsDeniedCpuAndStorageAreWarned) {
 }
 
 TEST(DecidePodValidate, OptedOutPodIsDeniedNamingTheAnnotation) {
-  const json pod = pod_of(json::array({gpu_container("trainer", "4", "8", "64Gi")}), nullptr,
-                          {{kMutateOptOutKey, "false"}});
+  const json pod =
+      pod_of(json::array({gpu_container("trainer", "4", "8", "64Gi")}), nullptr, {{kMutateOptOutKey, "false"}});
   Outcome r = validate(pod);
   ASSERT_EQ(r.decision.denials.size(), 1u);
   EXPECT_TRUE(contains(r.decision.denials[0], "gpu-sizer.io/mutate=false")) << r.decision.denials[0];
@@ -682,7 +684,8 @@ TEST_P(MalformedTest, DeniedNamingTheFieldAndNeverPatched) {
   Outcome v = validate(c.pod);
   ASSERT_FALSE(v.decision.denials.empty()) << c.pod.dump();
   const std::string denials = all(v.decision.denials);
-  for (const auto& part : c.contains) EXPECT_TRUE(contains(denials, part)) << "missing \"" << part << "\" in:\n" << denials;
+  for (const auto& part : c.contains)
+    EXPECT_TRUE(contains(denials, part)) << "missing \"" << part << "\" in:\n" << denials;
   EXPECT_TRUE(contains(denials, kDescription)) << denials;
   Outcome m = run(c.pod);
   EXPECT_TRUE(m.ops.empty()) << m.ops.dump();
@@ -723,31 +726,42 @@ json fractional_only() {
 INSTANTIATE_TEST_SUITE_P(
     Pods, MalformedTest,
     ::testing::Values(
-        Malformed{"fractional_gpu", fractional_only(),
+        Malformed{"fractional_gpu",
+                  fractional_only(),
                   {"spec.containers[0].resources", "nvidia.com/gpu", "whole number", "500m"}},
-        Malformed{"fractional_numeric_gpu", pod_of(json::array({gpu_container("t", 1.5, "1", "1Gi")})),
+        Malformed{"fractional_numeric_gpu",
+                  pod_of(json::array({gpu_container("t", 1.5, "1", "1Gi")})),
                   {"spec.containers[0].resources", "nvidia.com/gpu", "whole number"}},
-        Malformed{"gpu_request_differs_from_limit", mismatched_gpus(),
+        Malformed{"gpu_request_differs_from_limit",
+                  mismatched_gpus(),
                   {"spec.containers[0].resources", "nvidia.com/gpu", "differ"}},
-        Malformed{"invalid_memory_quantity", with_resource("limits", "memory", "1KB"),
+        Malformed{"invalid_memory_quantity",
+                  with_resource("limits", "memory", "1KB"),
                   {"spec.containers[0].resources.limits.memory", "1KB"}},
-        Malformed{"negative_memory", with_resource("requests", "memory", "-1Gi"),
+        Malformed{"negative_memory",
+                  with_resource("requests", "memory", "-1Gi"),
                   {"spec.containers[0].resources.requests.memory", "negative"}},
-        Malformed{"negative_numeric_cpu", with_resource("requests", "cpu", -2),
+        Malformed{"negative_numeric_cpu",
+                  with_resource("requests", "cpu", -2),
                   {"spec.containers[0].resources.requests.cpu", "negative"}},
-        Malformed{"boolean_quantity", with_resource("limits", "ephemeral-storage", true),
+        Malformed{"boolean_quantity",
+                  with_resource("limits", "ephemeral-storage", true),
                   {"spec.containers[0].resources.limits.ephemeral-storage"}},
-        Malformed{"invalid_gpu_quantity", with_resource("limits", "nvidia.com/gpu", "two", pod_of(json::array({
-                                                            {{"name", "t"}, {"resources", {{"limits", json::object()}}}}}))),
+        Malformed{"invalid_gpu_quantity",
+                  with_resource("limits", "nvidia.com/gpu", "two",
+                                pod_of(json::array({{{"name", "t"}, {"resources", {{"limits", json::object()}}}}}))),
                   {"spec.containers[0].resources.limits.nvidia.com/gpu", "two"}},
-        Malformed{"second_container_bad_quantity", bad_second_container(),
+        Malformed{"second_container_bad_quantity",
+                  bad_second_container(),
                   {"spec.containers[1].resources.limits.memory", "96gi"}},
         // BUG (found by tests/fuzz/review_fuzz): these were patched with an
         // `add` under a list or a string, which no API server applies.
         Malformed{"metadata_not_an_object", with_metadata(json::array({"x"})), {"metadata is not an object"}},
-        Malformed{"annotations_not_an_object", with_metadata({{"name", "train-x"}, {"annotations", json::array({"x"})}}),
+        Malformed{"annotations_not_an_object",
+                  with_metadata({{"name", "train-x"}, {"annotations", json::array({"x"})}}),
                   {"metadata.annotations is not an object"}},
-        Malformed{"annotations_a_string", with_metadata({{"name", "train-x"}, {"annotations", "x"}}),
+        Malformed{"annotations_a_string",
+                  with_metadata({{"name", "train-x"}, {"annotations", "x"}}),
                   {"metadata.annotations is not an object"}}),
     [](const auto& info) { return info.param.what; });
 
@@ -956,9 +970,8 @@ json shm_mount(const std::string& volume) { return {{"name", volume}, {"mountPat
 // size_limit mounted in the trainer unless size_limit is absent.
 json training_pod(const json& size_limit = json(json::value_t::discarded), int64_t gpus = 4) {
   const Requirement need = *required_resources(*default_policy().find_profile("train"), gpus);
-  json pod = pod_of(json::array({gpu_container("trainer", std::to_string(gpus), need.cpu.to_string(),
-                                               need.memory.to_string()),
-                                 sidecar()}));
+  json pod = pod_of(json::array(
+      {gpu_container("trainer", std::to_string(gpus), need.cpu.to_string(), need.memory.to_string()), sidecar()}));
   pod["spec"]["containers"][0]["resources"]["limits"]["ephemeral-storage"] = "300Gi";
   if (size_limit.is_discarded()) {
     pod["spec"].erase("volumes");
@@ -975,7 +988,9 @@ TEST(ShmRule, TrainingPodWithoutShmGets32GiMemoryBackedEmptyDir) {
   EXPECT_EQ(r.patched["spec"]["containers"][0]["volumeMounts"], json::array({shm_mount("gpu-sizer-shm")}));
   EXPECT_FALSE(r.patched["spec"]["containers"][1].contains("volumeMounts")) << "the sidecar holds no GPU";
   EXPECT_EQ(r.patched["spec"]["containers"][0]["resources"]["limits"]["memory"], "192Gi");
-  EXPECT_TRUE(has_line(r.decision.warnings, {"/dev/shm: added 32Gi memory-backed emptyDir \"gpu-sizer-shm\" to \"trainer\" (train profile)"}))
+  EXPECT_TRUE(
+      has_line(r.decision.warnings,
+               {"/dev/shm: added 32Gi memory-backed emptyDir \"gpu-sizer-shm\" to \"trainer\" (train profile)"}))
       << all(r.decision.warnings);
   EXPECT_TRUE(contains(r.patched["metadata"]["annotations"]["gpu-sizer.io/sized"], "/dev/shm: added 32Gi (trainer)"));
   ASSERT_EQ(r.decision.raised.size(), 1u);
@@ -987,7 +1002,8 @@ TEST(ShmRule, ExistingArraysGetTheVolumeAndMountAppended) {
   pod["spec"]["volumes"] = json::array({{{"name", "data"}, {"emptyDir", json::object()}}});
   pod["spec"]["containers"][0]["volumeMounts"] = json::array({{{"name", "data"}, {"mountPath", "/data"}}});
   const Outcome r = run(pod);
-  EXPECT_TRUE(has_line({r.ops.dump()}, {R"("path":"/spec/volumes/-")", R"("path":"/spec/containers/0/volumeMounts/-")"}))
+  EXPECT_TRUE(
+      has_line({r.ops.dump()}, {R"("path":"/spec/volumes/-")", R"("path":"/spec/containers/0/volumeMounts/-")"}))
       << r.ops.dump();
   EXPECT_EQ(r.patched["spec"]["volumes"][1], shm_volume("gpu-sizer-shm", "32Gi"));
   EXPECT_EQ(r.patched["spec"]["containers"][0]["volumeMounts"][1], shm_mount("gpu-sizer-shm"));
@@ -1010,13 +1026,9 @@ TEST(ShmRule, SizeLimitJustUnderTheMinimumIsEnlargedTo32Gi) {
       << denied.decision.denials[0];
 }
 
-TEST(ShmRule, SizeLimitJustOverTheMinimumIsKept) {
-  EXPECT_TRUE(run(training_pod("16385Mi")).ops.empty());
-}
+TEST(ShmRule, SizeLimitJustOverTheMinimumIsKept) { EXPECT_TRUE(run(training_pod("16385Mi")).ops.empty()); }
 
-TEST(ShmRule, NoSizeLimitIsBoundedByThePodMemoryAndKept) {
-  EXPECT_TRUE(run(training_pod(nullptr)).ops.empty());
-}
+TEST(ShmRule, NoSizeLimitIsBoundedByThePodMemoryAndKept) { EXPECT_TRUE(run(training_pod(nullptr)).ops.empty()); }
 
 TEST(ShmRule, InferencePodGetsNoShm) {
   json pod = training_pod();
@@ -1034,9 +1046,11 @@ TEST(ShmRule, ExistingVolumeIsMountedWhereAGpuContainerLacksIt) {
   const Outcome r = run(pod);
   EXPECT_EQ(r.patched["spec"]["volumes"].size(), 1u) << r.ops.dump();
   EXPECT_EQ(r.patched["spec"]["containers"][1]["volumeMounts"], json::array({shm_mount("dshm")}));
-  EXPECT_TRUE(has_line(r.decision.warnings, {"/dev/shm: mounted emptyDir \"dshm\" in \"b\""})) << all(r.decision.warnings);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"/dev/shm: mounted emptyDir \"dshm\" in \"b\""}))
+      << all(r.decision.warnings);
   const Outcome denied = validate(pod, Mode::kEnforce);
-  EXPECT_TRUE(has_line(denied.decision.denials, {"/dev/shm is not mounted in container \"b\"", "mount volume \"dshm\""}))
+  EXPECT_TRUE(
+      has_line(denied.decision.denials, {"/dev/shm is not mounted in container \"b\"", "mount volume \"dshm\""}))
       << all(denied.decision.denials);
 }
 
@@ -1072,8 +1086,8 @@ TEST_P(ShmFloorTest, SizeLimitOverTheTablesShareRaisesMemory) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TableIncludes32Gi, ShmFloorTest,
-                         ::testing::Values(ShmFloor{"31Gi", "96Gi"}, ShmFloor{"32Gi", "96Gi"},
-                                           ShmFloor{"33Gi", "97Gi"}, ShmFloor{"64Gi", "128Gi"}));
+                         ::testing::Values(ShmFloor{"31Gi", "96Gi"}, ShmFloor{"32Gi", "96Gi"}, ShmFloor{"33Gi", "97Gi"},
+                                           ShmFloor{"64Gi", "128Gi"}));
 
 TEST(ShmRule, MemoryRaisedForShmSaysWhy) {
   const Outcome r = run(training_pod("64Gi"));
@@ -1139,7 +1153,8 @@ TEST(ShmRule, NonListVolumeMountsAreAProblemNotOverwritten) {
   pod["spec"]["containers"][0]["volumeMounts"] = json::object();
   EXPECT_TRUE(run(pod).ops.empty());
   const Outcome r = validate(pod);
-  EXPECT_TRUE(has_line(r.decision.denials, {"spec.containers[0].volumeMounts is not a list"})) << all(r.decision.denials);
+  EXPECT_TRUE(has_line(r.decision.denials, {"spec.containers[0].volumeMounts is not a list"}))
+      << all(r.decision.denials);
 }
 
 TEST(ShmRule, OptedOutPodInEnforceModeIsNotToldGpuSizerSetsIt) {
@@ -1236,7 +1251,8 @@ TEST(DataLoaderRule, SeedOomRowOnFourGpusNeeds241GiAndSaysWhy) {
 }
 
 TEST(DataLoaderRule, AFloorNoNodeHasIsDeniedNotPatched) {
-  const json pod = annotated_pod(4, {{"gpu-sizer.io/dataloader", "workers=32,prefetch=8,batch=256,sample=3x224x224000"}});
+  const json pod =
+      annotated_pod(4, {{"gpu-sizer.io/dataloader", "workers=32,prefetch=8,batch=256,sample=3x224x224000"}});
   EXPECT_TRUE(run(pod).ops.empty());
   const Outcome r = validate(pod);
   ASSERT_FALSE(r.decision.denials.empty());
@@ -1268,8 +1284,8 @@ TEST(VramFit, SevenBFullFineTuneOnTwo24GBGpusIsDeniedWithTheOptionsThatFit) {
   const Outcome r = validate(mutated.patched);
   ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});
   for (const char* part : {"pod default/train-x: model params=7B method=full zero=0 needs 280.0 GB per GPU",
-                           "more than the 24 GB of RTX-4090", "Would fit:",
-                           "method=qlora,zero=3 on 2 x 80 GB GPUs (A100-80GB, H100-80GB): 46.7 GB/GPU",
+                           "more than the 24 GB of RTX-4090",
+                           "Would fit:", "method=qlora,zero=3 on 2 x 80 GB GPUs (A100-80GB, H100-80GB): 46.7 GB/GPU",
                            "zero=3 on 7 x 80 GB GPUs: 66.7 GB/GPU"}) {
     EXPECT_TRUE(contains(r.decision.denials[0], part)) << part << "\n" << r.decision.denials[0];
   }
@@ -1278,12 +1294,14 @@ TEST(VramFit, SevenBFullFineTuneOnTwo24GBGpusIsDeniedWithTheOptionsThatFit) {
 TEST(VramFit, WithinTheSafetyMarginIsAllowedWithAWarning) {
   const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", "params=2B,method=qlora"}}, rtx4090())));
   EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
-  EXPECT_TRUE(has_line(r.decision.warnings, {"model 2B qlora: 22.3 GB/GPU", "20.4 GB usable"})) << all(r.decision.warnings);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"model 2B qlora: 22.3 GB/GPU", "20.4 GB usable"}))
+      << all(r.decision.warnings);
 }
 
 TEST(VramFit, WarnActionNeverDenies) {
   const Policy policy = policy_from("gpuMemory:\n  action: warn\n");
-  const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}}, rtx4090())), Mode::kMutate, policy);
+  const Outcome r =
+      validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}}, rtx4090())), Mode::kMutate, policy);
   EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
   EXPECT_TRUE(has_line(r.decision.warnings, {"280.0 GB"})) << all(r.decision.warnings);
 }
@@ -1319,7 +1337,8 @@ TEST(GpuModel, AnUnknownAllowedModelTurnsTheDenialIntoAWarning) {
 TEST(VramFit, ZeroDenialTellsAJobSpanningPodsToSetRanks) {
   const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,zero=3"}}, rtx4090())));
   ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});
-  EXPECT_TRUE(contains(r.decision.denials[0], "If the job spans several pods, set ranks=<total GPUs> in gpu-sizer.io/model"))
+  EXPECT_TRUE(
+      contains(r.decision.denials[0], "If the job spans several pods, set ranks=<total GPUs> in gpu-sizer.io/model"))
       << r.decision.denials[0];
 }
 
@@ -1339,10 +1358,11 @@ TEST(GpuModel, FromRequiredAffinityDeniesOnlyWhenNoCandidateFits) {
 TEST(GpuModel, UnknownOrMissingModelWarnsOnce) {
   const Outcome none = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}})));
   EXPECT_TRUE(none.decision.denials.empty());
-  EXPECT_TRUE(has_line(none.decision.warnings, {"model not checked: GPU model unknown", "nodeSelector nvidia.com/gpu.product"}))
+  EXPECT_TRUE(
+      has_line(none.decision.warnings, {"model not checked: GPU model unknown", "nodeSelector nvidia.com/gpu.product"}))
       << all(none.decision.warnings);
   const Outcome mig = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}},
-                                             {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"}})));
+                                                   {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"}})));
   EXPECT_TRUE(mig.decision.denials.empty());
   EXPECT_TRUE(has_line(mig.decision.warnings, {"model not checked: GPU", "is not in gpuMemory.gpus"}))
       << all(mig.decision.warnings);
@@ -1387,8 +1407,9 @@ TEST(NodeFit, MoreGpusThanAnyNodeWarnsByDefaultAction) {
 
 TEST(NodeFit, EnforceModeJudgesThePodAsSizedNotAsWritten) {
   // Written at 64Gi the pod would fit a 256Gi node; sized (384Gi) it fits none.
-  const Policy policy = policy_from("mode: enforce\nnodeFit:\n  action: warn\n  pools:\n    - name: small\n"
-                                    "      nodes: [{name: n, gpus: 8, cpu: \"64\", memory: 256Gi, ephemeralStorage: 1Ti}]\n");
+  const Policy policy = policy_from(
+      "mode: enforce\nnodeFit:\n  action: warn\n  pools:\n    - name: small\n"
+      "      nodes: [{name: n, gpus: 8, cpu: \"64\", memory: 256Gi, ephemeralStorage: 1Ti}]\n");
   const Outcome r = validate(annotated_pod(8, nullptr), Mode::kEnforce, policy);
   EXPECT_TRUE(has_line(r.decision.warnings, {"node fit: 8 GPUs, cpu 64, memory 384Gi"})) << all(r.decision.warnings);
 }
@@ -1403,10 +1424,9 @@ TEST(AuditLines, NameTheTemplateOfAWorkload) {
   PatchBuilder patch(view);
   const auto refs = find_pod_templates("argoproj.io", "Workflow", view);
   ASSERT_EQ(refs.size(), 1u);
-  const PodDecision d = decide_pod(default_policy(), Endpoint::kValidate,
-                                   PodTarget{refs[0], "Workflow ml/wf", Mode::kAudit, view["metadata"],
-                                             "template \"finetune\" "},
-                                   patch);
+  const PodDecision d =
+      decide_pod(default_policy(), Endpoint::kValidate,
+                 PodTarget{refs[0], "Workflow ml/wf", Mode::kAudit, view["metadata"], "template \"finetune\" "}, patch);
   EXPECT_TRUE(has_line(d.warnings, {"audit: would deny: template \"finetune\" /dev/shm unset"})) << all(d.warnings);
 }
 
@@ -1432,11 +1452,13 @@ TEST(Explain, RulesNameEveryFloorAndTheBindingOne) {
   for (const auto& row : explain_rows(decision.explanation, decision.explanation)) {
     rows.push_back(row.title + " | " + row.floor + " | " + row.detail);
   }
-  EXPECT_TRUE(has_line(rows, {"table | cpu 32, memory 192Gi, ephemeral-storage 300Gi | train row for 4 GPUs"})) << all(rows);
+  EXPECT_TRUE(has_line(rows, {"table | cpu 32, memory 192Gi, ephemeral-storage 300Gi | train row for 4 GPUs"}))
+      << all(rows);
   EXPECT_TRUE(has_line(rows, {"/dev/shm | /dev/shm 32Gi | none found: gpu-sizer sets 32Gi"})) << all(rows);
   EXPECT_TRUE(has_line(rows, {"data loader | memory 241Gi | 4 x (32 workers x 8 prefetch"})) << all(rows);
   EXPECT_TRUE(has_line(rows, {"binding | memory 241Gi | data loader: 4 x (32 workers"})) << all(rows);
-  EXPECT_TRUE(has_line(rows, {"container \"trainer\" | cpu 32, memory 241Gi, ephemeral-storage 300Gi | requests it runs with"}))
+  EXPECT_TRUE(
+      has_line(rows, {"container \"trainer\" | cpu 32, memory 241Gi, ephemeral-storage 300Gi | requests it runs with"}))
       << all(rows);
   EXPECT_TRUE(has_line(rows, {"GPU memory | - | no annotation gpu-sizer.io/model"})) << all(rows);
   EXPECT_TRUE(has_line(rows, {"node fit | - | no node pools"})) << all(rows);

@@ -3,7 +3,6 @@
 #include "gpusizer/admission/pod_reader.h"
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 namespace gpusizer {
@@ -91,10 +90,11 @@ TEST(PodReader, AffinityNamesTheGpuOnlyWhenEveryTermDoes) {
     return json{{"matchExpressions", {{{"key", "nvidia.com/gpu.product"}, {"operator", "In"}, {"values", values}}}}};
   };
   auto pod_with = [&](const json& terms) {
-    return json{{"spec",
-                 {{"containers", {gpu_container()}},
-                  {"affinity", {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution",
-                                                   {{"nodeSelectorTerms", terms}}}}}}}}}};
+    return json{
+        {"spec",
+         {{"containers", {gpu_container()}},
+          {"affinity",
+           {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}}}}}};
   };
   Read both;
   read(both, pod_with({term({"A"}), term({"B"})}));
@@ -114,7 +114,8 @@ TEST(PodReader, FieldsOfTheWrongTypeAreProblemsNamedByTheirPath) {
 }
 
 TEST(PodReader, TheOptOutAnnotationIsRead) {
-  json pod = {{"metadata", {{"annotations", {{"gpu-sizer.io/mutate", "false"}}}}}, {"spec", {{"containers", {gpu_container()}}}}};
+  json pod = {{"metadata", {{"annotations", {{"gpu-sizer.io/mutate", "false"}}}}},
+              {"spec", {{"containers", {gpu_container()}}}}};
   Read r;
   read(r, pod);
   EXPECT_TRUE(r.reading.facts.opted_out);

@@ -2,9 +2,9 @@
 // audit mode says, what stops mutation, and the order of the fixes.
 #include "gpusizer/sizing/pod_sizing.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
+
+#include <gtest/gtest.h>
 
 #include "gpusizer/sizing/data_loader.h"
 #include "gpusizer/sizing/model_fit.h"
@@ -33,7 +33,7 @@ bool starts_with_any(const std::vector<std::string>& lines, const std::string& s
 
 TEST(PodSizing, TheLargestFloorBindsAndItsArithmeticIsTheDenialsWhy) {
   PodFacts pod = pod_of({gpu_container("trainer", 4, "32", "192Gi")}, Mode::kEnforce);
-  add_shm(pod, "dshm", "64Gi");  // table 192Gi + 32Gi above what it holds: 224Gi
+  add_shm(pod, "dshm", "64Gi");                         // table 192Gi + 32Gi above what it holds: 224Gi
   pod.selection.annotations[kDataLoaderKey] = kLoader;  // 241Gi
   const PodSizing sizing = size(pod, {true, false, true});
   ASSERT_EQ(sizing.report.denial_reasons, std::vector<DenialReason>{DenialReason::kMemory});
@@ -69,7 +69,8 @@ TEST(PodSizing, AuditModeDeniesNothingAndSaysWhatItWould) {
   EXPECT_TRUE(sizing.report.denials.empty()) << all(sizing.report.denials);
   EXPECT_TRUE(starts_with_any(sizing.report.warnings, "audit: would raise: container \"trainer\": cpu 1 is below 32"))
       << all(sizing.report.warnings);
-  EXPECT_TRUE(starts_with_any(sizing.report.warnings, "audit: would deny: container \"trainer\": memory 64Gi is below 192Gi"))
+  EXPECT_TRUE(
+      starts_with_any(sizing.report.warnings, "audit: would deny: container \"trainer\": memory 64Gi is below 192Gi"))
       << all(sizing.report.warnings);
 }
 

@@ -2,19 +2,18 @@
 // never replaces a good policy.
 #include "gpusizer/server/policy_store.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 namespace gpusizer {
 namespace {
 
 struct PolicyFile {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("gpu-sizer-policy-store-" + std::to_string(::getpid()) + ".yaml");
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("gpu-sizer-policy-store-" + std::to_string(::getpid()) + ".yaml");
   ~PolicyFile() { std::filesystem::remove(path); }
   void write(const std::string& text) const { std::ofstream(path, std::ios::trunc) << text; }
 };

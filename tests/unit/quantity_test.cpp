@@ -4,13 +4,13 @@
 
 #include "gpusizer/quantity/quantity.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace gpusizer {
 namespace {
@@ -69,114 +69,82 @@ TEST_P(CanonicalTest, PrintsCanonicallyAndRoundTrips) {
 
 INSTANTIATE_TEST_SUITE_P(
     BinarySuffixes, CanonicalTest,
-    testing::Values(Canonical{"1Ki", "1Ki", Format::kBinarySI},
-                    Canonical{"1Mi", "1Mi", Format::kBinarySI},
-                    Canonical{"1Gi", "1Gi", Format::kBinarySI},
-                    Canonical{"1Ti", "1Ti", Format::kBinarySI},
-                    Canonical{"1Pi", "1Pi", Format::kBinarySI},
-                    Canonical{"1Ei", "1Ei", Format::kBinarySI},
-                    Canonical{"7Ei", "7Ei", Format::kBinarySI},
-                    Canonical{"1023Ki", "1023Ki", Format::kBinarySI},
-                    Canonical{"2048Ki", "2Mi", Format::kBinarySI},
-                    Canonical{"1024Gi", "1Ti", Format::kBinarySI},
-                    Canonical{"1.5Gi", "1536Mi", Format::kBinarySI},
-                    Canonical{"-1.5Gi", "-1536Mi", Format::kBinarySI},
+    testing::Values(Canonical{"1Ki", "1Ki", Format::kBinarySI}, Canonical{"1Mi", "1Mi", Format::kBinarySI},
+                    Canonical{"1Gi", "1Gi", Format::kBinarySI}, Canonical{"1Ti", "1Ti", Format::kBinarySI},
+                    Canonical{"1Pi", "1Pi", Format::kBinarySI}, Canonical{"1Ei", "1Ei", Format::kBinarySI},
+                    Canonical{"7Ei", "7Ei", Format::kBinarySI}, Canonical{"1023Ki", "1023Ki", Format::kBinarySI},
+                    Canonical{"2048Ki", "2Mi", Format::kBinarySI}, Canonical{"1024Gi", "1Ti", Format::kBinarySI},
+                    Canonical{"1.5Gi", "1536Mi", Format::kBinarySI}, Canonical{"-1.5Gi", "-1536Mi", Format::kBinarySI},
                     Canonical{"-2048Ki", "-2Mi", Format::kBinarySI},
                     // 1536 bytes: whole, but 1536/1024 is not, so no suffix.
                     Canonical{"1.5Ki", "1536", Format::kBinarySI},
                     // Below 1024 bytes binary quantities print as decimal.
-                    Canonical{"0.5Ki", "512", Format::kBinarySI},
-                    Canonical{"1023", "1023", Format::kDecimalSI},
+                    Canonical{"0.5Ki", "512", Format::kBinarySI}, Canonical{"1023", "1023", Format::kDecimalSI},
                     // Not whole bytes: printed as decimal so nothing is lost.
                     Canonical{"0.9Gi", "966367641600m", Format::kBinarySI},
                     Canonical{"1.1Ki", "1126400m", Format::kBinarySI},
                     // Below one byte Kubernetes switches the format itself.
-                    Canonical{"0.0001Ki", "102400u", Format::kDecimalSI},
-                    Canonical{"0Ki", "0", Format::kBinarySI}));
+                    Canonical{"0.0001Ki", "102400u", Format::kDecimalSI}, Canonical{"0Ki", "0", Format::kBinarySI}));
 
 INSTANTIATE_TEST_SUITE_P(
     DecimalSuffixes, CanonicalTest,
-    testing::Values(Canonical{"1n", "1n", Format::kDecimalSI},
-                    Canonical{"1u", "1u", Format::kDecimalSI},
-                    Canonical{"1m", "1m", Format::kDecimalSI},
-                    Canonical{"1", "1", Format::kDecimalSI},
-                    Canonical{"1k", "1k", Format::kDecimalSI},
-                    Canonical{"1M", "1M", Format::kDecimalSI},
-                    Canonical{"1G", "1G", Format::kDecimalSI},
-                    Canonical{"1T", "1T", Format::kDecimalSI},
+    testing::Values(Canonical{"1n", "1n", Format::kDecimalSI}, Canonical{"1u", "1u", Format::kDecimalSI},
+                    Canonical{"1m", "1m", Format::kDecimalSI}, Canonical{"1", "1", Format::kDecimalSI},
+                    Canonical{"1k", "1k", Format::kDecimalSI}, Canonical{"1M", "1M", Format::kDecimalSI},
+                    Canonical{"1G", "1G", Format::kDecimalSI}, Canonical{"1T", "1T", Format::kDecimalSI},
                     Canonical{"1P", "1P", Format::kDecimalSI},
                     Canonical{"1E", "1E", Format::kDecimalSI},  // exa, not an exponent
-                    Canonical{"100M", "100M", Format::kDecimalSI},
-                    Canonical{"1000", "1k", Format::kDecimalSI},
-                    Canonical{"12000", "12k", Format::kDecimalSI},
-                    Canonical{"1500000", "1500k", Format::kDecimalSI},
-                    Canonical{"1000m", "1", Format::kDecimalSI},
-                    Canonical{"1000n", "1u", Format::kDecimalSI},
-                    Canonical{"1.5k", "1500", Format::kDecimalSI},
-                    Canonical{"10", "10", Format::kDecimalSI},
-                    Canonical{"0.5m", "500u", Format::kDecimalSI},
-                    Canonical{"0", "0", Format::kDecimalSI},
+                    Canonical{"100M", "100M", Format::kDecimalSI}, Canonical{"1000", "1k", Format::kDecimalSI},
+                    Canonical{"12000", "12k", Format::kDecimalSI}, Canonical{"1500000", "1500k", Format::kDecimalSI},
+                    Canonical{"1000m", "1", Format::kDecimalSI}, Canonical{"1000n", "1u", Format::kDecimalSI},
+                    Canonical{"1.5k", "1500", Format::kDecimalSI}, Canonical{"10", "10", Format::kDecimalSI},
+                    Canonical{"0.5m", "500u", Format::kDecimalSI}, Canonical{"0", "0", Format::kDecimalSI},
                     Canonical{"9223372036854775807", "9223372036854775807", Format::kDecimalSI},
-                    Canonical{"-9223372036854775807", "-9223372036854775807",
-                              Format::kDecimalSI}));
+                    Canonical{"-9223372036854775807", "-9223372036854775807", Format::kDecimalSI}));
 
 INSTANTIATE_TEST_SUITE_P(
     SignsAndFractions, CanonicalTest,
-    testing::Values(Canonical{"1.5", "1500m", Format::kDecimalSI},
-                    Canonical{"-1.5", "-1500m", Format::kDecimalSI},
-                    Canonical{"+1", "1", Format::kDecimalSI},
-                    Canonical{"-1", "-1", Format::kDecimalSI},
-                    Canonical{"-0", "0", Format::kDecimalSI},
-                    Canonical{"1.", "1", Format::kDecimalSI},
-                    Canonical{".5", "500m", Format::kDecimalSI},
-                    Canonical{"-.5", "-500m", Format::kDecimalSI},
-                    Canonical{"0.1", "100m", Format::kDecimalSI},
-                    Canonical{"001.500", "1500m", Format::kDecimalSI},
+    testing::Values(Canonical{"1.5", "1500m", Format::kDecimalSI}, Canonical{"-1.5", "-1500m", Format::kDecimalSI},
+                    Canonical{"+1", "1", Format::kDecimalSI}, Canonical{"-1", "-1", Format::kDecimalSI},
+                    Canonical{"-0", "0", Format::kDecimalSI}, Canonical{"1.", "1", Format::kDecimalSI},
+                    Canonical{".5", "500m", Format::kDecimalSI}, Canonical{"-.5", "-500m", Format::kDecimalSI},
+                    Canonical{"0.1", "100m", Format::kDecimalSI}, Canonical{"001.500", "1500m", Format::kDecimalSI},
                     Canonical{"1.Gi", "1Gi", Format::kBinarySI}));
 
 INSTANTIATE_TEST_SUITE_P(
     Exponents, CanonicalTest,
-    testing::Values(Canonical{"1e3", "1e3", Format::kDecimalExponent},
-                    Canonical{"1E3", "1e3", Format::kDecimalExponent},
-                    Canonical{"1e+3", "1e3", Format::kDecimalExponent},
-                    Canonical{"1E+2", "100", Format::kDecimalExponent},
-                    Canonical{"1e-2", "10e-3", Format::kDecimalExponent},
-                    Canonical{"1e-3", "1e-3", Format::kDecimalExponent},
-                    Canonical{"-1e3", "-1e3", Format::kDecimalExponent},
-                    Canonical{"1e4", "10e3", Format::kDecimalExponent},
-                    Canonical{"1.5e3", "1500", Format::kDecimalExponent},
-                    Canonical{"1.5e0", "1500e-3", Format::kDecimalExponent},
-                    Canonical{"123e-2", "1230e-3", Format::kDecimalExponent},
-                    Canonical{"1e0", "1", Format::kDecimalExponent},
-                    Canonical{"1.e3", "1e3", Format::kDecimalExponent},
-                    Canonical{".5e1", "5", Format::kDecimalExponent},
-                    Canonical{"1e18", "1e18", Format::kDecimalExponent},
-                    Canonical{"1e-9", "1e-9", Format::kDecimalExponent},
-                    Canonical{"0e3", "0", Format::kDecimalExponent},
-                    Canonical{"1e0003", "1e3", Format::kDecimalExponent}));
+    testing::Values(
+        Canonical{"1e3", "1e3", Format::kDecimalExponent}, Canonical{"1E3", "1e3", Format::kDecimalExponent},
+        Canonical{"1e+3", "1e3", Format::kDecimalExponent}, Canonical{"1E+2", "100", Format::kDecimalExponent},
+        Canonical{"1e-2", "10e-3", Format::kDecimalExponent}, Canonical{"1e-3", "1e-3", Format::kDecimalExponent},
+        Canonical{"-1e3", "-1e3", Format::kDecimalExponent}, Canonical{"1e4", "10e3", Format::kDecimalExponent},
+        Canonical{"1.5e3", "1500", Format::kDecimalExponent}, Canonical{"1.5e0", "1500e-3", Format::kDecimalExponent},
+        Canonical{"123e-2", "1230e-3", Format::kDecimalExponent}, Canonical{"1e0", "1", Format::kDecimalExponent},
+        Canonical{"1.e3", "1e3", Format::kDecimalExponent}, Canonical{".5e1", "5", Format::kDecimalExponent},
+        Canonical{"1e18", "1e18", Format::kDecimalExponent}, Canonical{"1e-9", "1e-9", Format::kDecimalExponent},
+        Canonical{"0e3", "0", Format::kDecimalExponent}, Canonical{"1e0003", "1e3", Format::kDecimalExponent}));
 
 const std::string k399Zeros(399, '0');
 
-INSTANTIATE_TEST_SUITE_P(
-    RoundingAndLongInput, CanonicalTest,
-    testing::Values(
-        // Finer than 1n rounds the magnitude up, for either sign.
-        Canonical{"0.0000000001", "1n", Format::kDecimalSI},
-        Canonical{"-0.0000000001", "-1n", Format::kDecimalSI},
-        Canonical{"0.0000000011", "2n", Format::kDecimalSI},
-        Canonical{"0.5n", "1n", Format::kDecimalSI},
-        Canonical{"1.0000000001", "1000000001n", Format::kDecimalSI},
-        Canonical{"1e-10", "1e-9", Format::kDecimalExponent},
-        Canonical{"1e-999999999", "1e-9", Format::kDecimalExponent},
-        Canonical{"1e-99999999999999999999999999", "1e-9", Format::kDecimalExponent},
-        Canonical{"0.000000000000000000000000000001Ei", "1n", Format::kDecimalSI},
-        // 400 significant digits, exactly representable or rounded exactly.
-        Canonical{"0." + k399Zeros + "1", "1n", Format::kDecimalSI},
-        Canonical{"0." + k399Zeros + "1e400", "1", Format::kDecimalExponent},
-        Canonical{"1" + k399Zeros + "e-399", "1", Format::kDecimalExponent},
-        Canonical{"1." + k399Zeros + "1", "1000000001n", Format::kDecimalSI},
-        Canonical{"0." + k399Zeros + "1Ki", "1n", Format::kDecimalSI},
-        Canonical{"000" + k399Zeros + "1Ki", "1Ki", Format::kBinarySI}));
+INSTANTIATE_TEST_SUITE_P(RoundingAndLongInput, CanonicalTest,
+                         testing::Values(
+                             // Finer than 1n rounds the magnitude up, for either sign.
+                             Canonical{"0.0000000001", "1n", Format::kDecimalSI},
+                             Canonical{"-0.0000000001", "-1n", Format::kDecimalSI},
+                             Canonical{"0.0000000011", "2n", Format::kDecimalSI},
+                             Canonical{"0.5n", "1n", Format::kDecimalSI},
+                             Canonical{"1.0000000001", "1000000001n", Format::kDecimalSI},
+                             Canonical{"1e-10", "1e-9", Format::kDecimalExponent},
+                             Canonical{"1e-999999999", "1e-9", Format::kDecimalExponent},
+                             Canonical{"1e-99999999999999999999999999", "1e-9", Format::kDecimalExponent},
+                             Canonical{"0.000000000000000000000000000001Ei", "1n", Format::kDecimalSI},
+                             // 400 significant digits, exactly representable or rounded exactly.
+                             Canonical{"0." + k399Zeros + "1", "1n", Format::kDecimalSI},
+                             Canonical{"0." + k399Zeros + "1e400", "1", Format::kDecimalExponent},
+                             Canonical{"1" + k399Zeros + "e-399", "1", Format::kDecimalExponent},
+                             Canonical{"1." + k399Zeros + "1", "1000000001n", Format::kDecimalSI},
+                             Canonical{"0." + k399Zeros + "1Ki", "1n", Format::kDecimalSI},
+                             Canonical{"000" + k399Zeros + "1Ki", "1Ki", Format::kBinarySI}));
 
 // Canonical strings of values built from integers must re-parse to the same
 // value; this sweeps every suffix boundary in both families.
@@ -222,9 +190,7 @@ struct Invalid {
   std::string reason;  // a substring the message must contain
 };
 
-std::ostream& operator<<(std::ostream& os, const Invalid& c) {
-  return os << "quantity " << c.shown;
-}
+std::ostream& operator<<(std::ostream& os, const Invalid& c) { return os << "quantity " << c.shown; }
 
 class InvalidTest : public testing::TestWithParam<Invalid> {};
 
@@ -242,42 +208,30 @@ const std::string kSuffixList = "(use Ki, Mi, Gi, Ti, Pi, Ei, or n, u, m, k, M, 
 INSTANTIATE_TEST_SUITE_P(
     Malformed, InvalidTest,
     testing::Values(
-        Invalid{"", R"("")", "empty"},
-        Invalid{"1KB", R"("1KB")", R"(unknown suffix "KB" )" + kSuffixList},
+        Invalid{"", R"("")", "empty"}, Invalid{"1KB", R"("1KB")", R"(unknown suffix "KB" )" + kSuffixList},
         Invalid{"1Kib", R"("1Kib")", R"(unknown suffix "Kib" )" + kSuffixList},
-        Invalid{"1m5", R"("1m5")", R"(unknown suffix "m5")"},
-        Invalid{"1i", R"("1i")", R"(unknown suffix "i")"},
-        Invalid{"1,5", R"("1,5")", R"(unknown suffix ",5")"},
-        Invalid{"0x10", R"("0x10")", R"(unknown suffix "x10")"},
+        Invalid{"1m5", R"("1m5")", R"(unknown suffix "m5")"}, Invalid{"1i", R"("1i")", R"(unknown suffix "i")"},
+        Invalid{"1,5", R"("1,5")", R"(unknown suffix ",5")"}, Invalid{"0x10", R"("0x10")", R"(unknown suffix "x10")"},
         Invalid{"1K", R"("1K")", R"(unknown suffix "K" (suffixes are case-sensitive: did you mean "k"?))"},
-        Invalid{"1gi", R"("1gi")", R"(did you mean "Gi"?)"},
-        Invalid{"1ki", R"("1ki")", R"(did you mean "Ki"?)"},
-        Invalid{"1MI", R"("1MI")", R"(did you mean "Mi"?)"},
-        Invalid{"--1", R"("--1")", "more than one sign"},
-        Invalid{"+-1", R"("+-1")", "more than one sign"},
-        Invalid{"-+1", R"("-+1")", "more than one sign"},
+        Invalid{"1gi", R"("1gi")", R"(did you mean "Gi"?)"}, Invalid{"1ki", R"("1ki")", R"(did you mean "Ki"?)"},
+        Invalid{"1MI", R"("1MI")", R"(did you mean "Mi"?)"}, Invalid{"--1", R"("--1")", "more than one sign"},
+        Invalid{"+-1", R"("+-1")", "more than one sign"}, Invalid{"-+1", R"("-+1")", "more than one sign"},
         Invalid{"1e", R"("1e")", R"(exponent "e" has no digits)"},
-        Invalid{"1e+", R"("1e+")", R"(invalid exponent "e+")"},
-        Invalid{"1E-", R"("1E-")", R"(invalid exponent "E-")"},
+        Invalid{"1e+", R"("1e+")", R"(invalid exponent "e+")"}, Invalid{"1E-", R"("1E-")", R"(invalid exponent "E-")"},
         Invalid{"1e1.5", R"("1e1.5")", R"(invalid exponent "e1.5")"},
         Invalid{"1e3e3", R"("1e3e3")", R"(invalid exponent "e3e3")"},
         Invalid{"1e3Ki", R"("1e3Ki")", R"(invalid exponent "e3Ki")"},
-        Invalid{"e3", R"("e3")", "no number before the suffix"},
-        Invalid{".", R"(".")", "no number before the suffix"},
-        Invalid{"-", R"("-")", "no number before the suffix"},
-        Invalid{"+", R"("+")", "no number before the suffix"},
+        Invalid{"e3", R"("e3")", "no number before the suffix"}, Invalid{".", R"(".")", "no number before the suffix"},
+        Invalid{"-", R"("-")", "no number before the suffix"}, Invalid{"+", R"("+")", "no number before the suffix"},
         Invalid{"-.", R"("-.")", "no number before the suffix"},
         Invalid{"abc", R"("abc")", "no number before the suffix"},
         Invalid{"Ki", R"("Ki")", "no number before the suffix"},
         Invalid{"1.5.5", R"("1.5.5")", "more than one decimal point"},
-        Invalid{"1..5", R"("1..5")", "more than one decimal point"},
-        Invalid{" 1", R"(" 1")", "contains whitespace"},
-        Invalid{"1 ", R"("1 ")", "contains whitespace"},
-        Invalid{"1 Gi", R"("1 Gi")", "contains whitespace"},
+        Invalid{"1..5", R"("1..5")", "more than one decimal point"}, Invalid{" 1", R"(" 1")", "contains whitespace"},
+        Invalid{"1 ", R"("1 ")", "contains whitespace"}, Invalid{"1 Gi", R"("1 Gi")", "contains whitespace"},
         // Control and non-ASCII bytes are escaped so the message stays one
         // valid line.
-        Invalid{"1\n", R"("1\x0a")", "contains whitespace"},
-        Invalid{"1\"", R"("1\"")", R"(unknown suffix "\"")"},
+        Invalid{"1\n", R"("1\x0a")", "contains whitespace"}, Invalid{"1\"", R"("1\"")", R"(unknown suffix "\"")"},
         Invalid{"1\xc2\xb5", R"("1\xc2\xb5")", R"(unknown suffix "\xc2\xb5")"}));
 
 INSTANTIATE_TEST_SUITE_P(
@@ -286,26 +240,19 @@ INSTANTIATE_TEST_SUITE_P(
         Invalid{"9223372036854775808", R"("9223372036854775808")",
                 "exceeds the maximum magnitude of 9223372036854775807"},
         Invalid{"-9223372036854775808", R"("-9223372036854775808")", "exceeds the maximum"},
-        Invalid{"9223372036854775807.000000001", R"("9223372036854775807.000000001")",
-                "exceeds the maximum"},
+        Invalid{"9223372036854775807.000000001", R"("9223372036854775807.000000001")", "exceeds the maximum"},
         // Rounding up to the next nano crosses the limit too.
-        Invalid{"9223372036854775807.0000000001", R"("9223372036854775807.0000000001")",
-                "exceeds the maximum"},
-        Invalid{"8Ei", R"("8Ei")", "exceeds the maximum"},
-        Invalid{"-8Ei", R"("-8Ei")", "exceeds the maximum"},
-        Invalid{"10E", R"("10E")", "exceeds the maximum"},
-        Invalid{"1e19", R"("1e19")", "exceeds the maximum"},
+        Invalid{"9223372036854775807.0000000001", R"("9223372036854775807.0000000001")", "exceeds the maximum"},
+        Invalid{"8Ei", R"("8Ei")", "exceeds the maximum"}, Invalid{"-8Ei", R"("-8Ei")", "exceeds the maximum"},
+        Invalid{"10E", R"("10E")", "exceeds the maximum"}, Invalid{"1e19", R"("1e19")", "exceeds the maximum"},
         Invalid{"1e999999999", R"("1e999999999")", "exceeds the maximum"},
-        Invalid{"1e99999999999999999999999999", R"("1e99999999999999999999999999")",
-                "exceeds the maximum"},
+        Invalid{"1e99999999999999999999999999", R"("1e99999999999999999999999999")", "exceeds the maximum"},
         // Long enough to overflow int128 itself if digits were not checked
         // as they accumulate.
         Invalid{"99999999999999999999Ei", R"("99999999999999999999Ei")", "exceeds the maximum"},
-        Invalid{"9223372036854775807000000000000n", R"("9223372036854775807000000000000n")",
-                "exceeds the maximum"},
+        Invalid{"9223372036854775807000000000000n", R"("9223372036854775807000000000000n")", "exceeds the maximum"},
         // 400 digits: the message quotes the start and says how long it was.
-        Invalid{"1" + k399Zeros,
-                "\"1" + std::string(63, '0') + "\"... (400 characters)", "exceeds the maximum"},
+        Invalid{"1" + k399Zeros, "\"1" + std::string(63, '0') + "\"... (400 characters)", "exceeds the maximum"},
         Invalid{"0." + k399Zeros + "1e430", "\"0." + std::string(62, '0') + "\"... (406 characters)",
                 "exceeds the maximum"}));
 
@@ -357,25 +304,19 @@ TEST_P(RoundedTest, RoundsTowardPositiveInfinity) {
   EXPECT_EQ(value.is_whole(), c.whole);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, RoundedTest,
-    testing::Values(Rounded{"0", 0, 0, true},
-                    Rounded{"1", 1000, 1, true},
-                    Rounded{"400m", 400, 1, false},  // 400m of memory is 1 byte
-                    Rounded{"1.5", 1500, 2, false},
-                    Rounded{"1000m", 1000, 1, true},
-                    Rounded{"1n", 1, 1, false},
-                    Rounded{"1.000001m", 2, 1, false},
-                    Rounded{"-400m", -400, 0, false},
-                    Rounded{"-1.5", -1500, -1, false},
-                    Rounded{"-1n", 0, 0, false},
-                    Rounded{"-2", -2000, -2, true},
-                    Rounded{"1Gi", 1073741824000, 1073741824, true},
-                    Rounded{"0.5Ki", 512000, 512, true},
-                    // Milli-units no longer fit in int64: saturate.
-                    Rounded{"9223372036854775807", kInt64Max, kInt64Max, true},
-                    Rounded{"-9223372036854775807", kInt64Min, -kInt64Max, true},
-                    Rounded{"9223372036854775.808", kInt64Max, 9223372036854776, false}));
+INSTANTIATE_TEST_SUITE_P(All, RoundedTest,
+                         testing::Values(Rounded{"0", 0, 0, true}, Rounded{"1", 1000, 1, true},
+                                         Rounded{"400m", 400, 1, false},  // 400m of memory is 1 byte
+                                         Rounded{"1.5", 1500, 2, false}, Rounded{"1000m", 1000, 1, true},
+                                         Rounded{"1n", 1, 1, false}, Rounded{"1.000001m", 2, 1, false},
+                                         Rounded{"-400m", -400, 0, false}, Rounded{"-1.5", -1500, -1, false},
+                                         Rounded{"-1n", 0, 0, false}, Rounded{"-2", -2000, -2, true},
+                                         Rounded{"1Gi", 1073741824000, 1073741824, true},
+                                         Rounded{"0.5Ki", 512000, 512, true},
+                                         // Milli-units no longer fit in int64: saturate.
+                                         Rounded{"9223372036854775807", kInt64Max, kInt64Max, true},
+                                         Rounded{"-9223372036854775807", kInt64Min, -kInt64Max, true},
+                                         Rounded{"9223372036854775.808", kInt64Max, 9223372036854776, false}));
 
 // ---------------------------------------------------------------------------
 // Constructors and arithmetic.
@@ -460,37 +401,29 @@ TEST_P(ShareTest, RoundsUpToGranule) {
   EXPECT_EQ(q(c.value).share_ceil(c.numerator, c.denominator, granule).to_string(), c.expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, ShareTest,
-    testing::Values(
-        Share{"144Gi", 2, 3, "1Mi", "96Gi"},
-        Share{"32", 1, 3, "1m", "10667m"},
-        Share{"100Gi", 1, 3, "1Mi", "34134Mi"},
-        Share{"144Gi", 3, 2, "1Gi", "216Gi"},
-        Share{"10", 1, 4, "1", "3"},
-        Share{"10", 1, 5, "1", "2"},
-        Share{"1", 1, 3, "1n", "333333334n"},
-        Share{"1", 1, 1, "1Gi", "1073741824"},  // keeps this quantity's format
-        Share{"0", 1, 3, "1Mi", "0"},
-        Share{"5", 0, 3, "1", "0"},
-        // Negative shares round toward +infinity, i.e. toward zero.
-        Share{"-10", 1, 4, "1", "-2"},
-        Share{"10", -1, 4, "1", "-2"},
-        Share{"10", 1, -4, "1", "-2"},
-        Share{"-10", -1, 4, "1", "3"},
-        // Exact although value * numerator needs more than 128 bits.
-        Share{"1Ei", kInt64Max, kInt64Max, "1n", "1Ei"},
-        Share{"7Ei", kInt64Max - 1, kInt64Max, "1n", "8070450532247928831125m"},
-        // Saturation.
-        Share{"9223372036854775807", 2, 1, "1", "9223372036854775807"},
-        Share{"9223372036854775807", kInt64Max, 1, "1", "9223372036854775807"},
-        Share{"-9223372036854775807", kInt64Max, 1, "1", "-9223372036854775807"},
-        Share{"9223372036854775807", 1, 1, "1Ei", "9223372036854775807"},
-        // Outside the REQUIRES: a zero denominator saturates, a zero granule
-        // rounds to the nano.
-        Share{"5", 1, 0, "1", "9223372036854775807"},
-        Share{"-5", 1, 0, "1", "-9223372036854775807"},
-        Share{"10", 1, 3, "", "3333333334n"}));
+INSTANTIATE_TEST_SUITE_P(All, ShareTest,
+                         testing::Values(Share{"144Gi", 2, 3, "1Mi", "96Gi"}, Share{"32", 1, 3, "1m", "10667m"},
+                                         Share{"100Gi", 1, 3, "1Mi", "34134Mi"}, Share{"144Gi", 3, 2, "1Gi", "216Gi"},
+                                         Share{"10", 1, 4, "1", "3"}, Share{"10", 1, 5, "1", "2"},
+                                         Share{"1", 1, 3, "1n", "333333334n"},
+                                         Share{"1", 1, 1, "1Gi", "1073741824"},  // keeps this quantity's format
+                                         Share{"0", 1, 3, "1Mi", "0"}, Share{"5", 0, 3, "1", "0"},
+                                         // Negative shares round toward +infinity, i.e. toward zero.
+                                         Share{"-10", 1, 4, "1", "-2"}, Share{"10", -1, 4, "1", "-2"},
+                                         Share{"10", 1, -4, "1", "-2"}, Share{"-10", -1, 4, "1", "3"},
+                                         // Exact although value * numerator needs more than 128 bits.
+                                         Share{"1Ei", kInt64Max, kInt64Max, "1n", "1Ei"},
+                                         Share{"7Ei", kInt64Max - 1, kInt64Max, "1n", "8070450532247928831125m"},
+                                         // Saturation.
+                                         Share{"9223372036854775807", 2, 1, "1", "9223372036854775807"},
+                                         Share{"9223372036854775807", kInt64Max, 1, "1", "9223372036854775807"},
+                                         Share{"-9223372036854775807", kInt64Max, 1, "1", "-9223372036854775807"},
+                                         Share{"9223372036854775807", 1, 1, "1Ei", "9223372036854775807"},
+                                         // Outside the REQUIRES: a zero denominator saturates, a zero granule
+                                         // rounds to the nano.
+                                         Share{"5", 1, 0, "1", "9223372036854775807"},
+                                         Share{"-5", 1, 0, "1", "-9223372036854775807"},
+                                         Share{"10", 1, 3, "", "3333333334n"}));
 
 }  // namespace
 }  // namespace gpusizer

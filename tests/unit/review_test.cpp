@@ -6,13 +6,12 @@
 
 #include "gpusizer/admission/review.h"
 
-#include <gtest/gtest.h>
-
 #include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "gpusizer/sizing/policy.h"
@@ -33,8 +32,9 @@ json pod(const std::string& gpus = "4", const std::string& cpu = "8", const std:
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", {{"name", "train-x"}, {"namespace", "team-a"}}},
-          {"spec", {{"containers", json::array({container("trainer", gpus, cpu, memory)})},
-                    {"volumes", json::array({testing::shm_volume()})}}}};
+          {"spec",
+           {{"containers", json::array({container("trainer", gpus, cpu, memory)})},
+            {"volumes", json::array({testing::shm_volume()})}}}};
 }
 
 json review(json object, const std::string& operation = "CREATE", const std::string& ns = "team-a",
@@ -121,7 +121,8 @@ TEST(HandleReview, MutateAnswersWithAnApplicableJsonPatch) {
   EXPECT_EQ(a.response["patchType"], "JSONPatch");
   json result = patched(object, a);
   json res = result["spec"]["containers"][0]["resources"];
-  EXPECT_EQ(res["requests"], json({{"nvidia.com/gpu", "4"}, {"cpu", "32"}, {"memory", "192Gi"}, {"ephemeral-storage", "300Gi"}}));
+  EXPECT_EQ(res["requests"],
+            json({{"nvidia.com/gpu", "4"}, {"cpu", "32"}, {"memory", "192Gi"}, {"ephemeral-storage", "300Gi"}}));
   EXPECT_EQ(res["limits"], json({{"nvidia.com/gpu", "4"}, {"cpu", "32"}, {"memory", "192Gi"}}));
   EXPECT_TRUE(result["metadata"]["annotations"].contains(kSizedKey)) << result.dump();
   EXPECT_EQ(a.reply.outcome.decision, ReviewOutcome::Decision::kMutated);
@@ -271,9 +272,11 @@ TEST(HandleReview, ExemptUsersAndGroupsSkipSizingOthersDoNot) {
   for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
     Answer by_user = handle(from("platform-admin", json::array({"system:authenticated"})), endpoint, policy.value());
     expect_unchanged(by_user);
-    EXPECT_EQ(by_user.response["auditAnnotations"]["bypassed"], "user \"platform-admin\" is exempt in the gpu-sizer policy");
+    EXPECT_EQ(by_user.response["auditAnnotations"]["bypassed"],
+              "user \"platform-admin\" is exempt in the gpu-sizer policy");
 
-    Answer by_group = handle(from("bob", json::array({"system:authenticated", "gpu-platform"})), endpoint, policy.value());
+    Answer by_group =
+        handle(from("bob", json::array({"system:authenticated", "gpu-platform"})), endpoint, policy.value());
     expect_unchanged(by_group);
     ASSERT_TRUE(by_group.reply.outcome.bypass);
     EXPECT_EQ(by_group.reply.outcome.bypass->reason + " " + by_group.reply.outcome.bypass->name, "group gpu-platform");
@@ -402,13 +405,10 @@ std::string truncated() {
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadRequestTest,
     ::testing::Values(
-        Bad{"invalid_json", "{not json", "not valid JSON"},
-        Bad{"empty_body", "", "not valid JSON"},
-        Bad{"truncated_json", truncated(), "not valid JSON"},
-        Bad{"array_body", "[1,2]", "JSON object"},
+        Bad{"invalid_json", "{not json", "not valid JSON"}, Bad{"empty_body", "", "not valid JSON"},
+        Bad{"truncated_json", truncated(), "not valid JSON"}, Bad{"array_body", "[1,2]", "JSON object"},
         Bad{"string_body", "\"AdmissionReview\"", "JSON object"},
-        Bad{"wrong_api_version", with([](json& r) { r["apiVersion"] = "admission.k8s.io/v1beta1"; }),
-            "apiVersion"},
+        Bad{"wrong_api_version", with([](json& r) { r["apiVersion"] = "admission.k8s.io/v1beta1"; }), "apiVersion"},
         Bad{"missing_api_version", with([](json& r) { r.erase("apiVersion"); }), "apiVersion"},
         Bad{"wrong_kind", with([](json& r) { r["kind"] = "Pod"; }), "kind must be AdmissionReview"},
         Bad{"missing_request", with([](json& r) { r.erase("request"); }), "request"},
@@ -487,8 +487,9 @@ json deployment_update(const json& object, const json& old_object) {
 }
 
 TEST(HandleReview, NumbersOutOfRangeAreMalformedNotACrash) {
-  const HttpReply reply = handle_review(default_policy(), Endpoint::kMutate,
-                                        R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","x":1e999}})");
+  const HttpReply reply =
+      handle_review(default_policy(), Endpoint::kMutate,
+                    R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","x":1e999}})");
   EXPECT_EQ(reply.status, 400);
   EXPECT_NE(json::parse(reply.body)["error"].get<std::string>().find("not valid JSON"), std::string::npos);
 }
@@ -502,7 +503,8 @@ TEST(HandleReview, UpdatesThatLeaveTheTemplateAloneAreNotDecided) {
   Policy enforce = default_policy();
   enforce.mode = Mode::kEnforce;
   EXPECT_FALSE(handle(deployment_update(labelled, old_object)).response.contains("patch"));
-  EXPECT_TRUE(handle(deployment_update(labelled, old_object), Endpoint::kValidate, enforce).response["allowed"].get<bool>());
+  EXPECT_TRUE(
+      handle(deployment_update(labelled, old_object), Endpoint::kValidate, enforce).response["allowed"].get<bool>());
 
   // Changing the template is decided like a create.
   const Answer changed = handle(deployment_update(deployment("32Gi"), old_object));

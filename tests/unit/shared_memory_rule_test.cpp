@@ -42,7 +42,8 @@ TEST(SharedMemoryRule, WithoutShmTheVolumeIsAddedAndMounted) {
   EXPECT_EQ(mount->mount_path, "/dev/shm");
   EXPECT_EQ(result.fix->changes, std::vector<std::string>{"/dev/shm: added 32Gi (trainer)"});
   EXPECT_EQ(result.fix->warnings,
-            std::vector<std::string>{"/dev/shm: added 32Gi memory-backed emptyDir \"gpu-sizer-shm\" to \"trainer\" (train profile)"});
+            std::vector<std::string>{
+                "/dev/shm: added 32Gi memory-backed emptyDir \"gpu-sizer-shm\" to \"trainer\" (train profile)"});
   ASSERT_EQ(result.fix->raised.size(), 1u);
   EXPECT_EQ(result.fix->raised[0].resource, "shm");
   EXPECT_EQ(result.fix->raised[0].added, q("32Gi"));
@@ -94,9 +95,10 @@ TEST(SharedMemoryRule, AVolumeTakingTheAddedNameIsAProblem) {
   const RuleResult result = evaluate(SharedMemoryRule(), default_policy(), pod, "train");
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].reason, DenialReason::kInvalid);
-  EXPECT_EQ(result.findings[0].message,
-            "pod default/train-x: spec.volumes[0] is volume \"gpu-sizer-shm\", the name gpu-sizer gives the /dev/shm it "
-            "adds, and is not /dev/shm; rename it");
+  EXPECT_EQ(
+      result.findings[0].message,
+      "pod default/train-x: spec.volumes[0] is volume \"gpu-sizer-shm\", the name gpu-sizer gives the /dev/shm it "
+      "adds, and is not /dev/shm; rename it");
   EXPECT_FALSE(result.fix);
 }
 
@@ -136,8 +138,8 @@ TEST(SharedMemoryRule, AnOptedOutPodIsToldHowToLetGpuSizerSetIt) {
   pod.opted_out = true;
   const RuleResult result = evaluate(SharedMemoryRule(), default_policy(), pod, "train", true);
   ASSERT_EQ(result.findings.size(), 1u);
-  EXPECT_TRUE(result.findings[0].message.ends_with(
-      ", or remove annotation gpu-sizer.io/mutate=false so gpu-sizer sets it"))
+  EXPECT_TRUE(
+      result.findings[0].message.ends_with(", or remove annotation gpu-sizer.io/mutate=false so gpu-sizer sets it"))
       << result.findings[0].message;
   ASSERT_TRUE(result.row);
   EXPECT_EQ(result.row->detail, "none found: denied (opted out of mutation); minimum 16Gi, the table includes 32Gi");

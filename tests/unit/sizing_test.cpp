@@ -4,8 +4,6 @@
 
 #include "gpusizer/sizing/sizing.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -13,8 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "gpusizer/sizing/policy.h"
+#include <gtest/gtest.h>
+
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
 namespace {
@@ -39,9 +39,7 @@ struct ClosedForm {
   int64_t gpus;
 };
 
-std::ostream& operator<<(std::ostream& os, const ClosedForm& c) {
-  return os << c.profile << " x" << c.gpus;
-}
+std::ostream& operator<<(std::ostream& os, const ClosedForm& c) { return os << c.profile << " x" << c.gpus; }
 
 // The expectations come from the closed forms, not from the table, so a
 // wrong interpolation cannot agree with itself.
@@ -68,10 +66,9 @@ TEST_P(ClosedFormTest, RequiredResourcesEqualTheClosedForm) {
 
 TEST_P(ClosedFormTest, SetHintCarriesTheSameNumbers) {
   const ClosedForm& c = GetParam();
-  EXPECT_EQ(set_hint(profile(c.profile), c.gpus),
-            c.profile + "_gpu=" + std::to_string(c.gpus) + " " + c.profile + "_cpu=" +
-                std::to_string(expected_cpu(c)) + " " + c.profile + "_memory=" +
-                std::to_string(expected_memory_gi(c)) + "Gi");
+  EXPECT_EQ(set_hint(profile(c.profile), c.gpus), c.profile + "_gpu=" + std::to_string(c.gpus) + " " + c.profile +
+                                                      "_cpu=" + std::to_string(expected_cpu(c)) + " " + c.profile +
+                                                      "_memory=" + std::to_string(expected_memory_gi(c)) + "Gi");
 }
 
 std::vector<ClosedForm> all_counts() {
@@ -82,10 +79,9 @@ std::vector<ClosedForm> all_counts() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(DefaultPolicy, ClosedFormTest, ::testing::ValuesIn(all_counts()),
-                         [](const auto& info) {
-                           return info.param.profile + "_" + std::to_string(info.param.gpus) + "gpu";
-                         });
+INSTANTIATE_TEST_SUITE_P(DefaultPolicy, ClosedFormTest, ::testing::ValuesIn(all_counts()), [](const auto& info) {
+  return info.param.profile + "_" + std::to_string(info.param.gpus) + "gpu";
+});
 
 TEST(RequiredResources, SpotValuesFromTheReference) {
   // Written out literally, as seed 000 states them (docs/sources.md).
@@ -224,13 +220,21 @@ INSTANTIATE_TEST_SUITE_P(
         Selection{"anomaly_infer_x_is_default", {{{kGroup, "anomaly-infer-x"}}, {}, "x"}, "train", "defaultProfile"},
         // rules before the name: group finetune-job wins over a name with render
         Selection{"group_rule_before_name_rule", {{{kGroup, "finetune-job"}}, {}, "render-x"}, "train", "finetune-job"},
-        Selection{"label_beats_rules", {{{kGroup, "finetune-job"}, {kProfileKey, "infer"}}, {}, "x"}, "infer",
+        Selection{"label_beats_rules",
+                  {{{kGroup, "finetune-job"}, {kProfileKey, "infer"}}, {}, "x"},
+                  "infer",
                   "label gpu-sizer.io/profile"},
-        Selection{"label_beats_annotation", {{{kProfileKey, "render"}}, {{kProfileKey, "infer"}}, "x"}, "render",
+        Selection{"label_beats_annotation",
+                  {{{kProfileKey, "render"}}, {{kProfileKey, "infer"}}, "x"},
+                  "render",
                   "label gpu-sizer.io/profile"},
-        Selection{"annotation_beats_rules", {{{kGroup, "anomaly-infer"}}, {{kProfileKey, "augment"}}, "x"},
-                  "augment", "annotation gpu-sizer.io/profile"},
-        Selection{"annotation_beats_name_rule", {{}, {{kProfileKey, "infer"}}, "render-1"}, "infer",
+        Selection{"annotation_beats_rules",
+                  {{{kGroup, "anomaly-infer"}}, {{kProfileKey, "augment"}}, "x"},
+                  "augment",
+                  "annotation gpu-sizer.io/profile"},
+        Selection{"annotation_beats_name_rule",
+                  {{}, {{kProfileKey, "infer"}}, "render-1"},
+                  "infer",
                   "annotation gpu-sizer.io/profile"},
         Selection{"rules_beat_default", {{}, {}, "render"}, "render", "policy rule"}),
     [](const auto& info) { return info.param.what; });
@@ -325,39 +329,21 @@ std::ostream& operator<<(std::ostream& os, const Glob& g) {
 
 class GlobTest : public ::testing::TestWithParam<Glob> {};
 
-TEST_P(GlobTest, Matches) {
-  EXPECT_EQ(glob_match(GetParam().pattern, GetParam().text), GetParam().matches);
-}
+TEST_P(GlobTest, Matches) { EXPECT_EQ(glob_match(GetParam().pattern, GetParam().text), GetParam().matches); }
 
-INSTANTIATE_TEST_SUITE_P(Cases, GlobTest,
-                         ::testing::Values(Glob{"finetune*", "finetune", true},
-                                           Glob{"finetune*", "finetune-job", true},
-                                           Glob{"finetune*", "my-finetune-job", false},
-                                           Glob{"finetune*", "finetun", false},
-                                           Glob{"*", "", true},
-                                           Glob{"*", "anything at all", true},
-                                           Glob{"", "", true},
-                                           Glob{"", "a", false},
-                                           Glob{"a", "", false},
-                                           Glob{"abc", "abc", true},
-                                           Glob{"abc", "abd", false},
-                                           Glob{"abc", "abcd", false},
-                                           Glob{"*job", "finetune-job", true},
-                                           Glob{"*job", "job-x", false},
-                                           Glob{"*render*", "prerender-stage", true},
-                                           Glob{"a*b*c", "abc", true},
-                                           Glob{"a*b*c", "aXXbYYc", true},
-                                           Glob{"a*b*c", "aXXcYYb", false},
-                                           Glob{"a*b*c", "abcabc", true},
-                                           Glob{"a*b*c", "abcab", false},
-                                           Glob{"**", "x", true},
-                                           Glob{"a**b", "ab", true},
-                                           Glob{"*a*a*", "aa", true},
-                                           Glob{"*a*a*", "a", false},
-                                           Glob{"x*x", "x", false},
-                                           Glob{"?", "a", false},  // only * is special
-                                           Glob{"?", "?", true},
-                                           Glob{"[ab]", "a", false}));
+INSTANTIATE_TEST_SUITE_P(
+    Cases, GlobTest,
+    ::testing::Values(Glob{"finetune*", "finetune", true}, Glob{"finetune*", "finetune-job", true},
+                      Glob{"finetune*", "my-finetune-job", false}, Glob{"finetune*", "finetun", false},
+                      Glob{"*", "", true}, Glob{"*", "anything at all", true}, Glob{"", "", true}, Glob{"", "a", false},
+                      Glob{"a", "", false}, Glob{"abc", "abc", true}, Glob{"abc", "abd", false},
+                      Glob{"abc", "abcd", false}, Glob{"*job", "finetune-job", true}, Glob{"*job", "job-x", false},
+                      Glob{"*render*", "prerender-stage", true}, Glob{"a*b*c", "abc", true},
+                      Glob{"a*b*c", "aXXbYYc", true}, Glob{"a*b*c", "aXXcYYb", false}, Glob{"a*b*c", "abcabc", true},
+                      Glob{"a*b*c", "abcab", false}, Glob{"**", "x", true}, Glob{"a**b", "ab", true},
+                      Glob{"*a*a*", "aa", true}, Glob{"*a*a*", "a", false}, Glob{"x*x", "x", false},
+                      Glob{"?", "a", false},  // only * is special
+                      Glob{"?", "?", true}, Glob{"[ab]", "a", false}));
 
 TEST(GlobMatch, LongHostileInputsFinishQuickly) {
   // A backtracking matcher is exponential here; the budget is generous so a

@@ -6,8 +6,6 @@
 
 #include "gpusizer/server/status_page.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -17,10 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "gpusizer/sizing/policy.h"
 #include "gpusizer/admission/review.h"
+#include "gpusizer/sizing/policy.h"
 #include "support/review_support.h"
 
 namespace gpusizer {
@@ -200,9 +199,9 @@ TEST(StatusCounters, ConcurrentCountsAreExact) {
 // make_decision_record from real reviews
 
 TEST(StatusDecisionRecord, MutatedPodListsItsChanges) {
-  const json review = testing::admission_review(testing::gpu_pod(
-      "train-x", {{"requests", {{"nvidia.com/gpu", "4"}, {"cpu", "8"}, {"memory", "64Gi"}}},
-                  {"limits", {{"nvidia.com/gpu", "4"}, {"cpu", "8"}, {"memory", "64Gi"}}}}));
+  const json review = testing::admission_review(
+      testing::gpu_pod("train-x", {{"requests", {{"nvidia.com/gpu", "4"}, {"cpu", "8"}, {"memory", "64Gi"}}},
+                                   {"limits", {{"nvidia.com/gpu", "4"}, {"cpu", "8"}, {"memory", "64Gi"}}}}));
   const HttpReply reply = handle_review(default_policy(), Endpoint::kMutate, review.dump());
   const DecisionRecord r = make_decision_record(Endpoint::kMutate, reply.outcome, kT0);
   EXPECT_EQ(r.time, kT0);
@@ -217,12 +216,12 @@ TEST(StatusDecisionRecord, MutatedPodListsItsChanges) {
 }
 
 TEST(StatusDecisionRecord, DeniedOptedOutPodListsTheDenial) {
-  const json review = testing::admission_review(
-      testing::gpu_pod("train-x",
-                       {{"requests", {{"nvidia.com/gpu", "4"}, {"memory", "64Gi"}}},
-                        {"limits", {{"nvidia.com/gpu", "4"}, {"memory", "64Gi"}}}},
-                       {{"gpu-sizer.io/mutate", "false"}}),
-      "team-a", "CREATE", /*dry_run=*/true);
+  const json review =
+      testing::admission_review(testing::gpu_pod("train-x",
+                                                 {{"requests", {{"nvidia.com/gpu", "4"}, {"memory", "64Gi"}}},
+                                                  {"limits", {{"nvidia.com/gpu", "4"}, {"memory", "64Gi"}}}},
+                                                 {{"gpu-sizer.io/mutate", "false"}}),
+                                "team-a", "CREATE", /*dry_run=*/true);
   const HttpReply reply = handle_review(default_policy(), Endpoint::kValidate, review.dump());
   const DecisionRecord r = make_decision_record(Endpoint::kValidate, reply.outcome, kT0);
   EXPECT_EQ(r.endpoint, "validate");
@@ -358,8 +357,7 @@ TEST_F(StatusPage, ShowsTheCounters) {
   EXPECT_NE(section.find("<div class=\"value\">1</div><div class=\"label\">mutated</div>"), std::string::npos);
   EXPECT_NE(section.find("<div class=\"value\">1</div><div class=\"label\">denied</div>"), std::string::npos);
   EXPECT_NE(section.find("<div class=\"value\">3</div><div class=\"label\">corrections"), std::string::npos);
-  EXPECT_NE(section.find("<div class=\"value\">1</div><div class=\"label\">rejected reloads</div>"),
-            std::string::npos);
+  EXPECT_NE(section.find("<div class=\"value\">1</div><div class=\"label\">rejected reloads</div>"), std::string::npos);
 }
 
 TEST_F(StatusPage, ListsDecisionsNewestFirstWithColoursAndDryRunMark) {
@@ -424,8 +422,8 @@ TEST_F(StatusPage, LoadsNothingFromElsewhere) {
   EXPECT_FALSE(std::regex_search(page, external));
   EXPECT_EQ(count(page, "http://"), 0u);
   EXPECT_EQ(count(page, "https://"), 1u);  // only the escaped detail text
-  for (const std::string forbidden : {"<script", "<link", "<img", "<iframe", "<object", "url(", "@import", " src=",
-                                      " href="}) {
+  for (const std::string forbidden :
+       {"<script", "<link", "<img", "<iframe", "<object", "url(", "@import", " src=", " href="}) {
     EXPECT_EQ(page.find(forbidden), std::string::npos) << forbidden;
   }
   EXPECT_NE(page.find("Content-Security-Policy\" content=\"default-src 'none'"), std::string::npos);

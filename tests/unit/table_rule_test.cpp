@@ -41,19 +41,22 @@ TEST(TableRule, EachPhaseGetsTheRowOfItsGpus) {
 }
 
 TEST(TableRule, BetweenRowsThePerGpuRuleGivesTheValue) {
-  const RuleResult result = evaluate(TableRule(), default_policy(), pod_of({gpu_container("t", 3, "1", "1Gi")}), "train");
+  const RuleResult result =
+      evaluate(TableRule(), default_policy(), pod_of({gpu_container("t", 3, "1", "1Gi")}), "train");
   EXPECT_EQ(find_floor(result, 0, kCpu)->amount, q("24"));
   EXPECT_EQ(find_floor(result, 0, kMemory)->amount, q("144Gi"));
 }
 
 TEST(TableRule, AProfileWithoutATableSetsNoFloor) {
-  const RuleResult result = evaluate(TableRule(), default_policy(), pod_of({gpu_container("r", 1, "1", "1Gi")}), "render");
+  const RuleResult result =
+      evaluate(TableRule(), default_policy(), pod_of({gpu_container("r", 1, "1", "1Gi")}), "render");
   EXPECT_TRUE(result.floors.empty());
   EXPECT_TRUE(result.findings.empty());
 }
 
 TEST(TableRule, MoreGpusThanASinglePodStageTakesIsDenied) {
-  const RuleResult result = evaluate(TableRule(), default_policy(), pod_of({gpu_container("r", 2, "1", "1Gi")}), "render");
+  const RuleResult result =
+      evaluate(TableRule(), default_policy(), pod_of({gpu_container("r", 2, "1", "1Gi")}), "render");
   ASSERT_EQ(result.findings.size(), 1u);
   const Finding& finding = result.findings[0];
   EXPECT_EQ(finding.reason, DenialReason::kMaxGpus);
@@ -71,7 +74,8 @@ TEST(TableRule, ExplainsTheRowOfTheAppPhase) {
   EXPECT_EQ(result.row->rule, RuleKind::kTable);
   EXPECT_EQ(result.row->floor, "cpu 32, memory 192Gi, ephemeral-storage 300Gi");
   EXPECT_EQ(result.row->detail, "train row for 4 GPUs");
-  const RuleResult none = evaluate(TableRule(), default_policy(), pod_of({gpu_container("r", 1, "1", "1Gi")}), "render", true);
+  const RuleResult none =
+      evaluate(TableRule(), default_policy(), pod_of({gpu_container("r", 1, "1", "1Gi")}), "render", true);
   ASSERT_TRUE(none.row);
   EXPECT_EQ(none.row->floor, "-");
   EXPECT_EQ(none.row->detail, "the render profile has no table");

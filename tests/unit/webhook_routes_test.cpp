@@ -17,8 +17,8 @@ using testing::gpu_pod;
 class WebhookRoutesTest : public ::testing::Test {
  protected:
   WebhookRoutes routes(bool require_client_certificate = false) {
-    return WebhookRoutes(WebhookState{*policy_, metrics_, counters_, decisions_, stopping_,
-                                      require_client_certificate, 8u << 20});
+    return WebhookRoutes(
+        WebhookState{*policy_, metrics_, counters_, decisions_, stopping_, require_client_certificate, 8u << 20});
   }
 
   std::unique_ptr<PolicyStore> policy_ = std::move(PolicyStore::open("").value());

@@ -23,17 +23,17 @@ enum class Endpoint { kMutate, kValidate };
 inline constexpr const char* kSizedKey = "gpu-sizer.io/sized";
 
 struct PodDecision {
-  std::string description;     // the target's description
-  int64_t gpus = 0;            // app containers summed (init containers: the largest)
-  std::string profile;         // empty when the pod has no GPUs
-  std::string profile_reason;  // why that profile
-  std::vector<std::string> changes;   // one per container: what the patch raised
-  std::vector<std::string> warnings;  // each under 120 characters
-  std::vector<std::string> denials;   // non-empty: deny; each names what to set
+  std::string description;                   // the target's description
+  int64_t gpus = 0;                          // app containers summed (init containers: the largest)
+  std::string profile;                       // empty when the pod has no GPUs
+  std::string profile_reason;                // why that profile
+  std::vector<std::string> changes;          // one per container: what the patch raised
+  std::vector<std::string> warnings;         // each under 120 characters
+  std::vector<std::string> denials;          // non-empty: deny; each names what to set
   std::vector<DenialReason> denial_reasons;  // why each denial, in the same order
-  std::vector<Raise> raised;          // what the patch raised
-  bool undecided = false;             // left for the Pod: unresolved expressions or podSpecPatch
-  Explanation explanation;            // only when the target asks to explain
+  std::vector<Raise> raised;                 // what the patch raised
+  bool undecided = false;                    // left for the Pod: unresolved expressions or podSpecPatch
+  Explanation explanation;                   // only when the target asks to explain
 };
 
 // Decides one pod. Patch operations (mutate endpoint, mutate mode only) are

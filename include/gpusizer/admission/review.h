@@ -43,9 +43,9 @@ struct ReviewOutcome {
   std::string namespace_name;
   std::string name;
   bool dry_run = false;
-  std::vector<PodDecision> pods;  // one per pod decided
+  std::vector<PodDecision> pods;    // one per pod decided
   std::optional<Exemption> bypass;  // set when a policy exemption skipped sizing
-  std::string error;              // for kError: why the review was rejected
+  std::string error;                // for kError: why the review was rejected
 };
 std::string_view to_string(ReviewOutcome::Decision decision);
 

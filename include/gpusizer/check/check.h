@@ -14,10 +14,10 @@ namespace gpusizer {
 struct CheckOptions {
   std::vector<std::string> paths;  // files, directories (their *.yaml, *.yml, *.json), or "-" for stdin
   bool json_output = false;
-  bool fix = false;       // write corrected manifests
-  bool in_place = false;  // ... over the files instead of to stdout
+  bool fix = false;                               // write corrected manifests
+  bool in_place = false;                          // ... over the files instead of to stdout
   std::map<std::string, std::string> set_values;  // OSMO --set key=value
-  bool explain = false;   // gpu-sizer explain: every pod's rules, exit 0 unless unreadable
+  bool explain = false;                           // gpu-sizer explain: every pod's rules, exit 0 unless unreadable
 };
 
 // Exit codes, as CI reads them.

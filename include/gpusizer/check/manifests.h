@@ -22,8 +22,8 @@ struct ManifestDocument {
 };
 
 struct ManifestFile {
-  std::string source;  // path, or "stdin"
-  bool json = false;   // a JSON file: one document, written back as JSON
+  std::string source;                    // path, or "stdin"
+  bool json = false;                     // a JSON file: one document, written back as JSON
   nlohmann::ordered_json json_document;  // for JSON files: as written (key order, number forms)
   std::vector<ManifestDocument> documents;
 };

@@ -35,10 +35,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpusizer/sizing/policy.h"
 #include "gpusizer/quantity/quantity.h"
-#include "gpusizer/util/result.h"
+#include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
+#include "gpusizer/util/result.h"
 
 namespace gpusizer {
 

@@ -45,7 +45,7 @@ class PatchBuilder {
 
  private:
   JsonView document_;
-  std::string operations_;  // the operations written so far, comma-separated
+  std::string operations_;         // the operations written so far, comma-separated
   std::set<std::string> created_;  // pointers of maps this patch adds
   // The elements of each array walked, by pointer: finding element i of a
   // parsed array takes i steps, and a pod of 5000 containers is patched

@@ -116,7 +116,6 @@ class JsonReader {
   std::optional<JsonView> parse_fast(std::string_view text);
   bool repeats_a_key(simdjson::dom::element root);
 
-
   std::size_t max_depth_;
   simdjson::dom::parser parser_;
   std::string converted_;  // the text of a document read through nlohmann first

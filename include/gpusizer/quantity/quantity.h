@@ -62,16 +62,11 @@ class Quantity {
   // this * numerator / denominator, rounded up to a whole multiple of
   // granule (for example 1Mi for memory shares, 1m for CPU shares).
   // REQUIRES: denominator > 0, granule > 0.
-  Quantity share_ceil(int64_t numerator, int64_t denominator,
-                      const Quantity& granule) const;
+  Quantity share_ceil(int64_t numerator, int64_t denominator, const Quantity& granule) const;
 
   // Compares values only: 1Gi == 1024Mi, 1 == 1000m.
-  friend std::strong_ordering operator<=>(const Quantity& a, const Quantity& b) {
-    return a.nanos_ <=> b.nanos_;
-  }
-  friend bool operator==(const Quantity& a, const Quantity& b) {
-    return a.nanos_ == b.nanos_;
-  }
+  friend std::strong_ordering operator<=>(const Quantity& a, const Quantity& b) { return a.nanos_ <=> b.nanos_; }
+  friend bool operator==(const Quantity& a, const Quantity& b) { return a.nanos_ == b.nanos_; }
 
  private:
   Quantity(int128 nanos, Format format) : nanos_(nanos), format_(format) {}

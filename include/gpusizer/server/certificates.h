@@ -4,12 +4,12 @@
 // already open finish on the old one.
 #pragma once
 
-#include <openssl/ssl.h>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include <openssl/ssl.h>
 
 #include "gpusizer/util/result.h"
 #include "gpusizer/util/snapshot.h"

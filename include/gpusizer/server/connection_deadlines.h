@@ -7,14 +7,14 @@
 // the read its thread is blocked in.
 #pragma once
 
-#include <openssl/ssl.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include <openssl/ssl.h>
 
 namespace gpusizer {
 

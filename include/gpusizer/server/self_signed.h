@@ -18,7 +18,6 @@ struct GeneratedCertificates {
 // Creates `directory` if needed and writes ca.crt, tls.crt and tls.key there:
 // an ECDSA P-256 CA and a server certificate for `hosts` (DNS names or IP
 // addresses, as subjectAltName), valid for one year.
-Result<GeneratedCertificates> write_self_signed(const std::string& directory,
-                                                const std::vector<std::string>& hosts);
+Result<GeneratedCertificates> write_self_signed(const std::string& directory, const std::vector<std::string>& hosts);
 
 }  // namespace gpusizer

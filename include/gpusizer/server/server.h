@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "gpusizer/server/certificates.h"
-#include "gpusizer/util/result.h"
 #include "gpusizer/server/transport.h"
+#include "gpusizer/util/result.h"
 
 namespace gpusizer {
 
@@ -29,9 +29,9 @@ struct ServerOptions {
   // asio: event-loop threads, 0 = available_cpus(); httplib: connections
   // served at once, 0 = 32.
   int threads = 0;
-  std::size_t max_body_bytes = 8u << 20;    // larger bodies get 413
-  int read_timeout_seconds = 10;            // per wait for bytes; the API server's own default timeout
-  int keep_alive_timeout_seconds = 5;       // idle connections are closed after it
+  std::size_t max_body_bytes = 8u << 20;  // larger bodies get 413
+  int read_timeout_seconds = 10;          // per wait for bytes; the API server's own default timeout
+  int keep_alive_timeout_seconds = 5;     // idle connections are closed after it
   // A connection must deliver each whole request within keep-alive + read
   // timeout of its handshake or previous answer, or it is closed.
   int policy_poll_seconds = 2;

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "gpusizer/admission/pod_decision.h"
-#include "gpusizer/sizing/policy.h"
 #include "gpusizer/admission/review.h"
+#include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
 

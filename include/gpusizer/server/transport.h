@@ -12,14 +12,14 @@
 // connection closed after the keep-alive timeout.
 #pragma once
 
-#include <openssl/ssl.h>
-
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include <openssl/ssl.h>
 
 #include "gpusizer/util/result.h"
 

@@ -22,7 +22,7 @@ struct WebhookState {
   Metrics& metrics;
   StatusCounters& status_counters;
   RecentDecisions& recent_decisions;
-  const std::atomic<bool>& stopping;  // /readyz fails once set
+  const std::atomic<bool>& stopping;        // /readyz fails once set
   bool require_client_certificate = false;  // --client-ca was given
   std::size_t max_body_bytes = 0;
 };

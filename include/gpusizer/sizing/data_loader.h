@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "gpusizer/sizing/policy.h"
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/policy.h"
 #include "gpusizer/util/result.h"
 
 namespace gpusizer {
@@ -19,12 +19,12 @@ inline constexpr const char* kDataLoaderKey = "gpu-sizer.io/dataloader";
 // One GPU's DataLoader, as the annotation gives it. Values are per GPU
 // (seed 001: "Keep these PER GPU").
 struct DataLoaderSpec {
-  int64_t workers = 0;           // 0: no worker processes, no buffer
-  int64_t prefetch = 0;          // batches each worker keeps ready
-  int64_t batch = 0;             // samples per batch
-  std::vector<int64_t> sample;   // dimensions of one sample: 3x224x224
-  std::string dtype;             // a key of DataLoaderPolicy::dtype_bytes
-  int64_t dtype_bytes = 0;       // its value, resolved when parsed
+  int64_t workers = 0;          // 0: no worker processes, no buffer
+  int64_t prefetch = 0;         // batches each worker keeps ready
+  int64_t batch = 0;            // samples per batch
+  std::vector<int64_t> sample;  // dimensions of one sample: 3x224x224
+  std::string dtype;            // a key of DataLoaderPolicy::dtype_bytes
+  int64_t dtype_bytes = 0;      // its value, resolved when parsed
 };
 
 // Parses "workers=12,prefetch=3,batch=256,sample=3x224x224,dtype=float32":

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "gpusizer/sizing/policy.h"
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/policy.h"
 #include "gpusizer/util/result.h"
 
 namespace gpusizer {
@@ -26,21 +26,21 @@ enum class ModelMode { kTrain, kInfer };
 
 struct ModelSpec {
   int64_t params = 0;
-  int64_t context_tokens = 0;   // inference only; training ignores it
+  int64_t context_tokens = 0;  // inference only; training ignores it
   std::string precision = "bf16";
   TrainingMethod method = TrainingMethod::kFull;
-  int zero = 0;                 // DeepSpeed ZeRO stage, 0..3
+  int zero = 0;  // DeepSpeed ZeRO stage, 0..3
   ModelMode mode = ModelMode::kTrain;
-  int64_t ranks = 0;            // training world size; 0: the pod's GPUs
-  int64_t tp = 1;               // inference tensor-parallel degree
+  int64_t ranks = 0;  // training world size; 0: the pod's GPUs
+  int64_t tp = 1;     // inference tensor-parallel degree
 };
 
 // Parses the annotation's value. `default_mode` applies when it has no
 // `mode` (infer for gpuMemory.inferProfiles); `pod_gpus` bounds `ranks` and
 // `tp`. Errors name the part and the problem, `part "zero=4": must be 0, 1,
 // 2 or 3`, and read after the caller's `pod X: annotation gpu-sizer.io/model `.
-Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& policy,
-                              ModelMode default_mode, int64_t pod_gpus);
+Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& policy, ModelMode default_mode,
+                              int64_t pod_gpus);
 
 // Bytes one GPU holds, each part rounded up; `total` is computed from the
 // exact sum, so it can be a few bytes below the sum of the rounded parts.
@@ -90,8 +90,8 @@ struct VramCheck {
 // usable memory and, when it does not fit, lists what would.
 // `gpu_source` says where the model came from, for the message:
 // "nodeSelector nvidia.com/gpu.product=NVIDIA-GeForce-RTX-4090".
-VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64_t gpus,
-                     const GpuModel& gpu, std::string_view gpu_source);
+VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64_t gpus, const GpuModel& gpu,
+                     std::string_view gpu_source);
 
 // Bytes as decimal gigabytes (1 GB = 10^9 bytes, as the seeds write GB),
 // rounded up to 0.1: 279'999'999'999 -> "280.0".

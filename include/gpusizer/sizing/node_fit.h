@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
-#include "gpusizer/sizing/policy.h"
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
 

@@ -47,7 +47,7 @@ struct BindingRow {
 };
 
 struct Explanation {
-  std::vector<RuleRow> rules;  // in rule order
+  std::vector<RuleRow> rules;         // in rule order
   std::optional<BindingRow> binding;  // absent when the app phase has no floor
   std::vector<ContainerRow> containers;
 };

@@ -97,7 +97,7 @@ struct DataLoaderPolicy {
   Quantity per_gpu_base;      // per rank: the process and its copy of the weights
   Quantity pod_base;          // per pod: OS and base
   int64_t default_prefetch = 2;
-  Quantity round_up_to;       // the floor is a whole multiple of this
+  Quantity round_up_to;  // the floor is a whole multiple of this
   std::map<std::string, int64_t, std::less<>> dtype_bytes;
 };
 
@@ -119,15 +119,15 @@ struct TrainingShares {
 // GPU memory (VRAM) fit, from the annotation gpu-sizer.io/model (seeds 002-004).
 struct GpuMemoryPolicy {
   CheckAction action = CheckAction::kDeny;
-  Milli safety_margin = 0;     // usable share of a GPU's memory
-  std::string product_label;   // node label naming the GPU model
+  Milli safety_margin = 0;                  // usable share of a GPU's memory
+  std::string product_label;                // node label naming the GPU model
   std::vector<std::string> infer_profiles;  // mode=infer by default for these
   int64_t max_suggested_gpus = 8;
   std::map<std::string, Milli, std::less<>> precision_bytes;  // per parameter
-  Quantity context_bytes_per_token;   // inference KV cache and overhead
-  Milli bytes_per_param = 0;          // full training, Adam, mixed precision
+  Quantity context_bytes_per_token;                           // inference KV cache and overhead
+  Milli bytes_per_param = 0;                                  // full training, Adam, mixed precision
   std::map<std::string, TrainingShares, std::less<>> shares;  // full, lora, qlora
-  std::vector<GpuModel> gpus;         // first match wins
+  std::vector<GpuModel> gpus;                                 // first match wins
 
   // The entry named `name` exactly, else the first whose glob matches it;
   // nullptr when none does.

@@ -41,8 +41,8 @@ std::string_view to_string(DenialReason reason);
 
 // What one phase of a pod needs of one resource, in all, for its GPUs.
 struct Floor {
-  std::size_t phase = 0;       // index into PodPhases::phases
-  std::string_view resource;   // kCpu, kMemory or kEphemeralStorage
+  std::size_t phase = 0;      // index into PodPhases::phases
+  std::string_view resource;  // kCpu, kMemory or kEphemeralStorage
   Quantity amount;
   std::string basis;       // why, in a few words: "train profile", "data loader"
   std::string arithmetic;  // how, in full, for denials; empty when the basis says it

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "gpusizer/sizing/policy.h"
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/policy.h"
 #include "gpusizer/util/result.h"
 
 namespace gpusizer {

@@ -76,8 +76,8 @@ inline std::string truncate_utf8(std::string text, std::size_t max_bytes) {
 // Joins items while the text stays within max_bytes, then counts the rest:
 // "a; b; ... and 12 more containers". The first item is always kept (cut to
 // max_bytes), so the text says at least one thing.
-inline std::string join_capped(const std::vector<std::string>& items, std::string_view separator,
-                               std::size_t max_bytes, std::string_view what) {
+inline std::string join_capped(const std::vector<std::string>& items, std::string_view separator, std::size_t max_bytes,
+                               std::string_view what) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i > 0 && out.size() + separator.size() + items[i].size() > max_bytes) {

@@ -90,7 +90,8 @@ class BlockChecker {
                                       " is not a resource field (OSMO takes cpu, gpu, memory, storage, "
                                       "platform, nodesExcluded, topology)");
         }
-        if (key == "cpu" || key == "gpu" || key == "memory" || key == "storage") fields_[key] = read_field(entry, key, index);
+        if (key == "cpu" || key == "gpu" || key == "memory" || key == "storage")
+          fields_[key] = read_field(entry, key, index);
         ++index;
       }
     } else if (block && !block.IsNull()) {
@@ -150,7 +151,8 @@ class BlockChecker {
       if (gpu.source.kind == OsmoFieldSource::Kind::kLiteral) {
         finding += ": edit " + path_ + ".gpu (line " + std::to_string(gpu.source.line) + ") to " + std::to_string(cap);
       } else if (gpu.source.kind != OsmoFieldSource::Kind::kVariable) {
-        finding += ": " + computed_by(path_ + ".gpu", gpu.source) + "; change it to give at most " + std::to_string(cap);
+        finding +=
+            ": " + computed_by(path_ + ".gpu", gpu.source) + "; change it to give at most " + std::to_string(cap);
       }
       gpus = std::min(gpus, cap);
       report_.findings.push_back(finding);
@@ -175,7 +177,8 @@ class BlockChecker {
         sizing = &profile;
         continue;
       }
-      if (need->memory > report_.need->memory || (need->memory == report_.need->memory && need->cpu > report_.need->cpu)) {
+      if (need->memory > report_.need->memory ||
+          (need->memory == report_.need->memory && need->cpu > report_.need->cpu)) {
         sizing = &profile;
       }
       report_.need->cpu = std::max(report_.need->cpu, need->cpu);
@@ -194,8 +197,8 @@ class BlockChecker {
       }
     }
     if (listed.size() > 1) {
-      report_.profile_reason = "tasks " + join(shared, ", ") + " share " + path_ + "; sized to the largest need (" +
-                               report_.profile + ")";
+      report_.profile_reason =
+          "tasks " + join(shared, ", ") + " share " + path_ + "; sized to the largest need (" + report_.profile + ")";
     }
   }
 
@@ -220,8 +223,9 @@ class BlockChecker {
     for (const char* u : kBinaryUnits) unit = unit || text.ends_with(u);
     if (!unit) {
       if (!is_cpu_number(text)) {
-        spec_.fail(input_.block[key], path_ + "." + key + ": \"" + text +
-                                          "\" is not an amount OSMO takes: use binary units (Ki, Mi, Gi, Ti), not GB or G");
+        spec_.fail(input_.block[key],
+                   path_ + "." + key + ": \"" + text +
+                       "\" is not an amount OSMO takes: use binary units (Ki, Mi, Gi, Ti), not GB or G");
       }
       parsed = text + "Ki";  // OSMO reads a bare number as Ki
     }
@@ -234,13 +238,14 @@ class BlockChecker {
 
   // The text to set `source.variable` to so the field gives at least `need`.
   static std::string set_text(const OsmoFieldSource& source, const Quantity& need, bool cpu) {
-    if (!source.unit.empty()) return std::to_string(clamp_to_int64(ceil_div(need.value_ceil(), unit_bytes(source.unit))));
+    if (!source.unit.empty())
+      return std::to_string(clamp_to_int64(ceil_div(need.value_ceil(), unit_bytes(source.unit))));
     if (cpu) return std::to_string(clamp_to_int64(ceil_div(need.milli_ceil(), 1000)));
     return need.to_string();
   }
 
-  void size_field(const Field& field, const std::optional<Quantity>& found, const Quantity& need, const std::string& key,
-                  const std::string& for_gpus, bool always_set) {
+  void size_field(const Field& field, const std::optional<Quantity>& found, const Quantity& need,
+                  const std::string& key, const std::string& for_gpus, bool always_set) {
     const OsmoFieldSource& source = field.source;
     const std::string needed = key == "cpu" ? set_text(OsmoFieldSource{}, need, true) : need.to_string();
     const bool variable = source.kind == OsmoFieldSource::Kind::kVariable;
@@ -251,7 +256,8 @@ class BlockChecker {
     }
     const bool short_of = !found || *found < need;
     if (!found) {
-      report_.findings.push_back(key + " is not set; " + needed + " needed" + for_gpus + ": add " + key + " to " + path_);
+      report_.findings.push_back(key + " is not set; " + needed + " needed" + for_gpus + ": add " + key + " to " +
+                                 path_);
       return;
     }
     if (short_of) {

@@ -25,8 +25,7 @@ OsmoFieldSource field_source(const std::string& marked_value, const Rendered& re
       index = index * 10 + static_cast<std::size_t>(marked_value[q] - '0');
       ++q;
     }
-    if (q == digits || marked_value.compare(q, kMarkerTail.size(), kMarkerTail) != 0 ||
-        index >= rendered.subs.size()) {
+    if (q == digits || marked_value.compare(q, kMarkerTail.size(), kMarkerTail) != 0 || index >= rendered.subs.size()) {
       written += marked_value.substr(head, q - head);
       p = q;
       continue;
@@ -86,7 +85,8 @@ bool is_cpu_number(std::string_view text) {
 
 std::string shell_pair(const std::string& name, const std::string& value) {
   const bool plain = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./:=@%+,-").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_./:=@%+,-").find(c) != std::string_view::npos;
   });
   if (plain) return name + "=" + value;
   std::string quoted = "'";

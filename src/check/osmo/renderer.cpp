@@ -25,8 +25,7 @@ const char* const kSpecialTokenHint =
 std::optional<std::string> section_key(std::string_view line) {
   if (line.empty() || !std::isalpha(static_cast<unsigned char>(line[0]))) return std::nullopt;
   std::size_t i = 1;
-  while (i < line.size() &&
-         (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' || line[i] == '-')) {
+  while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' || line[i] == '-')) {
     ++i;
   }
   if (i < line.size() && line[i] == ':') return std::string(line.substr(0, i));

@@ -98,8 +98,8 @@ nlohmann::json osmo_report_json(const std::string& file, const OsmoReport& repor
     }
     auto field = [&](const std::optional<Quantity>& found, const std::optional<Quantity>& needed,
                      const OsmoFieldSource& source) {
-      return nlohmann::json{{"found", quantity_json(found)}, {"needed", quantity_json(needed)},
-                            {"source", source_json(source)}};
+      return nlohmann::json{
+          {"found", quantity_json(found)}, {"needed", quantity_json(needed)}, {"source", source_json(source)}};
     };
     const auto need_cpu = block.need ? std::optional<Quantity>(block.need->cpu) : std::nullopt;
     const auto need_memory = block.need ? std::optional<Quantity>(block.need->memory) : std::nullopt;

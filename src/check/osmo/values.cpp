@@ -188,7 +188,8 @@ Value resolve_plain(const std::string& s) {
   if (s == ".inf" || s == "+.inf" || s == ".Inf" || s == ".INF") return Value::real(HUGE_VAL);
   if (s == "-.inf" || s == "-.Inf" || s == "-.INF") return Value::real(-HUGE_VAL);
   if (s == ".nan" || s == ".NaN" || s == ".NAN") return Value::real(NAN);
-  if (body.find('.') != std::string_view::npos && body.find_first_not_of("0123456789_.eE+-") == std::string_view::npos &&
+  if (body.find('.') != std::string_view::npos &&
+      body.find_first_not_of("0123456789_.eE+-") == std::string_view::npos &&
       std::count(body.begin(), body.end(), '.') == 1) {
     std::string cleaned = s;
     cleaned.erase(std::remove(cleaned.begin(), cleaned.end(), '_'), cleaned.end());
@@ -219,8 +220,7 @@ Value from_yaml(const YAML::Node& node) {
       }
       return dict;
     }
-    default:
-      return Value::none();
+    default: return Value::none();
   }
 }
 

@@ -44,11 +44,11 @@ RuleResult DataLoaderRule::evaluate(const RuleInput& input) const {
   }
   if (floor.memory.is_zero()) return result;
   const auto table = required_resources(input.profile, app->gpus);
-  result.floors.push_back(
-      {0, kMemory, floor.memory, "data loader",
-       "data loader: " + floor.detail + (table ? "; " + input.profile.name + " table " + table->memory.to_string() : ""),
-       fit(input.pod.label + "data loader memory floor " + floor.memory.to_string() + " = " + floor.brief + " (" +
-           kDataLoaderKey + ")")});
+  result.floors.push_back({0, kMemory, floor.memory, "data loader",
+                           "data loader: " + floor.detail +
+                               (table ? "; " + input.profile.name + " table " + table->memory.to_string() : ""),
+                           fit(input.pod.label + "data loader memory floor " + floor.memory.to_string() + " = " +
+                               floor.brief + " (" + kDataLoaderKey + ")")});
   explain("memory " + floor.memory.to_string(), floor.detail);
   return result;
 }

@@ -71,10 +71,10 @@ RuleResult GpuMemoryRule::evaluate(const RuleInput& input) const {
     }
   }
   if (checks.empty()) {
-    const std::string note = unknown.empty() ? "model not checked: GPU model unknown; set nodeSelector " +
-                                                   rule.product_label + " or annotation " + kGpuKey
-                                             : "model not checked: GPU " + in_quotes(unknown.front()) +
-                                                   " is not in gpuMemory.gpus";
+    const std::string note = unknown.empty()
+                                 ? "model not checked: GPU model unknown; set nodeSelector " + rule.product_label +
+                                       " or annotation " + kGpuKey
+                                 : "model not checked: GPU " + in_quotes(unknown.front()) + " is not in gpuMemory.gpus";
     result.findings.push_back({DenialReason::kVram, false, "", fit(pod.label + note)});
     explain("-", note);
     return result;
@@ -86,10 +86,10 @@ RuleResult GpuMemoryRule::evaluate(const RuleInput& input) const {
   // A job spanning pods shards ZeRO over all of their GPUs, which this pod
   // alone does not show.
   const ModelSpec& model = spec.value();
-  const std::string ranks_hint = model.mode == ModelMode::kTrain && model.zero > 0 && model.ranks == 0
-                                     ? " If the job spans several pods, set ranks=<total GPUs> in " +
-                                           std::string(kModelKey) + "."
-                                     : "";
+  const std::string ranks_hint =
+      model.mode == ModelMode::kTrain && model.zero > 0 && model.ranks == 0
+          ? " If the job spans several pods, set ranks=<total GPUs> in " + std::string(kModelKey) + "."
+          : "";
   if (std::all_of(checks.begin(), checks.end(), too_large) && unknown.empty() && rule.action == CheckAction::kDeny) {
     result.findings.push_back({DenialReason::kVram, true, pod.description + ": " + checks.front().message + ranks_hint,
                                pod.label + checks.front().brief});

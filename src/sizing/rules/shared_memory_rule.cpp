@@ -18,12 +18,12 @@ struct ShmPlan {
   std::string volume;                     // the /dev/shm volume, existing or to add
   const VolumeFacts* existing = nullptr;  // nullptr when it is added
   bool add_volume = false;
-  bool enlarge = false;  // its sizeLimit is below the minimum
+  bool enlarge = false;                          // its sizeLimit is below the minimum
   std::vector<const ContainerFacts*> unmounted;  // GPU containers not mounting it
   // Other memory emptyDirs some GPU container mounts at /dev/shm, below the
   // minimum: each is enlarged (or denied) like the first.
   std::vector<const VolumeFacts*> small_others;
-  std::optional<Quantity> size;  // the pod's /dev/shm once fixed (all volumes); nullopt: unbounded
+  std::optional<Quantity> size;    // the pod's /dev/shm once fixed (all volumes); nullopt: unbounded
   std::vector<std::string> notes;  // warnings: a /dev/shm whose size is not checked
 
   bool fix_needed() const { return add_volume || enlarge || !unmounted.empty() || !small_others.empty(); }
@@ -116,7 +116,7 @@ class ShmPlanner {
 
   void note_not_memory_backed(const std::string& name) {
     plan_.notes.push_back(fit(input_.pod.description + ": /dev/shm (volume \"" + name +
-                         "\") is not a memory-backed emptyDir; its size is not checked"));
+                              "\") is not a memory-backed emptyDir; its size is not checked"));
   }
 
   const RuleInput& input_;
@@ -177,10 +177,10 @@ Finding finding(const RuleInput& input, const ShmPlan& plan) {
   const std::string brief = found.front().starts_with("/dev/shm (volume")
                                 ? "/dev/shm sizeLimit below " + rule.minimum.to_string() + " (" + profile + ")"
                                 : "/dev/shm not mounted in " + containers + " (" + profile + ")";
-  return {DenialReason::kShm, true,
-          pod.description + ": " + join(found, "; ") + "; " + needs + "; " + join(fixes, " and ") +
-              opt_out_fix(pod, "it"),
-          pod.label + brief};
+  return {
+      DenialReason::kShm, true,
+      pod.description + ": " + join(found, "; ") + "; " + needs + "; " + join(fixes, " and ") + opt_out_fix(pod, "it"),
+      pod.label + brief};
 }
 
 // Adds, enlarges or mounts the /dev/shm volumes, one warning for each.
@@ -229,9 +229,9 @@ RuleRow explain(const RuleInput& input, const ShmPlan& plan, const std::optional
   const SharedMemoryPolicy& rule = input.policy.shared_memory;
   if (!plan.applies) {
     return {RuleKind::kSharedMemory, "-",
-            ShmPlanner::listed(input) ? "not checked: /dev/shm is not a memory-backed emptyDir"
-                                      : "not checked: the " + profile_text(input.profile) +
-                                            " is not in sharedMemory.profiles"};
+            ShmPlanner::listed(input)
+                ? "not checked: /dev/shm is not a memory-backed emptyDir"
+                : "not checked: the " + profile_text(input.profile) + " is not in sharedMemory.profiles"};
   }
   // What happens to a /dev/shm that needs fixing depends on the mode.
   const PodFacts& pod = input.pod;
@@ -240,17 +240,16 @@ RuleRow explain(const RuleInput& input, const ShmPlan& plan, const std::optional
                             : pod.opted_out              ? "denied (opted out of mutation)"
                                                          : "gpu-sizer sets " + rule.size.to_string();
   std::string found = plan.add_volume ? "none found: " + fixed
-                      : plan.enlarge  ? "sizeLimit " + plan.existing->size_limit->to_string() +
-                                           " below the minimum: " + fixed
-                      : plan.size     ? "sizeLimit " + plan.size->to_string()
-                                      : "no sizeLimit (bounded by the memory limits)";
+                      : plan.enlarge
+                          ? "sizeLimit " + plan.existing->size_limit->to_string() + " below the minimum: " + fixed
+                      : plan.size ? "sizeLimit " + plan.size->to_string()
+                                  : "no sizeLimit (bounded by the memory limits)";
   if (!plan.unmounted.empty() && !plan.add_volume) found += "; not mounted in every GPU container: " + fixed;
   std::string floor = plan.size ? "/dev/shm " + plan.size->to_string() : "/dev/shm unbounded";
   const auto table = required_resources(input.profile, input.phases.app()->gpus);
   if (table && extra) floor += ", memory " + table->memory.plus(*extra).to_string();
   return {RuleKind::kSharedMemory, floor,
-          found + "; minimum " + rule.minimum.to_string() + ", the table includes " +
-              rule.table_includes.to_string()};
+          found + "; minimum " + rule.minimum.to_string() + ", the table includes " + rule.table_includes.to_string()};
 }
 
 }  // namespace
@@ -263,9 +262,9 @@ RuleResult SharedMemoryRule::evaluate(const RuleInput& input) const {
   const auto table = app ? required_resources(input.profile, app->gpus) : std::nullopt;
   if (table && extra) {
     // "train 192Gi + 32Gi /dev/shm": the table and the /dev/shm above what it includes.
-    result.floors.push_back({0, kMemory, table->memory.plus(*extra),
-                             input.profile.name + " " + table->memory.to_string() + " + " + extra->to_string() +
-                                 " /dev/shm"});
+    result.floors.push_back(
+        {0, kMemory, table->memory.plus(*extra),
+         input.profile.name + " " + table->memory.to_string() + " + " + extra->to_string() + " /dev/shm"});
   }
   if (plan.applies && plan.fix_needed()) {
     result.findings.push_back(finding(input, plan));

@@ -15,10 +15,9 @@ std::optional<Finding> check_max_gpus(const RuleInput& input) {
   if (!profile.max_gpus || gpus <= *profile.max_gpus) return std::nullopt;
   const std::string most = std::to_string(*profile.max_gpus);
   return Finding{DenialReason::kMaxGpus, true,
-                 input.pod.description + ": the " + profile_text(profile) +
-                     " is a single-pod stage allowing at most " + most + " GPU(s), found " + gpus_text(gpus) +
-                     " (" + input.profile_reason + "); set the GPU count to " + most +
-                     " (OSMO: --set " + set_hint(profile, *profile.max_gpus) + ")",
+                 input.pod.description + ": the " + profile_text(profile) + " is a single-pod stage allowing at most " +
+                     most + " GPU(s), found " + gpus_text(gpus) + " (" + input.profile_reason +
+                     "); set the GPU count to " + most + " (OSMO: --set " + set_hint(profile, *profile.max_gpus) + ")",
                  "the " + profile_text(profile) + " allows at most " + most + " GPU(s), found " + gpus_text(gpus)};
 }
 

@@ -35,9 +35,9 @@ struct BlockInput {
   const Policy& policy;
   const Variables& variables;
   const SpecLines& spec;
-  std::string name;          // the block's key in workflow.resources
-  YAML::Node block;          // its fields, rendered; undefined for OSMO's implicit `default: {}`
-  YAML::Node marked_block;   // the same from the marked rendering
+  std::string name;            // the block's key in workflow.resources
+  YAML::Node block;            // its fields, rendered; undefined for OSMO's implicit `default: {}`
+  YAML::Node marked_block;     // the same from the marked rendering
   std::vector<TaskRef> tasks;  // the tasks using it, in file order
   std::map<std::string, std::string, std::less<>> labels;  // workflow.labels
 };

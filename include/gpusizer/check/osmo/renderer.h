@@ -49,8 +49,8 @@ struct Substitution {
 };
 
 struct Rendered {
-  std::string text;    // what OSMO would parse
-  std::string marked;  // the same with each substitution replaced by its marker
+  std::string text;            // what OSMO would parse
+  std::string marked;          // the same with each substitution replaced by its marker
   std::vector<int> file_line;  // the 1-based file line of each rendered line
   std::vector<Substitution> subs;
 };
