@@ -148,7 +148,7 @@ FUZZ_FLAGS = -dict=tests/fuzz/$$t.dict -artifact_prefix=$(FUZZ_BUILD)/artifacts/
 
 fuzz-build: deps
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=clang++ \
-		-DGPU_SIZER_FUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+		-DGPU_SIZER_FUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Debug $(WERROR) >/dev/null
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzzers
 
 # Progress lines (NEW, REDUCE, pulse) are left out; the start, the end and

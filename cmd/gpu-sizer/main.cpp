@@ -21,6 +21,9 @@ namespace {
 using gpusizer::Policy;
 using gpusizer::Profile;
 
+// sysexits.h's EX_SOFTWARE: distinct from check's 0, 1 and 2.
+constexpr int kInternalErrorExit = 70;
+
 constexpr const char* kUsage = R"(gpu-sizer: size CPU, memory and ephemeral-storage of GPU pods to their GPU count.
 
 Usage:
@@ -305,9 +308,7 @@ int run_serve(Flags& flags) {
   return gpusizer::serve(options);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_command(int argc, char** argv) {
   if (argc < 2) return usage_error("missing command");
   const std::string command = argv[1];
   if (command == "--help" || command == "-h" || command == "help") {
@@ -324,4 +325,20 @@ int main(int argc, char** argv) {
   if (command == "table") return run_table(flags);
   if (command == "policy") return run_policy(flags);
   return usage_error("unknown command \"" + command + "\"");
+}
+
+}  // namespace
+
+// Every command reports the errors it expects and returns 0, 1 or 2; an
+// exception reaching here is a bug, reported as one with its own exit code
+// (EX_SOFTWARE) instead of std::terminate's abort.
+int main(int argc, char** argv) {
+  try {
+    return run_command(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu-sizer: internal error (please report it): %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "gpu-sizer: internal error (please report it): unknown exception\n");
+  }
+  return kInternalErrorExit;
 }

@@ -73,7 +73,7 @@ std::vector<TaskRef> read_tasks(const SpecLines& spec, const YAML::Node& workflo
     if (!name || !name.IsScalar() || name.Scalar().empty()) spec.fail(group, path + " has no name");
     const YAML::Node group_tasks = group["tasks"];
     if (!group_tasks || !group_tasks.IsSequence()) spec.fail(group, path + " has no tasks list");
-    const std::string group_name = name.Scalar();
+    const std::string& group_name = name.Scalar();
     for (std::size_t t = 0; t < group_tasks.size(); ++t) {
       read_task(group_tasks[t], path + ".tasks[" + std::to_string(t) + "]", &group_name);
     }

@@ -158,7 +158,7 @@ bool JsonReader::repeats_a_key(element root) {
 namespace {
 // Buffers for documents up to this size are kept between parses: every
 // review the API server sends fits.
-constexpr std::size_t kRetainedCapacity = 256 * 1024;
+constexpr std::size_t kRetainedCapacity = std::size_t{256} * 1024;
 // repeats_a_key's lists keep room for this many entries between parses.
 constexpr std::size_t kRetainedEntries = 4096;
 }  // namespace

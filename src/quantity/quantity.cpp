@@ -347,7 +347,7 @@ Quantity Quantity::share_ceil(int64_t numerator, int64_t denominator, const Quan
   }
   const int sign = (nanos_ > 0) - (nanos_ < 0);
   const int num_sign = (num > 0) - (num < 0);
-  if (den == 0) return Quantity(sign * num_sign * kMaxNanos, format_);
+  if (den == 0) return Quantity(static_cast<int128>(sign) * num_sign * kMaxNanos, format_);
 
   // nanos * num needs up to 156 bits, so split nanos = q*den + r first:
   // nanos*num/den = q*num + r*num/den, and r*num fits because r < den <= 2^63.
@@ -358,7 +358,7 @@ Quantity Quantity::share_ceil(int64_t numerator, int64_t denominator, const Quan
   const bool has_fraction = tail - tail_whole * den != 0;
   int128 whole = 0;
   if (__builtin_mul_overflow(q, num, &whole) || __builtin_add_overflow(whole, tail_whole, &whole)) {
-    return Quantity(sign * num_sign * kMaxNanos, format_);
+    return Quantity(static_cast<int128>(sign) * num_sign * kMaxNanos, format_);
   }
   // Past these bounds the result saturates whatever the rounding; checking
   // first keeps the granule arithmetic below far from int128 overflow.

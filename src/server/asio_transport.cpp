@@ -47,7 +47,7 @@ constexpr std::uint32_t kHeaderLimit = 8192;
 // Each connection's read buffer: room for the headers (kHeaderLimit) and a
 // TLS record of body at a time, which the parser moves into the request as
 // it reads. Unbounded, Beast grows it to 64 KiB+ per busy connection.
-constexpr std::size_t kReadBufferBytes = 16 * 1024;
+constexpr std::size_t kReadBufferBytes = std::size_t{16} * 1024;
 // How long a closing connection waits for the client's TLS close_notify.
 constexpr std::chrono::seconds kCloseWait{1};
 

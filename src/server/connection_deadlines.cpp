@@ -42,7 +42,7 @@ std::string peer_address(int fd) {
 
 void log_connection_cut(const std::string& peer, std::chrono::milliseconds allowance) {
   log_event(spdlog::level::info, "closed a connection that did not send a whole request in time",
-            {{"peer", peer}, {"seconds", allowance.count() / 1000.0}});
+            {{"peer", peer}, {"seconds", std::chrono::duration<double>(allowance).count()}});
 }
 
 ConnectionDeadlines::ConnectionDeadlines(std::chrono::milliseconds allowance)

@@ -21,9 +21,10 @@ bool verified_client(const httplib::Request& req) {
   return req.ssl && SSL_get0_peer_certificate(req.ssl) && SSL_get_verify_result(req.ssl) == X509_V_OK;
 }
 
-void reply(httplib::Response& res, HttpAnswer answer) {
+void reply(httplib::Response& res, const HttpAnswer& answer) {
   res.status = answer.status;
-  res.set_content(std::move(answer.body), std::string(answer.content_type));
+  // Debian's cpp-httplib (0.11) has no set_content(std::string&&): it copies.
+  res.set_content(answer.body, std::string(answer.content_type));
   // The body is left unread, so the connection cannot carry another request.
   if (answer.close) res.set_header("Connection", "close");
 }

@@ -17,9 +17,6 @@ constexpr std::array<std::string_view, 17> kKindNames = {
     "other",        "unknown"};
 constexpr std::array<std::string_view, 5> kOperationNames = {"CREATE", "UPDATE", "DELETE", "CONNECT", "unknown"};
 constexpr std::array<std::string_view, 2> kEndpointNames = {"mutate", "validate"};
-constexpr std::array<ReviewOutcome::Decision, 4> kDecisions = {
-    ReviewOutcome::Decision::kAllowed, ReviewOutcome::Decision::kMutated, ReviewOutcome::Decision::kDenied,
-    ReviewOutcome::Decision::kError};
 
 template <std::size_t N>
 std::size_t index_of(const std::array<std::string_view, N>& names, std::string_view name, std::size_t fallback) {

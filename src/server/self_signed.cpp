@@ -123,7 +123,7 @@ Result<GeneratedCertificates> write_self_signed(const std::string& directory, co
   if (!server) return server.status();
 
   GeneratedCertificates files{directory + "/ca.crt", directory + "/tls.crt", directory + "/tls.key"};
-  for (auto written : {
+  for (const auto& written : {
            write_pem(files.ca_file, 0644, [&](FILE* f) { return PEM_write_X509(f, ca.value().get()); }),
            write_pem(files.cert_file, 0644, [&](FILE* f) { return PEM_write_X509(f, server.value().get()); }),
            write_pem(files.key_file, 0600,

@@ -45,7 +45,7 @@ TEST(CertificateRotation, NewHandshakesGetTheRenewedCertificateAndNoRequestFails
   for (int i = 0; i < 4; ++i) {
     load.emplace_back([&, keep_alive = i % 2 == 0] {
       httplib::SSLClient client("127.0.0.1", webhook.port());
-      client.set_ca_cert_path(both_cas.c_str());
+      client.set_ca_cert_path(both_cas);
       client.enable_server_certificate_verification(true);
       client.set_keep_alive(keep_alive);
       while (!done) {

@@ -21,7 +21,7 @@ struct ClientCertificates {
 };
 
 ClientCertificates make_client_certificates(const std::string& dir, const std::string& name) {
-  const ClientCertificates files{dir + "/" + name + "-ca.crt", dir + "/" + name + ".crt", dir + "/" + name + ".key"};
+  ClientCertificates files{dir + "/" + name + "-ca.crt", dir + "/" + name + ".crt", dir + "/" + name + ".key"};
   const std::string ca_key = dir + "/" + name + "-ca.key";
   const std::string csr = dir + "/" + name + ".csr";
   const std::string ext = dir + "/" + name + ".ext";
@@ -41,7 +41,7 @@ std::unique_ptr<httplib::SSLClient> client_with(const WebhookProcess& webhook, c
   auto client = identity
                     ? std::make_unique<httplib::SSLClient>("127.0.0.1", webhook.port(), identity->cert, identity->key)
                     : std::make_unique<httplib::SSLClient>("127.0.0.1", webhook.port());
-  client->set_ca_cert_path(webhook.ca_file().c_str());
+  client->set_ca_cert_path(webhook.ca_file());
   client->enable_server_certificate_verification(true);
   client->set_connection_timeout(5);
   client->set_read_timeout(10);

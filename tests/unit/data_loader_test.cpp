@@ -210,7 +210,7 @@ TEST(DataLoaderRule, OverheadFactorComesFromThePolicy) {
   none.overhead_factor = 1000;
   const DataLoaderFloor floor =
       data_loader_floor(none, parsed("workers=4,prefetch=2,batch=4800,sample=1024x1024,dtype=uint8"), 1);
-  EXPECT_EQ(floor.buffer_bytes_per_gpu, 8 * 4800 * kMi);  // 37.5 GiB: + 5 GiB rounds to 43Gi
+  EXPECT_EQ(floor.buffer_bytes_per_gpu, int64_t{8} * 4800 * kMi);  // 37.5 GiB: + 5 GiB rounds to 43Gi
   EXPECT_EQ(floor.memory, gibibytes(43));
   EXPECT_EQ(floor.brief, "1x(4x2x4800Mi x1+2Gi)+3Gi");
 }

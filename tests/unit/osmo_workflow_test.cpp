@@ -678,7 +678,7 @@ TEST(OsmoErrors, ValuesOsmoRejects) {
   const OsmoReport bare = check(spec_with("{gpu: 1, cpu: 16, memory: 64}"));
   ASSERT_EQ(bare.blocks.size(), 1u);
   ASSERT_TRUE(bare.blocks[0].memory.has_value());
-  EXPECT_EQ(*bare.blocks[0].memory, Quantity::from_bytes(64 * 1024));
+  EXPECT_EQ(*bare.blocks[0].memory, Quantity::from_bytes(int64_t{64} * 1024));
   EXPECT_FALSE(bare.fits());
 }
 

@@ -322,7 +322,7 @@ TEST(ParsePolicy, ExemptionsByNamespaceUserAndGroup) {
 }
 
 TEST(ParsePolicy, GpuResourcesAndDenyFromGpus) {
-  const Policy d = default_policy();
+  const Policy& d = default_policy();
   EXPECT_TRUE(d.is_gpu_resource("nvidia.com/gpu"));
   EXPECT_TRUE(d.is_gpu_resource("amd.com/gpu"));
   EXPECT_FALSE(d.is_gpu_resource("cpu"));

@@ -276,7 +276,7 @@ defaultProfile: infer
 
 TEST(SelectProfile, CustomRulesInOrderWithAnnotationAndGlob) {
   const Policy policy = custom_rules_policy();
-  auto pick = [&](SelectionInput input) {
+  auto pick = [&](const SelectionInput& input) {
     auto choice = select_profile(policy, input);
     EXPECT_TRUE(choice.ok());
     return choice.ok() && choice.value().profile ? choice.value().profile->name : std::string("?");

@@ -169,7 +169,7 @@ Value value_of(const Expression& e, const Variables& variables) {
       return Value::list(std::move(items));
     }
     case Expression::Kind::kSign: {
-      const Value v = value_of(*e.operands[0], variables);
+      Value v = value_of(*e.operands[0], variables);
       if (!is_number(v)) throw Unevaluable{"a sign before " + describe(v)};
       if (e.name != "-") return v;
       return v.type == Value::Type::kFloat ? Value::real(-v.f) : Value::integer(-as_int(v));
