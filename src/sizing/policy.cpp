@@ -7,6 +7,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "gpusizer/sizing/policy_fields.h"
 #include "gpusizer/sizing/sizing.h"
 #include "gpusizer/util/digest.h"
 #include "gpusizer/util/numbers.h"
@@ -66,72 +67,8 @@ const GpuModel* GpuMemoryPolicy::find_gpu(std::string_view name_or_product) cons
 
 namespace {
 
-// Thrown inside this file only; parse_policy turns it into an Error.
-struct FieldError {
-  std::string message;
-};
-
-[[noreturn]] void fail(const std::string& path, const YAML::Node& node, const std::string& problem) {
-  std::string where = path;
-  if (node.Mark().line >= 0) where += " (line " + std::to_string(node.Mark().line + 1) + ")";
-  throw FieldError{where + ": " + problem};
-}
-
-void check_unique_keys(const YAML::Node& map, const std::string& path) {
-  if (auto repeated = repeated_key(map)) {
-    fail(path.empty() ? repeated->Scalar() : path + "." + repeated->Scalar(), *repeated, "appears more than once");
-  }
-}
-
-// Unknown keys are errors: a typo such as `denyFromGPUs` must not silently
-// fall back to the default.
-void check_keys(const YAML::Node& map, const std::string& path, std::initializer_list<std::string_view> known) {
-  check_unique_keys(map, path);
-  for (const auto& entry : map) {
-    const auto key = entry.first.as<std::string>();
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      std::vector<std::string> names(known.begin(), known.end());
-      fail(path.empty() ? key : path + "." + key, entry.first, "unknown field (known: " + join(names, ", ") + ")");
-    }
-  }
-}
-
-void require_map(const YAML::Node& node, const std::string& path) {
-  if (!node.IsMap()) fail(path, node, "must be a mapping");
-}
-
-std::string read_string(const YAML::Node& node, const std::string& path) {
-  if (!node.IsScalar() || node.Scalar().empty()) fail(path, node, "must be a non-empty string");
-  return node.Scalar();
-}
-
-int64_t read_int(const YAML::Node& node, const std::string& path, int64_t minimum, int64_t maximum = kMaxWhole) {
-  const std::string text = read_string(node, path);
-  auto value = read_whole(text, minimum, maximum);
-  if (!value) fail(path, node, value.error() + ", found \"" + text + "\"");
-  return value.value();
-}
-
-enum class Zero { kRefused, kAllowed };
-
-Quantity read_quantity(const YAML::Node& node, const std::string& path, Zero zero = Zero::kRefused) {
-  auto parsed = Quantity::parse(read_string(node, path));
-  if (!parsed) fail(path, node, parsed.error());
-  if (parsed.value().is_negative()) fail(path, node, "must not be negative, found " + node.Scalar());
-  if (zero == Zero::kRefused && parsed.value().is_zero()) {
-    fail(path, node, "must be greater than zero, found " + node.Scalar());
-  }
-  return parsed.value();
-}
-
-// A plain decimal ("0.85", "40", "1.5"), held in thousandths; no suffix, so
-// a typo such as "85%" is an error.
-Milli read_decimal(const YAML::Node& node, const std::string& path, Milli minimum, Milli maximum) {
-  const std::string text = read_string(node, path);
-  auto value = gpusizer::read_decimal(text, 3, minimum, maximum);
-  if (!value) fail(path, node, value.error() + ", found \"" + text + "\"");
-  return value.value();
-}
+// The field readers and FieldError (policy_fields.h) are this parser's own.
+using namespace policy_fields;  // NOLINT(google-build-using-namespace)
 
 CheckAction read_action(const YAML::Node& node, const std::string& path) {
   const std::string text = read_string(node, path);
@@ -146,15 +83,6 @@ Mode read_mode(const YAML::Node& node, const std::string& path) {
   if (text == "enforce") return Mode::kEnforce;
   if (text == "audit") return Mode::kAudit;
   fail(path, node, "must be mutate, enforce or audit, found \"" + text + "\"");
-}
-
-std::vector<std::string> read_string_list(const YAML::Node& node, const std::string& path) {
-  if (!node.IsSequence()) fail(path, node, "must be a list of strings");
-  std::vector<std::string> items;
-  for (std::size_t i = 0; i < node.size(); ++i) {
-    items.push_back(read_string(node[i], path + "[" + std::to_string(i) + "]"));
-  }
-  return items;
 }
 
 TableRow read_row(const YAML::Node& node, const std::string& path) {
@@ -258,55 +186,6 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
   if (matchers != 1) fail(path, node, "needs exactly one of equals, contains, glob");
   rule.profile = read_string(node["profile"], path + ".profile");
   return rule;
-}
-
-// One block of the policy (sharedMemory, gpuMemory.training, ...): a key
-// given replaces the base's value, an absent key keeps it. Without a base
-// (parsing the embedded default) every key is required.
-class Block {
- public:
-  Block(const YAML::Node& node, std::string path, bool complete, std::initializer_list<std::string_view> keys)
-      : node_(node), path_(std::move(path)), complete_(complete) {
-    require_map(node_, path_);
-    check_keys(node_, path_, keys);
-  }
-  // Calls read(value, path of the value) when the key is present.
-  void read(const char* key, auto read) const {
-    if (const YAML::Node value = node_[key]) {
-      read(value, path_ + "." + key);
-    } else if (complete_) {
-      fail(path_, node_, std::string("missing field ") + key);
-    }
-  }
-  const YAML::Node& node() const { return node_; }
-
- private:
-  YAML::Node node_;
-  std::string path_;
-  bool complete_;
-};
-
-// A Kubernetes volume name: a DNS-1123 label.
-std::string read_dns_label(const YAML::Node& node, const std::string& path) {
-  const std::string text = read_string(node, path);
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  const bool valid = text.size() <= 63 && alnum(text.front()) && alnum(text.back()) &&
-                     std::all_of(text.begin(), text.end(), [&](char c) { return alnum(c) || c == '-'; });
-  if (!valid) fail(path, node, "must be a DNS-1123 label (lowercase letters, digits, '-'), found \"" + text + "\"");
-  return text;
-}
-
-// A mapping of names to values read by read_value(node, path).
-template <class Value>
-std::map<std::string, Value, std::less<>> read_named(const YAML::Node& node, const std::string& path, auto read_value) {
-  if (!node.IsMap() || node.size() == 0) fail(path, node, "must be a non-empty mapping");
-  check_unique_keys(node, path);
-  std::map<std::string, Value, std::less<>> values;
-  for (const auto& entry : node) {
-    const auto name = entry.first.as<std::string>();
-    values[name] = read_value(entry.second, path + "." + name);
-  }
-  return values;
 }
 
 void read_shared_memory(const YAML::Node& node, bool complete, SharedMemoryPolicy& out) {
