@@ -65,6 +65,19 @@ enum class VramVerdict {
   kTooLarge,  // over the capacity
 };
 
+// "full", "lora", "qlora", as the annotation writes the method.
+std::string_view method_name(TrainingMethod method);
+
+// N: the GPUs the model is spread over. Training shards over its world
+// size, which `ranks` sets for jobs spanning pods; inference runs per pod.
+int64_t world_size(const ModelSpec& spec, int64_t gpus);
+
+// K: options never suggest more GPUs than this, max(maxSuggestedGpus, world).
+int64_t most_suggested_gpus(const GpuMemoryPolicy& policy, int64_t world);
+
+// A need of `need` bytes against a GPU of `capacity` bytes.
+VramVerdict verdict_of(const GpuMemoryPolicy& policy, int64_t need, int64_t capacity);
+
 // One change that was tried: the annotation parts to change ("method=lora,zero=3",
 // empty when only the GPUs change) on `gpus` GPUs of `gpu_memory` each.
 struct VramOption {
