@@ -121,7 +121,7 @@ image-rootfs: configure
 clean:
 	rm -rf $(BUILD)
 
-# The load test with faults (tests/load/loadtest.cpp, results in
+# The load test with faults (tests/load, results in
 # docs/loadtest.md): LOADTEST_RATE mixed reviews per second for
 # LOADTEST_SECONDS while the policy file is replaced (valid, invalid, valid),
 # the certificate rotated and SIGTERM sent. `make test` runs a 20 s version.

@@ -1,0 +1,120 @@
+// handle_review on what the API server should never send (Kubernetes
+// "Dynamic Admission Control", docs/sources.md): a malformed review is
+// answered 400 with a JSON error that names the problem and does not quote
+// the body, and a pod of an odd shape never makes it throw.
+
+#include <functional>
+#include <ostream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "gpusizer/admission/review.h"
+#include "gpusizer/sizing/policy.h"
+#include "support/handle_review_support.h"
+
+namespace gpusizer {
+namespace {
+
+using nlohmann::json;
+using namespace review_test;  // NOLINT(google-build-using-namespace)
+
+TEST(HandleReview, OddPodShapesNeverThrow) {
+  // BUG (found by this test; src fixed since): a Pod whose metadata is null
+  // or not an object must get an answer (200 or 400); decide_pod's
+  // metadata.value("labels", ...) threw json type_error.306 out of
+  // handle_review (a 500, which blocks the create under failurePolicy: Fail).
+  for (const char* metadata : {"null", "\"x\"", "[]"}) {
+    json object = pod();
+    object["metadata"] = json::parse(metadata);
+    const std::string body = review(object).dump();
+    for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+      HttpReply reply;
+      EXPECT_NO_THROW(reply = handle_review(default_policy(), endpoint, body)) << metadata;
+      EXPECT_TRUE(reply.status == 200 || reply.status == 400) << reply.status;
+      EXPECT_TRUE(json::accept(reply.body)) << reply.body;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Malformed reviews: 400 with a JSON error naming the problem.
+
+struct Bad {
+  std::string what;
+  std::string body;
+  std::string names;  // must appear in the error
+};
+
+std::ostream& operator<<(std::ostream& os, const Bad& b) { return os << b.what; }
+
+class BadRequestTest : public ::testing::TestWithParam<Bad> {};
+
+TEST_P(BadRequestTest, Answers400WithAJsonError) {
+  const Bad& b = GetParam();
+  for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+    const HttpReply reply = handle_review(default_policy(), endpoint, b.body);
+    EXPECT_EQ(reply.status, 400) << reply.body;
+    json body;
+    ASSERT_NO_THROW(body = json::parse(reply.body)) << reply.body;
+    ASSERT_TRUE(body.is_object());
+    ASSERT_TRUE(body.contains("error")) << reply.body;
+    ASSERT_TRUE(body["error"].is_string());
+    EXPECT_TRUE(contains(body["error"].get<std::string>(), b.names)) << reply.body;
+    EXPECT_EQ(reply.outcome.decision, ReviewOutcome::Decision::kError);
+    EXPECT_FALSE(reply.outcome.error.empty());
+  }
+}
+
+std::string with(const std::function<void(json&)>& edit) {
+  json r = review(pod());
+  edit(r);
+  return r.dump();
+}
+
+std::string truncated() {
+  const std::string full = review(pod()).dump();
+  return full.substr(0, full.size() / 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadRequestTest,
+    ::testing::Values(
+        Bad{"invalid_json", "{not json", "not valid JSON"}, Bad{"empty_body", "", "not valid JSON"},
+        Bad{"truncated_json", truncated(), "not valid JSON"}, Bad{"array_body", "[1,2]", "JSON object"},
+        Bad{"string_body", "\"AdmissionReview\"", "JSON object"},
+        Bad{"wrong_api_version", with([](json& r) { r["apiVersion"] = "admission.k8s.io/v1beta1"; }), "apiVersion"},
+        Bad{"missing_api_version", with([](json& r) { r.erase("apiVersion"); }), "apiVersion"},
+        Bad{"wrong_kind", with([](json& r) { r["kind"] = "Pod"; }), "kind must be AdmissionReview"},
+        Bad{"missing_request", with([](json& r) { r.erase("request"); }), "request"},
+        Bad{"request_not_object", with([](json& r) { r["request"] = "x"; }), "request"},
+        Bad{"missing_uid", with([](json& r) { r["request"].erase("uid"); }), "uid"},
+        Bad{"empty_uid", with([](json& r) { r["request"]["uid"] = ""; }), "uid"},
+        Bad{"numeric_uid", with([](json& r) { r["request"]["uid"] = 7; }), "uid"},
+        Bad{"pod_create_object_string", with([](json& r) { r["request"]["object"] = "pod"; }), "request.object"},
+        Bad{"pod_create_object_null", with([](json& r) { r["request"]["object"] = nullptr; }), "request.object"},
+        Bad{"pod_create_object_missing", with([](json& r) { r["request"].erase("object"); }), "request.object"}),
+    [](const auto& info) { return info.param.what; });
+
+TEST(HandleReview, NumbersOutOfRangeAreMalformedNotACrash) {
+  const HttpReply reply =
+      handle_review(default_policy(), Endpoint::kMutate,
+                    R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","x":1e999}})");
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_NE(json::parse(reply.body)["error"].get<std::string>().find("not valid JSON"), std::string::npos);
+}
+
+TEST(HandleReview, ParseErrorsDoNotQuoteTheBody) {
+  // A truncated body can end inside an env value; the error must say where,
+  // not repeat what.
+  const HttpReply reply =
+      handle_review(default_policy(), Endpoint::kMutate, R"({"request":{"object":{"env":[{"value":"hunter2-secret)");
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_EQ(reply.body.find("hunter2"), std::string::npos) << reply.body;
+  EXPECT_EQ(reply.outcome.error.find("hunter2"), std::string::npos) << reply.outcome.error;
+  EXPECT_NE(reply.outcome.error.find("line 1, column"), std::string::npos) << reply.outcome.error;
+}
+
+}  // namespace
+}  // namespace gpusizer
