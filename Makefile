@@ -69,15 +69,19 @@ test: build
 e2e: build
 	$(E2E_APISERVER)
 
-# `gpu-sizer check` over a corpus of real GPU manifests that is not in the
-# repository (CORPUS, by default the shared one beside the checkout): one
-# line per file and a tally; fails only if a file crashes the checker.
+# `gpu-sizer check --nodes` over a corpus of real GPU manifests and a node
+# fleet that are not in the repository (CORPUS and NODES, by default the
+# shared ones beside the checkout; skipped with a message when absent): one
+# line per file and a tally. Fails if the checker crashes on a file, if a
+# pod that some node holds as written is held by none as sized, or if a
+# serving kind is sized with the train profile (tests/corpus/corpus_check.py).
 # CHECK_FLAGS adds flags, e.g. CHECK_FLAGS='--policy my-policy.yaml'.
 CORPUS ?= ../shared/corpus/manifests
+NODES ?= ../shared/corpus/nodes.yaml
 CHECK_FLAGS ?=
 
 corpus-check: build
-	tests/corpus/corpus_check.sh $(BUILD)/gpu-sizer $(CORPUS) $(CHECK_FLAGS)
+	python3 tests/corpus/corpus_check.py $(BUILD)/gpu-sizer $(CORPUS) $(NODES) $(CHECK_FLAGS)
 
 # The tree's habits: its format (.clang-format), static analysis
 # (.clang-tidy, over the build's compile_commands.json: every source of
@@ -143,7 +147,7 @@ loadtest: configure
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 120
 FUZZ_SMOKE_SECONDS ?= 15
-FUZZ_TARGETS := quantity policy review manifests
+FUZZ_TARGETS := quantity policy review manifests nodes
 FUZZ_FLAGS = -dict=tests/fuzz/$$t.dict -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ -timeout=60
 
 fuzz-build: deps

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "gpusizer/check/check.h"
+#include "gpusizer/check/node_file.h"
 #include "gpusizer/server/log.h"
 #include "gpusizer/server/policy_store.h"
 #include "gpusizer/server/server.h"
@@ -32,6 +33,7 @@ Usage:
                   [--transport asio|httplib] [--threads N]
                   [--max-body-bytes N] [--read-timeout SECONDS] [--keep-alive-timeout SECONDS]
                   [--policy-poll SECONDS] [--shutdown-delay SECONDS] [--metrics-namespace-cap N]
+                  [--node-watch auto|on|off] [--kubeconfig FILE]
                   [--log-level LEVEL] [--log-format json|text]
       Run the admission webhook over HTTPS: POST /mutate, POST /validate,
       GET /healthz, GET /readyz. Without --tls-cert it generates a
@@ -48,12 +50,17 @@ Usage:
       of failing /readyz while still serving after SIGTERM; set it to the
       time your cluster takes to update endpoints), --metrics-namespace-cap 100,
       --log-level info, --log-format json (one JSON object per line on stderr).
+      The webhook watches the cluster's nodes (get, list and watch on
+      nodes) to keep every pod it sizes schedulable: in a pod through its
+      service account, elsewhere with --kubeconfig. --node-watch auto (the
+      default) watches when it can, on refuses to start when it cannot,
+      off never watches (the policy's nodeFit.pools stand in).
 
   gpu-sizer table [--profile NAME] [--gpus N] [--policy FILE]
       Print the effective sizing table, or what N GPUs need and the OSMO
       --set line for it.
 
-  gpu-sizer check [--policy FILE] [--output text|json] [--fix [--in-place]]
+  gpu-sizer check [--policy FILE] [--nodes FILE] [--output text|json] [--fix [--in-place]]
                   [--set KEY=VALUE ...] FILE|DIR|- ...
       Run the webhook's decisions offline on manifests (multi-document YAML
       or JSON; directories are searched for *.yaml, *.yml, *.json) and on
@@ -62,12 +69,15 @@ Usage:
       the corrected manifests to stdout (the report then goes to stderr),
       or over the files with --in-place. Exit 0: all admitted unchanged;
       1: something would be changed or denied; 2: unreadable input.
+      --nodes FILE sizes against those nodes (what `kubectl get nodes -o
+      yaml` prints): floors are capped to what a node the pod may run on
+      can hold, and node fit checks them (else the policy's nodeFit.pools).
 
-  gpu-sizer explain [--policy FILE] [--output text|json] FILE|DIR|- ...
+  gpu-sizer explain [--policy FILE] [--nodes FILE] [--output text|json] FILE|DIR|- ...
       For every pod template, what check decides and why: its GPUs and
-      profile, each rule's floor (table, /dev/shm, data loader) and check
-      (GPU memory, node fit), which rule binds memory, and the changes,
-      denials and warnings. Exit 0, or 2 on unreadable input.
+      profile, each rule's floor (table, /dev/shm, data loader), cap (node
+      caps) and check (GPU memory, node fit), which rule binds memory, and
+      the changes, denials and warnings. Exit 0, or 2 on unreadable input.
 
   gpu-sizer policy [--check FILE]
       Print the embedded default policy (a starting point for your own), or
@@ -222,17 +232,20 @@ int run_check(int argc, char** argv) {
   gpusizer::CheckOptions options;
   options.explain = std::string(argv[1]) == "explain";
   std::string policy_path;
+  std::string nodes_path;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::optional<std::string> {
       if (i + 1 >= argc) return std::nullopt;
       return std::string(argv[++i]);
     };
-    if (arg == "--policy" || arg == "--output") {
+    if (arg == "--policy" || arg == "--output" || arg == "--nodes") {
       const auto given = value();
       if (!given) return usage_error("flag " + arg + " needs a value");
       if (arg == "--policy") {
         policy_path = *given;
+      } else if (arg == "--nodes") {
+        nodes_path = *given;
       } else if (*given == "text" || *given == "json") {
         options.json_output = *given == "json";
       } else {
@@ -260,12 +273,20 @@ int run_check(int argc, char** argv) {
   }
   const std::string command = argv[1];
   if (options.explain && (options.fix || !options.set_values.empty())) {
-    return usage_error("explain takes --policy and --output; --fix and --set belong to check");
+    return usage_error("explain takes --policy, --nodes and --output; --fix and --set belong to check");
   }
   if (options.paths.empty()) return usage_error(command + " needs files, directories or - for standard input");
   if (options.in_place && !options.fix) return usage_error("--in-place goes with --fix");
   const auto policy = load_policy_or_report(policy_path);
   if (!policy) return gpusizer::kCheckUnreadable;
+  if (!nodes_path.empty()) {
+    auto nodes = gpusizer::read_node_file(nodes_path);
+    if (!nodes) {
+      std::fprintf(stderr, "gpu-sizer: --nodes %s\n", nodes.error().c_str());
+      return gpusizer::kCheckUnreadable;
+    }
+    options.nodes = std::move(nodes).value();
+  }
   return gpusizer::run_check(*policy, options, std::cout, std::cerr);
 }
 
@@ -291,6 +312,8 @@ int run_serve(Flags& flags) {
   options.shutdown_delay_seconds =
       static_cast<int>(flags.take_number("shutdown-delay", options.shutdown_delay_seconds, 0, 300));
   options.metrics_namespace_cap = static_cast<std::size_t>(flags.take_number("metrics-namespace-cap", 100, 1, 100000));
+  options.node_watch = flags.take_or("node-watch", options.node_watch);
+  options.kubeconfig = flags.take_or("kubeconfig", "");
   options.version = GPU_SIZER_VERSION;
   const std::string level = flags.take_or("log-level", "info");
   const std::string format = flags.take_or("log-format", "json");

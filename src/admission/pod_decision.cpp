@@ -109,11 +109,14 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
   options.report = endpoint == Endpoint::kValidate;
   options.fix = endpoint == Endpoint::kMutate;
   options.explain = target.explain;
+  options.nodes = target.nodes;
   PodSizing sizing = size_pod(policy, reading.facts, phases, reading.problems, options);
   if (sizing.profile) {
     decision.profile = sizing.profile->name;
     decision.profile_reason = sizing.profile_reason;
   }
+  decision.capped.assign(sizing.capped.begin(), sizing.capped.end());
+  decision.nodes_holding = sizing.nodes_holding;
   decision.explanation = std::move(sizing.explanation);
   if (endpoint == Endpoint::kMutate) {
     apply_fixes(target, sizing, decision, patch);

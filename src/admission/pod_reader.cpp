@@ -54,6 +54,7 @@ class PodReader {
     facts.description = target.description;
     facts.label = target.label;
     facts.mode = target.mode;
+    facts.sized_at_creation = target.sized_at_creation;
   }
 
   PodReading read() {
@@ -142,8 +143,22 @@ class PodReader {
     }
     selection.template_name = target_.ref.template_name;
     selection.replica_type = target_.ref.replica_type;
+    selection.kind = target_.kind;
+    selection.owner_kind = controller_kind(metadata["ownerReferences"]);
     const std::string* opt_out = facts().annotation(kMutateOptOutKey);
     facts().opted_out = opt_out && *opt_out == "false";
+  }
+
+  // The kind of the owner that controls a Pod (controller: true), else of
+  // its first owner; empty for a template (whose metadata has no owners).
+  static std::string controller_kind(JsonView owners) {
+    std::string first;
+    std::string controller;
+    owners.for_each_element([&](JsonView owner) {
+      if (first.empty()) first = string_member(owner, "kind");
+      if (controller.empty() && owner["controller"].is_true()) controller = string_member(owner, "kind");
+    });
+    return controller.empty() ? first : controller;
   }
 
   void read_pod_spec() {
@@ -212,31 +227,74 @@ class PodReader {
     });
   }
 
-  // nodeSelector entries and the GPU products required node affinity
-  // allows; earlier sources (an Argo template) win over later ones (its
-  // workflow).
+  // Where the pod may run: its nodeSelector entries, its required node
+  // affinity, tolerations and nodeName, and the GPU products the affinity
+  // allows. An earlier source (an Argo template) wins over a later one
+  // (its workflow): key by key for the nodeSelector, as a whole for the rest.
   void read_scheduling(JsonView spec) {
     add_strings(spec["nodeSelector"], facts().node_selector, [](std::string_view) { return true; });
-    if (!facts().affinity_products.empty()) return;
+    if (facts().node_name.empty()) facts().node_name = string_member(spec, "nodeName");
+    if (facts().tolerations.empty()) read_tolerations(spec["tolerations"]);
     const JsonView terms =
         spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+    if (facts().has_affinity || !terms.is_array()) return;
+    facts().has_affinity = true;
+    terms.for_each_element([&](JsonView term) {
+      NodeSelectorTerm read;
+      for (const auto& list : {std::pair{"matchExpressions", false}, std::pair{"matchFields", true}}) {
+        const bool field = list.second;  // a lambda cannot capture a structured binding in C++20
+        term[list.first].for_each_element([&](JsonView expression) {
+          if (auto requirement = read_requirement(expression, field))
+            read.requirements.push_back(std::move(*requirement));
+        });
+      }
+      facts().affinity_terms.push_back(std::move(read));
+    });
     // Terms are ORed: the products are known only when every term names them.
     std::vector<std::string> products;
-    bool every_term = terms.is_array();
-    terms.for_each_element([&](JsonView term) {
+    bool every_term = !facts().affinity_terms.empty();
+    for (const NodeSelectorTerm& term : facts().affinity_terms) {
       bool names_product = false;
-      term["matchExpressions"].for_each_element([&](JsonView expression) {
-        if (expression["key"].string() != policy_.gpu_memory.product_label || expression["operator"].string() != "In") {
-          return;
+      for (const NodeRequirement& requirement : term.requirements) {
+        if (requirement.field || requirement.key != policy_.gpu_memory.product_label ||
+            requirement.op != NodeRequirement::Op::kIn) {
+          continue;
         }
         names_product = true;
-        expression["values"].for_each_element([&](JsonView value) {
-          if (value.is_string()) products.emplace_back(value.string());
-        });
-      });
+        products.insert(products.end(), requirement.values.begin(), requirement.values.end());
+      }
       every_term = every_term && names_product;
-    });
+    }
     if (every_term) facts().affinity_products = std::move(products);
+  }
+
+  // One matchExpressions (or matchFields) entry; nullopt for an operator the
+  // API server would refuse, which then does not narrow the nodes.
+  static std::optional<NodeRequirement> read_requirement(JsonView expression, bool field) {
+    static constexpr std::pair<std::string_view, NodeRequirement::Op> kOps[] = {
+        {"In", NodeRequirement::Op::kIn},         {"NotIn", NodeRequirement::Op::kNotIn},
+        {"Exists", NodeRequirement::Op::kExists}, {"DoesNotExist", NodeRequirement::Op::kDoesNotExist},
+        {"Gt", NodeRequirement::Op::kGt},         {"Lt", NodeRequirement::Op::kLt}};
+    const std::string_view op = expression["operator"].string();
+    const auto* found =
+        std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& entry) { return entry.first == op; });
+    if (found == std::end(kOps)) return std::nullopt;
+    NodeRequirement requirement{string_member(expression, "key"), found->second, {}, field};
+    expression["values"].for_each_element([&](JsonView value) {
+      if (value.is_string()) requirement.values.emplace_back(value.string());
+    });
+    return requirement;
+  }
+
+  void read_tolerations(JsonView tolerations) {
+    tolerations.for_each_element([&](JsonView item) {
+      Toleration toleration;
+      toleration.key = string_member(item, "key");
+      toleration.exists = item["operator"].string() == "Exists";
+      toleration.value = string_member(item, "value");
+      if (item["effect"].is_string()) toleration.effect = string_member(item, "effect");
+      facts().tolerations.push_back(std::move(toleration));
+    });
   }
 
   void read_list(JsonView list, std::initializer_list<std::string> tokens, Role role) {
@@ -270,7 +328,11 @@ class PodReader {
     // The template's values win over its defaults, key by key.
     read_resources(item, where, container);
     if (defaults.is_object()) read_resources(defaults, FieldName(defaults_field), container);
-    for (const auto& resource : policy_.gpu_resources) container.gpus += gpu_count(container, resource, where);
+    for (const auto& resource : policy_.gpu_resources) {
+      const int64_t count = gpu_count(container, resource, where);
+      if (count > 0 && container.gpu_resource.empty()) container.gpu_resource = resource;
+      container.gpus += count;
+    }
     // Sidecars (init containers that keep running) hold resources alongside
     // the app containers, so they count with them.
     const bool sidecar = role == Role::kInit && item["restartPolicy"].string() == "Always";

@@ -1,10 +1,11 @@
 #include "gpusizer/admission/review.h"
 
-#include <openssl/evp.h>
+#include <algorithm>
 
 #include "gpusizer/json/json_text.h"
 #include "gpusizer/json/json_view.h"
 #include "gpusizer/sizing/messages.h"
+#include "gpusizer/util/base64.h"
 #include "gpusizer/util/strings.h"
 #include "gpusizer/workloads/workloads.h"
 
@@ -27,15 +28,6 @@ constexpr std::size_t kWarningBudget = 3500;
 // A denial and the audit annotations stay readable, and bounded, for a pod
 // of thousands of containers.
 constexpr std::size_t kMessageBudget = 8192;
-
-std::string base64(std::string_view bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-  const int written =
-      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                      reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-  out.resize(static_cast<std::size_t>(written));
-  return out;
-}
 
 // What a 200 answer says. Optional fields are left out when unset.
 struct Response {
@@ -125,10 +117,15 @@ std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
 }
 
 std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id,
-                                       JsonView object, PatchBuilder& patch, JsonView old_object, bool explain) {
+                                       JsonView object, PatchBuilder& patch, JsonView old_object, bool explain,
+                                       const NodeInventory* nodes) {
   const bool is_pod = id.group.empty() && id.kind == "Pod";
   const std::string object_text = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
   std::vector<PodDecision> decisions;
+  const Mode mode = policy.mode_for(id.namespace_name);
+  const auto& long_lived = policy.long_lived.kinds;
+  const bool sized_at_creation = !is_pod && mode == Mode::kMutate && !policy.long_lived.patch_templates &&
+                                 std::find(long_lived.begin(), long_lived.end(), id.kind) != long_lived.end();
   for (const PodTemplateRef& ref : find_pod_templates(id.group, id.kind, object)) {
     if (!old_object.is_absent()) {
       const JsonView old_template = at_path(old_object, ref.path);
@@ -145,16 +142,19 @@ std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, 
     const std::string description = is_pod ? "pod " + object_text : id.kind + " " + object_text + " " + label;
     const PodTarget target{ref,
                            description.substr(0, description.find_last_not_of(' ') + 1),
-                           policy.mode_for(id.namespace_name),
+                           mode,
                            is_pod ? JsonView() : object["metadata"],
                            label,
-                           explain};
+                           explain,
+                           nodes,
+                           id.kind,
+                           sized_at_creation};
     decisions.push_back(decide_pod(policy, endpoint, target, patch));
   }
   return decisions;
 }
 
-HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body) {
+HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body, const NodeInventory* nodes) {
   ReviewOutcome outcome;
   // One reader per server thread: its buffers are reused, review after review.
   thread_local JsonReader reader;
@@ -229,7 +229,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     std::vector<std::string> changes;
     const JsonView old_object = request["oldObject"];
     const JsonView unchanged_from = outcome.operation == "UPDATE" && old_object.is_object() ? old_object : JsonView();
-    for (PodDecision& pod : decide_object(policy, endpoint, id, object, patch, unchanged_from)) {
+    for (PodDecision& pod : decide_object(policy, endpoint, id, object, patch, unchanged_from, false, nodes)) {
       warnings.insert(warnings.end(), pod.warnings.begin(), pod.warnings.end());
       denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());
       for (const auto& change : pod.changes) changes.push_back(is_pod ? change : pod.description + ": " + change);
@@ -246,7 +246,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     response.denial = join_capped(denials, "; ", kMessageBudget, "denials");
   } else if (endpoint == Endpoint::kMutate && !patch.empty()) {
     outcome.decision = ReviewOutcome::Decision::kMutated;
-    response.patch = base64(patch.text());
+    response.patch = base64_encode(patch.text());
   }
   if (!warnings.empty()) response.warnings = cap_warnings(std::move(warnings));
   response.uid = outcome.uid;

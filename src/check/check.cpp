@@ -31,7 +31,11 @@ struct PodExplanation {
   int64_t gpus = 0;
   std::string profile;
   std::string profile_reason;
-  std::vector<ExplainRow> rows;
+  // Node shapes that hold the pod as written and as changed; nullopt: no
+  // nodes known.
+  std::optional<std::size_t> nodes_before;
+  std::optional<std::size_t> nodes_after;
+  std::vector<ExplainRow> rows;  // explain only
   std::vector<std::string> changes;
   std::vector<std::string> denials;
   std::vector<std::string> warnings;
@@ -46,7 +50,7 @@ struct ObjectReport {
   std::vector<std::string> denials;   // what /validate would deny after that
   std::vector<std::string> warnings;  // what /validate would warn about
   std::string mode;                   // the policy's mode for its namespace
-  std::vector<PodExplanation> pods;   // explain only
+  std::vector<PodExplanation> pods;   // one per pod decided
   bool changed() const { return !changes.empty(); }
   bool denied() const { return !denials.empty(); }
 };
@@ -102,7 +106,9 @@ json applied(const json& object, const PatchBuilder& patch) {
 // What the cluster would do with one object: the mutating pass, then the
 // validating pass over its result, as the API server calls them.
 ObjectReport check_object(const Policy& policy, const ManifestDocument& document, const json& object,
-                          const ObjectIdentity& id, bool explain) {
+                          const ObjectIdentity& id, const CheckOptions& options) {
+  const bool explain = options.explain;
+  const NodeInventory* nodes = options.nodes.get();
   ObjectReport report;
   report.document = document.index + 1;
   report.line = document.line;
@@ -113,24 +119,25 @@ ObjectReport check_object(const Policy& policy, const ManifestDocument& document
   JsonReader object_reader;
   const JsonView object_view = object_reader.view_of(object);
   PatchBuilder mutation(object_view);
-  const auto mutated_pods = decide_object(policy, Endpoint::kMutate, id, object_view, mutation, {}, explain);
+  const auto mutated_pods = decide_object(policy, Endpoint::kMutate, id, object_view, mutation, {}, explain, nodes);
   for (const auto& pod : mutated_pods) {
     report.changes.insert(report.changes.end(), pod.warnings.begin(), pod.warnings.end());
   }
   JsonReader mutated_reader;
   const JsonView mutated = mutated_reader.view_of(applied(object, mutation));
   PatchBuilder unused(mutated);
-  const auto validated_pods = decide_object(policy, Endpoint::kValidate, id, mutated, unused, {}, explain);
+  const auto validated_pods = decide_object(policy, Endpoint::kValidate, id, mutated, unused, {}, explain, nodes);
   for (const auto& pod : validated_pods) {
     report.denials.insert(report.denials.end(), pod.denials.begin(), pod.denials.end());
     report.warnings.insert(report.warnings.end(), pod.warnings.begin(), pod.warnings.end());
   }
   // Both passes decide the same templates in the same order.
-  for (std::size_t i = 0; explain && i < mutated_pods.size() && i < validated_pods.size(); ++i) {
+  for (std::size_t i = 0; i < mutated_pods.size() && i < validated_pods.size(); ++i) {
     const PodDecision& before = mutated_pods[i];
     const PodDecision& after = validated_pods[i];
-    PodExplanation pod{before.description, before.gpus, before.profile, before.profile_reason,
-                       explain_rows(before.explanation, after.explanation)};
+    PodExplanation pod{before.description,    before.gpus,          before.profile,
+                       before.profile_reason, before.nodes_holding, after.nodes_holding};
+    if (explain) pod.rows = explain_rows(before.explanation, after.explanation);
     pod.changes = before.warnings;
     pod.denials = after.denials;
     pod.warnings = after.warnings;
@@ -154,11 +161,11 @@ ObjectIdentity identity_of(const json& object) {
 // The object at `pointer` in document `index` (the document itself, or an
 // item of a List).
 Result<bool> fix_object(const Policy& mutate_policy, ManifestFile& file, std::size_t index, const std::string& pointer,
-                        const ObjectIdentity& id) {
+                        const ObjectIdentity& id, const NodeInventory* nodes) {
   JsonReader reader;
   const JsonView object = reader.view_of(file.documents[index].object.at(json::json_pointer(pointer)));
   PatchBuilder patch(object);
-  decide_object(mutate_policy, Endpoint::kMutate, id, object, patch);
+  decide_object(mutate_policy, Endpoint::kMutate, id, object, patch, {}, false, nodes);
   if (patch.empty()) return false;
   json operations = patch.operations();
   for (auto& operation : operations) operation["path"] = pointer + operation["path"].get<std::string>();
@@ -232,9 +239,9 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
         ++report.skipped;
         continue;
       }
-      report.objects.push_back(check_object(policy, documents[i], object, id, options.explain));
+      report.objects.push_back(check_object(policy, documents[i], object, id, options));
       if (!options.fix) continue;
-      auto fixed = fix_object(mutate_policy, file.value(), i, pointer, id);
+      auto fixed = fix_object(mutate_policy, file.value(), i, pointer, id, options.nodes.get());
       if (!fixed) {
         report.error = report.path + ": document " + std::to_string(i + 1) + ": " + fixed.error();
         return report;
@@ -318,20 +325,28 @@ void print_explanation(const std::vector<FileReport>& files, std::ostream& out) 
   }
 }
 
-json explanation_json(const ObjectReport& object) {
+// Each pod: its profile and the node shapes that hold it before and
+// after (null: no nodes known); explain adds its rules and what each pass said.
+json pods_json(const ObjectReport& object, bool explain) {
   json pods = json::array();
+  auto count = [](const std::optional<std::size_t>& n) { return n ? json(*n) : json(nullptr); };
   for (const auto& pod : object.pods) {
-    json rules = json::array();
-    for (const auto& row : pod.rows)
-      rules.push_back({{"rule", row.title}, {"floor", row.floor}, {"detail", row.detail}});
-    pods.push_back({{"pod", pod.pod},
-                    {"gpus", pod.gpus},
-                    {"profile", pod.profile},
-                    {"profileReason", pod.profile_reason},
-                    {"rules", rules},
-                    {"changes", pod.changes},
-                    {"denials", pod.denials},
-                    {"warnings", pod.warnings}});
+    json entry = {{"pod", pod.pod},
+                  {"gpus", pod.gpus},
+                  {"profile", pod.profile},
+                  {"profileReason", pod.profile_reason},
+                  {"nodesBefore", count(pod.nodes_before)},
+                  {"nodesAfter", count(pod.nodes_after)}};
+    if (explain) {
+      json rules = json::array();
+      for (const auto& row : pod.rows)
+        rules.push_back({{"rule", row.title}, {"floor", row.floor}, {"detail", row.detail}});
+      entry["rules"] = std::move(rules);
+      entry["changes"] = pod.changes;
+      entry["denials"] = pod.denials;
+      entry["warnings"] = pod.warnings;
+    }
+    pods.push_back(std::move(entry));
   }
   return pods;
 }
@@ -356,10 +371,8 @@ void print_json(const std::vector<FileReport>& files, std::ostream& out, bool ex
                                   {"changes", object.changes},
                                   {"denials", object.denials},
                                   {"warnings", object.warnings}});
-      if (explain) {
-        entry["objects"].back()["mode"] = object.mode;
-        entry["objects"].back()["pods"] = explanation_json(object);
-      }
+      entry["objects"].back()["pods"] = pods_json(object, explain);
+      if (explain) entry["objects"].back()["mode"] = object.mode;
     }
     report["files"].push_back(std::move(entry));
   }

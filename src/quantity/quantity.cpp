@@ -374,4 +374,9 @@ Quantity Quantity::share_ceil(int64_t numerator, int64_t denominator, const Quan
   return Quantity(clamp_nanos(rounded), format_);
 }
 
+Quantity Quantity::share_floor(int64_t numerator, int64_t denominator, const Quantity& granule) const {
+  // Rounding down is rounding the negated share up, negated back.
+  return times(-1).share_ceil(numerator, denominator, granule).times(-1);
+}
+
 }  // namespace gpusizer

@@ -86,6 +86,24 @@ Metrics::Metrics(const std::string& version, std::size_t namespace_cap)
                              .Help("notAfter of the served TLS certificate, in Unix seconds")
                              .Register(*registry_)
                              .Add({});
+  auto gauge = [&](const char* name, const char* help) {
+    return &prometheus::BuildGauge().Name(name).Help(help).Register(*registry_).Add({});
+  };
+  nodes_known_ = gauge("gpu_sizer_node_inventory_nodes", "Nodes the node watch knows (0 when it does not watch)");
+  gpu_shapes_known_ =
+      gauge("gpu_sizer_node_inventory_gpu_shapes", "Distinct GPU node shapes (node classes with a GPU resource) known");
+  node_sync_age_ = gauge("gpu_sizer_node_inventory_sync_age_seconds",
+                         "Seconds since the node watch last heard from the API server (a list or watch event)");
+  node_watch_restarts_ = &prometheus::BuildCounter()
+                              .Name("gpu_sizer_node_watch_restarts_total")
+                              .Help("Node watches started again, by reason (timeout, gone: listed again, error)")
+                              .Register(*registry_);
+  node_caps_ = &prometheus::BuildCounter()
+                    .Name("gpu_sizer_node_caps_total")
+                    .Help(
+                        "Floors lowered to what a node the pod may run on holds, by resource, at /validate "
+                        "(dry-run excluded)")
+                    .Register(*registry_);
   prometheus::BuildGauge()
       .Name("gpu_sizer_build_info")
       .Help("Build information: 1, labelled with the version")
@@ -159,7 +177,25 @@ void Metrics::count_review(Endpoint endpoint, const ReviewOutcome& outcome, doub
     }
     for (const DenialReason reason : pod.denial_reasons)
       counter(denials_, "reason", pod.profile, to_string(reason)).Increment();
+    // The validating pass sees every object as it will run, after the
+    // mutating one: each cap is counted once there.
+    if (endpoint == Endpoint::kValidate) {
+      for (const std::string_view resource : pod.capped)
+        counter(*node_caps_, "resource", pod.profile, resource).Increment();
+    }
   }
+}
+
+void Metrics::set_node_inventory(std::size_t nodes, std::size_t gpu_shapes) {
+  nodes_known_->Set(static_cast<double>(nodes));
+  gpu_shapes_known_->Set(static_cast<double>(gpu_shapes));
+}
+
+void Metrics::set_node_sync_age(double seconds) { node_sync_age_->Set(seconds); }
+
+void Metrics::count_node_watch_restart(std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  labelled_counter(*node_watch_restarts_, {{{"reason", reason}, {nullptr, ""}, {nullptr, ""}}}).Increment();
 }
 
 prometheus::Counter& Metrics::labelled_counter(prometheus::Family<prometheus::Counter>& family,

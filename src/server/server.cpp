@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <mutex>
@@ -24,12 +25,14 @@
 #include "gpusizer/server/certificates.h"
 #include "gpusizer/server/log.h"
 #include "gpusizer/server/metrics.h"
+#include "gpusizer/server/node_watcher.h"
 #include "gpusizer/server/openssl_error.h"
 #include "gpusizer/server/policy_store.h"
 #include "gpusizer/server/self_signed.h"
 #include "gpusizer/server/status_page.h"
 #include "gpusizer/server/webhook_routes.h"
 #include "gpusizer/util/numbers.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 
@@ -116,6 +119,38 @@ Status configure_tls(SSL_CTX& context, CertificateStore& certificates, const std
   return {};
 }
 
+namespace {
+
+// The node watch the options ask for: none (off, or auto outside a pod
+// without --kubeconfig), or one started; fails on a bad flag or config.
+Result<std::unique_ptr<NodeWatcher>> start_node_watch(const ServerOptions& options, const Policy& policy,
+                                                      Metrics& metrics) {
+  if (options.node_watch != "auto" && options.node_watch != "on" && options.node_watch != "off") {
+    return Status::invalid_argument("--node-watch must be auto, on or off, found " + in_quotes(options.node_watch));
+  }
+  if (options.node_watch == "off") return std::unique_ptr<NodeWatcher>();
+  const bool in_pod = std::getenv("KUBERNETES_SERVICE_HOST") != nullptr;
+  if (options.kubeconfig.empty() && !in_pod) {
+    if (options.node_watch == "on") {
+      return Status::invalid_argument(
+          "--node-watch on needs --kubeconfig FILE, or a pod's service account (KUBERNETES_SERVICE_HOST is not set)");
+    }
+    log_event(spdlog::level::info, "not watching nodes: no --kubeconfig and not in a pod",
+              {{"nodes", policy.node_fit.pools.empty() ? "none: nothing is capped" : "the policy's nodeFit.pools"}});
+    return std::unique_ptr<NodeWatcher>();
+  }
+  auto config = options.kubeconfig.empty() ? in_cluster_config() : kubeconfig_config(options.kubeconfig);
+  if (!config) return Status::invalid_argument("node watch: " + config.error());
+  NodeWatchOptions watch;
+  watch.gpu_resources = policy.gpu_resources;
+  log_event(spdlog::level::info, "watching nodes", {{"api_server", config.value().description}});
+  auto watcher = std::make_unique<NodeWatcher>(std::move(config).value(), std::move(watch), &metrics);
+  watcher->start();
+  return watcher;
+}
+
+}  // namespace
+
 int serve(const ServerOptions& options) {
   const sigset_t shutdown_signals = block_shutdown_signals();
   // Blocks over 256 KiB (large bodies and the buffers reading them) come
@@ -171,11 +206,17 @@ int serve(const ServerOptions& options) {
   Metrics metrics(options.version, options.metrics_namespace_cap);
   metrics.set_policy(*policy.current());
   metrics.set_certificate_expiry(certificates.not_after());
+  auto watcher = start_node_watch(options, *policy.current(), metrics);
+  if (!watcher) {
+    log_event(spdlog::level::err, watcher.error());
+    return 2;
+  }
+  const NodeWatcher* nodes = watcher.value().get();
   std::atomic<bool> stopping{false};
   StatusCounters status_counters;
   RecentDecisions recent_decisions(100);
   const WebhookRoutes routes(WebhookState{policy, metrics, status_counters, recent_decisions, stopping,
-                                          !options.client_ca.empty(), options.max_body_bytes});
+                                          !options.client_ca.empty(), options.max_body_bytes, nodes});
 
   TransportOptions transport_options{
       listen.value(),
@@ -213,10 +254,13 @@ int serve(const ServerOptions& options) {
     metrics_server->Get("/status", [&](const httplib::Request&, httplib::Response& res) {
       res.set_header("Cache-Control", "no-store");
       res.set_header("X-Content-Type-Options", "nosniff");
-      res.set_content(render_status_page(*policy.current(), status_counters, recent_decisions, options.version),
-                      kStatusPageContentType);
+      const auto node_status = nodes ? std::optional(nodes->status()) : std::nullopt;
+      res.set_content(
+          render_status_page(*policy.current(), status_counters, recent_decisions, node_status, options.version),
+          kStatusPageContentType);
     });
     metrics_server->Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+      if (nodes) metrics.set_node_sync_age(nodes->seconds_since_sync());
       res.set_content(metrics.render(), "text/plain; version=0.0.4");
     });
     int metrics_port = address.value().port;
@@ -299,6 +343,7 @@ int serve(const ServerOptions& options) {
   if (!stopping) kill(getpid(), SIGTERM);
   signal_thread.join();
   files_thread.join();
+  if (watcher.value()) watcher.value()->stop();
   if (metrics_thread.joinable()) metrics_thread.join();
   log_event(spdlog::level::info, "stopped");
   return 0;

@@ -212,6 +212,39 @@ void render_counters(std::string& out, const StatusCounters::Snapshot& c) {
   out += "</div>\n</section>\n";
 }
 
+// Where decisions get their nodes: the watch and its state, else the
+// policy's pools, else none.
+void render_nodes(std::string& out, const Policy& policy, const std::optional<NodeWatchStatus>& nodes) {
+  out += "<section id=\"nodes\">\n<h2>Node inventory</h2>\n<dl class=\"meta\">\n";
+  if (!nodes) {
+    const std::string fallback =
+        policy.node_fit.pools.empty()
+            ? "none: the node watch is off and the policy lists no nodeFit.pools, so nothing is capped"
+            : "the policy's nodeFit.pools (" + std::to_string(policy.node_fit.pools.size()) +
+                  " pools); the node watch is off";
+    append_meta(out, "Source", html_escape(fallback));
+    out += "</dl>\n</section>\n";
+    return;
+  }
+  append_meta(out, "Source",
+              "the cluster's nodes, watched through <code>" + html_escape(nodes->api_server) + "</code>");
+  append_meta(out, "State",
+              "<span class=\"node-state node-" + std::string(to_string(nodes->state)) + "\">" +
+                  std::string(to_string(nodes->state)) + "</span>");
+  append_meta(out, "Nodes", std::to_string(nodes->nodes));
+  append_meta(out, "GPU shapes", std::to_string(nodes->gpu_shapes));
+  append_meta(out, "Last sync",
+              nodes->last_sync ? "<span class=\"mono\">" + format_utc(*nodes->last_sync) + "</span>"
+                               : std::string("<span class=\"muted\">never</span>"));
+  append_meta(out, "Watch restarts", std::to_string(nodes->restarts));
+  if (!nodes->last_error.empty()) append_meta(out, "Last error", "<code>" + html_escape(nodes->last_error) + "</code>");
+  if (nodes->state == NodeWatchStatus::State::kStarting) {
+    const std::string meanwhile = policy.node_fit.pools.empty() ? "no caps" : "the policy's nodeFit.pools";
+    append_meta(out, "Meanwhile", "decisions use " + html_escape(meanwhile) + " and warn that the nodes are not known");
+  }
+  out += "</dl>\n</section>\n";
+}
+
 bool known_decision(std::string_view decision) {
   return decision == "allowed" || decision == "mutated" || decision == "denied" || decision == "error";
 }
@@ -379,7 +412,8 @@ std::string format_utc(Clock::time_point time) {
 }
 
 std::string render_status_page(const Policy& policy, const StatusCounters& counters, const RecentDecisions& recent,
-                               const std::string& version, Clock::time_point now) {
+                               const std::optional<NodeWatchStatus>& nodes, const std::string& version,
+                               Clock::time_point now) {
   const StatusCounters::Snapshot counts = counters.snapshot();
   std::string out;
   out.reserve(std::size_t{64} * 1024);
@@ -409,6 +443,7 @@ std::string render_status_page(const Policy& policy, const StatusCounters& count
   for (const Profile* profile : profiles) render_profile(out, *profile);
   out += "</div>\n</section>\n";
 
+  render_nodes(out, policy, nodes);
   render_counters(out, counts);
   render_decisions(out, recent);
   out += "<footer>Rendered " + format_utc(now) + ". Reload the page to refresh.</footer>\n</body>\n</html>\n";

@@ -73,7 +73,8 @@ HttpAnswer WebhookRoutes::review(Endpoint endpoint, const HttpRequestView& reque
     refused.error = "Content-Type must be application/json, found \"" + std::string(request.content_type) + "\"";
     answer = json_error(415, refused.error);
   } else {
-    reply = handle_review(*state_.policy.current(), endpoint, request.body);
+    const auto nodes = state_.nodes ? state_.nodes->inventory() : nullptr;
+    reply = handle_review(*state_.policy.current(), endpoint, request.body, nodes.get());
     answer = {reply.status, "application/json", std::move(reply.body)};
     outcome = &reply.outcome;
   }

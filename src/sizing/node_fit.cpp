@@ -14,16 +14,10 @@ using StringMap = std::map<std::string, std::string, std::less<>>;
 // Warnings go into one short line of kubectl output.
 constexpr std::size_t kMaxBrief = 109;
 
-bool fits(const PodRequest& request, const NodeShape& shape) {
-  return request.gpus <= shape.gpus && request.cpu <= shape.cpu && request.memory <= shape.memory &&
-         request.ephemeral_storage <= shape.ephemeral_storage;
-}
+// A resource the node does not report does not limit the pod.
+bool within(const Quantity& asked, const std::optional<Quantity>& has) { return !has || asked <= *has; }
 
-// The node a pod too large for every node comes closest to: most GPUs, then
-// memory, then cpu.
-bool larger(const NodeShape& a, const NodeShape& b) {
-  return std::tie(a.gpus, a.memory, a.cpu) > std::tie(b.gpus, b.memory, b.cpu);
-}
+std::string shown(const std::optional<Quantity>& value) { return value ? value->to_string() : "unreported"; }
 
 }  // namespace
 
@@ -45,61 +39,71 @@ const NodePool* pod_pool(const NodeFitPolicy& policy, const StringMap& pod_label
   return nullptr;
 }
 
-NodeFit check_node_fit(const NodeFitPolicy& policy, const PodRequest& request, const StringMap& pod_labels,
-                       const StringMap& node_selector) {
+bool holds(const NodeClass& node, const PodRequest& request, std::string_view gpu_resource) {
+  return request.gpus <= node.count(gpu_resource) && within(request.cpu, node.cpu) &&
+         within(request.memory, node.memory) && within(request.ephemeral_storage, node.ephemeral_storage);
+}
+
+NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) {
   NodeFit fit;
-  fit.pool = pod_pool(policy, pod_labels, node_selector);
-  const NodePool* largest_pool = nullptr;
-  bool any_fits = false;
-  for (const NodePool& pool : policy.pools) {
-    if (fit.pool && fit.pool != &pool) continue;
-    for (const NodeShape& shape : pool.nodes) {
-      any_fits = any_fits || fits(request, shape);
-      if (!fit.largest || larger(shape, *fit.largest)) {
-        fit.largest = &shape;
-        largest_pool = &pool;
-      }
-    }
+  if (!candidates.known()) return fit;
+  const bool pools = candidates.inventory->source == InventorySource::kPools;
+  const std::string where =
+      pools ? (candidates.pool ? "pool " + in_quotes(candidates.pool->name) : "any pool") : "any node it may run on";
+  const std::string pod =
+      gpus_text(request.gpus) + ", cpu " + request.cpu.to_string() + ", memory " + request.memory.to_string();
+  if (candidates.placeable.empty()) {
+    fit.verdict = NodeFit::Verdict::kNoCandidates;
+    fit.message = "node fit: no node of " + candidates.inventory->origin + " may run it: " + candidates.why_none +
+                  "; check its nodeSelector, node affinity and tolerations";
+    fit.brief = truncate_utf8("node fit: no node may run it; " + candidates.why_none, kMaxBrief);
+    return fit;
   }
-  // No pools (the default), or pools without shapes (which the policy
-  // parser refuses): nothing to check against.
-  if (!fit.largest) return fit;
+  const std::string_view resource = candidates.gpu_resource;
+  auto larger = [&](const NodeClass& a, const NodeClass& b) {
+    const Quantity none;
+    return std::make_tuple(a.count(resource), a.memory.value_or(none), a.cpu.value_or(none)) >
+           std::make_tuple(b.count(resource), b.memory.value_or(none), b.cpu.value_or(none));
+  };
+  bool any_fits = false;
+  for (const NodeClass* node : candidates.placeable) {
+    any_fits = any_fits || holds(*node, request, resource);
+    if (!fit.largest || larger(*node, *fit.largest)) fit.largest = node;
+  }
   if (any_fits) {
     fit.verdict = NodeFit::Verdict::kFits;
     return fit;
   }
   fit.verdict = NodeFit::Verdict::kNoFit;
-  const NodeShape& largest = *fit.largest;
+  const NodeClass& largest = *fit.largest;
+  const int64_t largest_gpus = largest.count(resource);
 
   // Each resource the largest node lacks, as the pod asks for it ("cpu
   // 253"), as the node has it ("cpu 252") and compared ("cpu 253 > 252").
   std::vector<std::string> short_found, short_has, short_compared;
-  auto compare = [&](const std::string& name, const Quantity& found, const Quantity& has) {
-    if (found <= has) return;
+  auto compare = [&](const std::string& name, const Quantity& found, const std::optional<Quantity>& has) {
+    if (within(found, has)) return;
     short_found.push_back(name + " " + found.to_string());
-    short_has.push_back(name + " " + has.to_string());
-    short_compared.push_back(name + " " + found.to_string() + " > " + has.to_string());
+    short_has.push_back(name + " " + has->to_string());
+    short_compared.push_back(name + " " + found.to_string() + " > " + has->to_string());
   };
-  const bool short_of_gpus = request.gpus > largest.gpus;
+  const bool short_of_gpus = request.gpus > largest_gpus;
   if (short_of_gpus) {
     short_found.push_back(gpus_text(request.gpus));
-    short_has.push_back(gpus_text(largest.gpus));
-    short_compared.push_back("GPUs " + std::to_string(request.gpus) + " > " + std::to_string(largest.gpus));
+    short_has.push_back(gpus_text(largest_gpus));
+    short_compared.push_back("GPUs " + std::to_string(request.gpus) + " > " + std::to_string(largest_gpus));
   }
   compare("cpu", request.cpu, largest.cpu);
   compare("memory", request.memory, largest.memory);
   compare("ephemeral-storage", request.ephemeral_storage, largest.ephemeral_storage);
 
-  const std::string where = fit.pool ? "pool " + in_quotes(fit.pool->name) : "any pool";
-  const std::string pod =
-      gpus_text(request.gpus) + ", cpu " + request.cpu.to_string() + ", memory " + request.memory.to_string();
   const std::string storage = ", ephemeral-storage " + request.ephemeral_storage.to_string();
   const std::string tail =
-      " fit no node of " + where + "; largest " + in_quotes(largest.name) + " has " + join(short_has, ", ");
+      " fit no node of " + where + "; largest " + in_quotes(largest.shape) + " has " + join(short_has, ", ");
   // The brief shows the pod as its GPUs, cpu and memory, as people size
   // it; when ephemeral storage is short (not in that list) or the line is
   // too long, only what is short; cut as a last resort (long names).
-  const bool short_of_storage = request.ephemeral_storage > largest.ephemeral_storage;
+  const bool short_of_storage = !within(request.ephemeral_storage, largest.ephemeral_storage);
   fit.brief = "node fit: " + pod + tail;
   if (short_of_storage || fit.brief.size() > kMaxBrief) fit.brief = "node fit: " + join(short_found, ", ") + tail;
   fit.brief = truncate_utf8(fit.brief, kMaxBrief);
@@ -107,23 +111,51 @@ NodeFit check_node_fit(const NodeFitPolicy& policy, const PodRequest& request, c
   // GPUs cannot be lowered without changing the job, and the tables size
   // cpu and memory per GPU: fewer GPUs per pod is the way out. Otherwise
   // the pod asks for more than the node has of a resource it can lower.
+  const std::string larger_nodes = pools ? "choose a pool with larger nodes" : "choose larger nodes";
   std::string remedy;
-  if (short_of_gpus && largest.gpus > 0) {
-    remedy = "split the job into pods of at most " + gpus_text(largest.gpus);
+  if (short_of_gpus && largest_gpus > 0) {
+    remedy = "split the job into pods of at most " + gpus_text(largest_gpus);
   } else if (short_of_gpus) {
-    remedy = "choose a pool with GPU nodes";
+    remedy = pools ? "choose a pool with GPU nodes" : "choose GPU nodes";
   } else {
-    // The cpu and memory are gpu-sizer's own floors for the GPU count (or
-    // above them): lowering them is undone or denied; fewer GPUs per pod
-    // or larger nodes fit.
-    remedy = "run fewer GPUs per pod (cpu and memory follow the GPU count) or choose a pool with larger nodes";
+    // The cpu and memory are at or above gpu-sizer's floors for the GPU
+    // count, which node caps keep within the nodes: what is written is too
+    // large for them; fewer GPUs per pod or larger nodes fit.
+    remedy = "run fewer GPUs per pod (cpu and memory follow the GPU count) or " + larger_nodes;
   }
-  const std::string largest_where = fit.pool ? "" : " (pool " + in_quotes(largest_pool->name) + ")";
+  const std::string largest_where =
+      pools && !candidates.pool && !largest.pool.empty() ? " (pool " + in_quotes(largest.pool) + ")" : "";
   fit.message = "node fit: " + pod + storage + " fit no node of " + where + "; the largest, " +
-                in_quotes(largest.name) + largest_where + ", has " + gpus_text(largest.gpus) + ", cpu " +
-                largest.cpu.to_string() + ", memory " + largest.memory.to_string() + ", ephemeral-storage " +
-                largest.ephemeral_storage.to_string() + " (short: " + join(short_compared, ", ") + "); " + remedy;
+                in_quotes(largest.shape) + largest_where + ", has " + gpus_text(largest_gpus) + ", cpu " +
+                shown(largest.cpu) + ", memory " + shown(largest.memory) + ", ephemeral-storage " +
+                shown(largest.ephemeral_storage) + " (short: " + join(short_compared, ", ") + "); " + remedy;
   return fit;
+}
+
+PodRequest pod_request(
+    const PodFacts& pod, int64_t gpus,
+    const std::function<std::optional<Quantity>(const ContainerFacts&, std::string_view resource)>& request) {
+  PodRequest app{gpus};
+  PodRequest largest_init;
+  auto add = [&](Quantity& total, const ContainerFacts& c, std::string_view resource) {
+    if (auto value = request(c, resource)) total = total.plus(*value);
+  };
+  for (const ContainerFacts& c : pod.app) {
+    add(app.cpu, c, kCpu);
+    add(app.memory, c, kMemory);
+    add(app.ephemeral_storage, c, kEphemeralStorage);
+  }
+  for (const ContainerFacts& c : pod.init) {
+    PodRequest one;
+    add(one.cpu, c, kCpu);
+    add(one.memory, c, kMemory);
+    add(one.ephemeral_storage, c, kEphemeralStorage);
+    largest_init.cpu = std::max(largest_init.cpu, one.cpu);
+    largest_init.memory = std::max(largest_init.memory, one.memory);
+    largest_init.ephemeral_storage = std::max(largest_init.ephemeral_storage, one.ephemeral_storage);
+  }
+  return {app.gpus, std::max(app.cpu, largest_init.cpu), std::max(app.memory, largest_init.memory),
+          std::max(app.ephemeral_storage, largest_init.ephemeral_storage)};
 }
 
 }  // namespace gpusizer

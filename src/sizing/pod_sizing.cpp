@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <utility>
 
 #include "gpusizer/sizing/messages.h"
@@ -11,6 +12,9 @@
 namespace gpusizer {
 
 namespace {
+
+// Before what a template's Pods get when created (policy longLived).
+constexpr const char* kAtCreation = "at pod creation: ";
 
 // More GPUs than this in one pod (one node) is a typo, not a machine;
 // refusing it keeps all arithmetic far from overflow.
@@ -50,6 +54,7 @@ class PodSizer {
     } else if (phases_.gpus > 0) {
       sizing_.profile = choice.value().profile;
       sizing_.profile_reason = choice.value().reason;
+      choose_candidates();
       run_floor_rules();
     }
     // Input a patch cannot fix stops mutation; the check rules change no
@@ -60,23 +65,65 @@ class PodSizer {
     if (sizing_.profile && (options_.report || options_.explain)) run_check_rules();
     if (sizing_.profile && options_.explain) explain();
     if (options_.report) report();
-    if (options_.fix && pod_.mode == Mode::kMutate && !pod_.opted_out && !sizing_.blocked) fix();
+    if (options_.fix && pod_.mode == Mode::kMutate && !pod_.opted_out && !pod_.sized_at_creation && !sizing_.blocked) {
+      fix();
+    }
     return std::move(sizing_);
   }
 
  private:
   const Profile& profile() const { return *sizing_.profile; }
 
-  RuleInput rule_input() const { return {policy_, pod_, phases_, profile(), sizing_.profile_reason, options_.explain}; }
+  RuleInput rule_input() const {
+    return {policy_, pod_, phases_, profile(), sizing_.profile_reason, options_.explain, &candidates_};
+  }
+
+  // The nodes known (the caller's), else the policy's pools; why the known
+  // ones may be out of date carries over either way.
+  void choose_candidates() {
+    const NodeInventory& known = options_.nodes ? *options_.nodes : *NodeInventory::none();
+    const NodeInventory& used =
+        known.source != InventorySource::kNone || !policy_.pool_nodes ? known : *policy_.pool_nodes;
+    candidates_ = candidate_nodes(used, policy_, pod_, phases_.gpus);
+    candidates_.stale = known.stale;
+    if (!candidates_.known()) return;
+    const PodRequest written = pod_request(pod_, phases_.gpus, [](const ContainerFacts& c, std::string_view resource) {
+      return c.effective_request(resource);
+    });
+    sizing_.nodes_holding = static_cast<std::size_t>(
+        std::count_if(candidates_.nodes.begin(), candidates_.nodes.end(),
+                      [&](const NodeClass* node) { return holds(*node, written, candidates_.gpu_resource); }));
+  }
 
   void run_floor_rules() {
-    results_.reserve(sizing_rules().size());
     const RuleInput input = rule_input();
     for (const Rule* rule : sizing_rules()) {
       if (rule->stage() == Rule::Stage::kFloor) keep(rule->evaluate(input));
     }
     bind_floors();
+    run_cap_rules();
     find_shortfalls();
+  }
+
+  // Each ceiling below its binding floor replaces it with a capped copy.
+  void run_cap_rules() {
+    RuleInput input = rule_input();
+    input.binding = [this](std::size_t phase, std::string_view resource) { return binding(phase, resource); };
+    for (const Rule* rule : sizing_rules()) {
+      if (rule->stage() != Rule::Stage::kCap) continue;
+      keep(rule->evaluate(input));
+      for (const Ceiling& ceiling : results().back().ceilings) {
+        const Floor*& slot = binding_[ceiling.phase][resource_index(ceiling.resource)];
+        if (!slot || slot->amount <= ceiling.amount) continue;
+        // At most one per slot: reserved once, the vector never moves the
+        // floors the slots point at.
+        if (capped_.empty()) capped_.reserve(std::size(kResources) * phases_.phases.size());
+        capped_.push_back(
+            Floor{ceiling.phase, ceiling.resource, ceiling.amount, ceiling.basis, slot->arithmetic, slot->note});
+        slot = &capped_.back();
+        sizing_.capped.push_back(ceiling.resource);
+      }
+    }
   }
 
   void run_check_rules() {
@@ -88,15 +135,21 @@ class PodSizer {
   }
 
   void keep(RuleResult result) {
-    for (Finding& finding : result.findings) findings_.push_back(std::move(finding));
-    results_.push_back(std::move(result));
+    for (Finding& finding : result.findings) {
+      // What a patch fixes is fixed in the Pods of a template that is not patched.
+      if (pod_.sized_at_creation && result.fix && finding.deny) {
+        finding = {finding.reason, false, "", fit(std::string(kAtCreation) + finding.brief)};
+      }
+      findings_.push_back(std::move(finding));
+    }
+    results_[kept_++] = std::move(result);  // sizing_rules() holds at most kMaxRules
   }
 
   // The binding floor of each resource of each phase: the largest, the
   // first in rule order among equals.
   void bind_floors() {
     binding_.assign(phases_.phases.size(), {});
-    for (const RuleResult& result : results_) {
+    for (const RuleResult& result : results()) {
       for (const Floor& floor : result.floors) {
         auto& slot = binding_[floor.phase][resource_index(floor.resource)];
         if (!slot || floor.amount > slot->amount) slot = &floor;
@@ -158,27 +211,9 @@ class PodSizer {
   // The scheduler's view of the sized pod: its app containers and sidecars
   // together, or its largest init container.
   PodRequest sized_pod() const {
-    PodRequest app{phases_.gpus};
-    PodRequest largest_init;
-    auto add = [&](Quantity& total, const ContainerFacts& c, std::string_view resource) {
-      if (auto request = sized_request(c, resource)) total = total.plus(*request);
-    };
-    for (const ContainerFacts& c : pod_.app) {
-      add(app.cpu, c, kCpu);
-      add(app.memory, c, kMemory);
-      add(app.ephemeral_storage, c, kEphemeralStorage);
-    }
-    for (const ContainerFacts& c : pod_.init) {
-      PodRequest one;
-      add(one.cpu, c, kCpu);
-      add(one.memory, c, kMemory);
-      add(one.ephemeral_storage, c, kEphemeralStorage);
-      largest_init.cpu = std::max(largest_init.cpu, one.cpu);
-      largest_init.memory = std::max(largest_init.memory, one.memory);
-      largest_init.ephemeral_storage = std::max(largest_init.ephemeral_storage, one.ephemeral_storage);
-    }
-    return {app.gpus, std::max(app.cpu, largest_init.cpu), std::max(app.memory, largest_init.memory),
-            std::max(app.ephemeral_storage, largest_init.ephemeral_storage)};
+    return pod_request(pod_, phases_.gpus, [this](const ContainerFacts& c, std::string_view resource) {
+      return sized_request(c, resource);
+    });
   }
 
   static std::string holder_gpus(const Shortfall& s) {
@@ -242,7 +277,10 @@ class PodSizer {
     }
     for (const std::string& note : binding_notes()) entries.push_back({DenialReason::kMemory, false, note});
     for (const Shortfall& s : shortfalls_) {
-      if (denies_memory(s) && !audit) {
+      if (pod_.sized_at_creation) {
+        entries.push_back({DenialReason::kMemory, false,
+                           fit_warning(std::string(kAtCreation) + pod_.label, s.container->name, short_finding(s))});
+      } else if (denies_memory(s) && !audit) {
         entries.push_back({DenialReason::kMemory, true, denial(s)});
       } else {
         const std::string prefix = !audit ? "" : denies_memory(s) ? would_deny : "audit: would raise: ";
@@ -306,7 +344,7 @@ class PodSizer {
     // The arithmetic of a floor follows the raises it explains.
     for (std::string& note : binding_notes()) requests.warnings.push_back(std::move(note));
     if (!requests.changes.empty()) sizing_.fixes.push_back(std::move(requests));
-    for (RuleResult& result : results_) {
+    for (RuleResult& result : results()) {
       if (result.fix) sizing_.fixes.push_back(std::move(*result.fix));
     }
   }
@@ -317,8 +355,7 @@ class PodSizer {
     // A pod whose profile sizes nothing (no table, no floor) shows no floor
     // rows: nothing binds.
     const Floor* memory = app ? binding(0, kMemory) : nullptr;
-    for (std::size_t i = 0; i < results_.size(); ++i) {
-      const RuleResult& result = results_[i];
+    for (const RuleResult& result : results()) {
       if (!result.row) continue;
       const bool floor_stage = rule_stage(result.row->rule) == Rule::Stage::kFloor;
       if (!floor_stage || memory) out.rules.push_back(*result.row);
@@ -359,8 +396,16 @@ class PodSizer {
   const PodPhases& phases_;
   const SizingOptions& options_;
   PodSizing sizing_;
-  std::vector<Finding> findings_;    // in the order found: input, then each rule's
-  std::vector<RuleResult> results_;  // each rule's, in the order run
+  std::vector<Finding> findings_;  // in the order found: input, then each rule's
+  std::span<RuleResult> results() { return {results_.data(), kept_}; }
+
+  // Each rule's, in the order run: the first kept_. An array, not a vector:
+  // the decision's one allocation of its size would make glibc consolidate
+  // every small block freed before it (a tenth of a decision's time).
+  std::array<RuleResult, kMaxRules> results_;
+  std::size_t kept_ = 0;
+  Candidates candidates_;
+  std::vector<Floor> capped_;  // binding floors lowered by a ceiling; binding_ points at them
   // Per phase, per resource (kResources order), the binding floor.
   std::vector<std::array<const Floor*, 3>> binding_;
   std::vector<Shortfall> shortfalls_;

@@ -7,6 +7,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/policy_fields.h"
 #include "gpusizer/sizing/sizing.h"
 #include "gpusizer/util/digest.h"
@@ -53,6 +54,12 @@ const Profile* Policy::find_profile(std::string_view name) const {
   return it == profiles.end() ? nullptr : &it->second;
 }
 
+std::optional<ShmSizes> SharedMemoryPolicy::sizes_for(std::string_view profile, int64_t gpus) const {
+  if (contains(profiles, profile)) return ShmSizes{minimum, size, table_includes, false};
+  if (contains(serving.profiles, profile) && gpus >= serving.from_gpus) return serving.sizes;
+  return std::nullopt;
+}
+
 const GpuModel* GpuMemoryPolicy::find_gpu(std::string_view name_or_product) const {
   for (const auto& gpu : gpus) {
     if (gpu.name == name_or_product) return &gpu;
@@ -69,13 +76,6 @@ namespace {
 
 // The field readers and FieldError (policy_fields.h) are this parser's own.
 using namespace policy_fields;  // NOLINT(google-build-using-namespace)
-
-CheckAction read_action(const YAML::Node& node, const std::string& path) {
-  const std::string text = read_string(node, path);
-  if (text == "warn") return CheckAction::kWarn;
-  if (text == "deny") return CheckAction::kDeny;
-  fail(path, node, "must be warn or deny, found \"" + text + "\"");
-}
 
 Mode read_mode(const YAML::Node& node, const std::string& path) {
   const std::string text = read_string(node, path);
@@ -150,17 +150,23 @@ Profile read_profile(const std::string& name, const YAML::Node& node, const std:
 
 ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
   require_map(node, path);
-  check_keys(node, path, {"on", "equals", "contains", "glob", "profile"});
-  if (!node["on"]) fail(path, node, "missing field on (label:KEY, annotation:KEY, name, template or replicaType)");
+  check_keys(node, path, {"on", "equals", "contains", "glob", "in", "profile"});
+  constexpr const char* kSubjects = "label:KEY, annotation:KEY, name, template, replicaType, kind or ownerKind";
+  if (!node["on"]) fail(path, node, std::string("missing field on (") + kSubjects + ")");
   if (!node["profile"]) fail(path, node, "missing field profile");
   ProfileRule rule;
   const std::string on = read_string(node["on"], path + ".on");
-  std::string subject_text;
-  if (on == "name" || on == "template" || on == "replicaType") {
-    rule.subject = on == "name"       ? ProfileRule::Subject::kName
-                   : on == "template" ? ProfileRule::Subject::kTemplate
-                                      : ProfileRule::Subject::kReplicaType;
-    subject_text = on;
+  std::string subject_text = on;
+  static constexpr std::pair<std::string_view, ProfileRule::Subject> kPlain[] = {
+      {"name", ProfileRule::Subject::kName},
+      {"template", ProfileRule::Subject::kTemplate},
+      {"replicaType", ProfileRule::Subject::kReplicaType},
+      {"kind", ProfileRule::Subject::kKind},
+      {"ownerKind", ProfileRule::Subject::kOwnerKind}};
+  const auto* plain =
+      std::find_if(std::begin(kPlain), std::end(kPlain), [&](const auto& entry) { return entry.first == on; });
+  if (plain != std::end(kPlain)) {
+    rule.subject = plain->second;
   } else if (on.starts_with("label:") && on.size() > 6) {
     rule.subject = ProfileRule::Subject::kLabel;
     rule.key = on.substr(6);
@@ -170,196 +176,30 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
     rule.key = on.substr(11);
     subject_text = "annotation " + rule.key;
   } else {
-    fail(path + ".on", node["on"],
-         "must be label:KEY, annotation:KEY, name, template or replicaType, found \"" + on + "\"");
+    fail(path + ".on", node["on"], std::string("must be ") + kSubjects + ", found \"" + on + "\"");
   }
   int matchers = 0;
   for (const auto& [key, match] :
        {std::pair{"equals", ProfileRule::Match::kEquals}, std::pair{"contains", ProfileRule::Match::kContains},
-        std::pair{"glob", ProfileRule::Match::kGlob}}) {
+        std::pair{"glob", ProfileRule::Match::kGlob}, std::pair{"in", ProfileRule::Match::kIn}}) {
     if (!node[key]) continue;
     ++matchers;
     rule.match = match;
-    rule.value = read_string(node[key], path + "." + key);
-    rule.text = subject_text + " " + key + " \"" + rule.value + "\"";
+    if (match == ProfileRule::Match::kIn) {
+      rule.values = read_string_list(node[key], path + "." + key);
+      if (rule.values.empty()) fail(path + ".in", node[key], "must list at least one value");
+      std::string listed = rule.values.front();
+      if (rule.values.size() > 1) listed = join(rule.values, ", ");
+      // A long list reads as its first names: the rule's place is in the policy.
+      rule.text = subject_text + " in [" + (listed.size() > 60 ? truncate_utf8(listed, 57) + "..." : listed) + "]";
+    } else {
+      rule.value = read_string(node[key], path + "." + key);
+      rule.text = subject_text + " " + key + " \"" + rule.value + "\"";
+    }
   }
-  if (matchers != 1) fail(path, node, "needs exactly one of equals, contains, glob");
+  if (matchers != 1) fail(path, node, "needs exactly one of equals, contains, glob, in");
   rule.profile = read_string(node["profile"], path + ".profile");
   return rule;
-}
-
-void read_shared_memory(const YAML::Node& node, bool complete, SharedMemoryPolicy& out) {
-  const Block block(node, "sharedMemory", complete, {"profiles", "minimum", "size", "tableIncludes", "volumeName"});
-  block.read("profiles", [&](const auto& value, const auto& path) { out.profiles = read_string_list(value, path); });
-  block.read("minimum", [&](const auto& value, const auto& path) { out.minimum = read_quantity(value, path); });
-  block.read("size", [&](const auto& value, const auto& path) { out.size = read_quantity(value, path); });
-  block.read("tableIncludes", [&](const auto& value, const auto& path) {
-    out.table_includes = read_quantity(value, path, Zero::kAllowed);
-  });
-  block.read("volumeName", [&](const auto& value, const auto& path) { out.volume_name = read_dns_label(value, path); });
-  if (out.size < out.minimum) {
-    fail("sharedMemory.size", node["size"] ? node["size"] : node,
-         "is below sharedMemory.minimum " + out.minimum.to_string());
-  }
-}
-
-void read_data_loader(const YAML::Node& node, bool complete, DataLoaderPolicy& out) {
-  const Block block(node, "dataLoader", complete,
-                    {"overheadFactor", "perGpuBase", "podBase", "defaultPrefetch", "roundUpTo", "dtypeBytes"});
-  block.read("overheadFactor", [&](const auto& value, const auto& path) {
-    out.overhead_factor = read_decimal(value, path, 1000, 1000000);
-  });
-  block.read("perGpuBase", [&](const auto& value, const auto& path) {
-    out.per_gpu_base = read_quantity(value, path, Zero::kAllowed);
-  });
-  block.read("podBase",
-             [&](const auto& value, const auto& path) { out.pod_base = read_quantity(value, path, Zero::kAllowed); });
-  block.read("defaultPrefetch",
-             [&](const auto& value, const auto& path) { out.default_prefetch = read_int(value, path, 1); });
-  block.read("roundUpTo", [&](const auto& value, const auto& path) { out.round_up_to = read_quantity(value, path); });
-  block.read("dtypeBytes", [&](const auto& value, const auto& path) {
-    out.dtype_bytes = read_named<int64_t>(
-        value, path, [](const auto& item, const auto& item_path) { return read_int(item, item_path, 1); });
-  });
-}
-
-TrainingShares read_shares(const YAML::Node& node, const std::string& path) {
-  const Block block(node, path, true, {"weights", "optimizer", "gradients", "activations"});
-  TrainingShares shares;
-  block.read("weights",
-             [&](const auto& value, const auto& at) { shares.weights = read_decimal(value, at, 0, 1000000); });
-  block.read("optimizer",
-             [&](const auto& value, const auto& at) { shares.optimizer = read_decimal(value, at, 0, 1000000); });
-  block.read("gradients",
-             [&](const auto& value, const auto& at) { shares.gradients = read_decimal(value, at, 0, 1000000); });
-  block.read("activations",
-             [&](const auto& value, const auto& at) { shares.activations = read_decimal(value, at, 0, 1000000); });
-  if (shares.weights + shares.optimizer + shares.gradients + shares.activations == 0) {
-    fail(path, node, "the four shares must not all be 0");
-  }
-  return shares;
-}
-
-std::vector<GpuModel> read_gpu_models(const YAML::Node& node, const std::string& path) {
-  if (!node.IsSequence()) fail(path, node, "must be a list of {name, memory, match}");
-  std::vector<GpuModel> gpus;
-  for (std::size_t i = 0; i < node.size(); ++i) {
-    const std::string at = path + "[" + std::to_string(i) + "]";
-    const Block block(node[i], at, true, {"name", "memory", "match"});
-    GpuModel gpu;
-    block.read("name", [&](const auto& value, const auto& field) { gpu.name = read_string(value, field); });
-    block.read("memory", [&](const auto& value, const auto& field) { gpu.memory = read_quantity(value, field); });
-    block.read("match", [&](const auto& value, const auto& field) {
-      gpu.match = read_string_list(value, field);
-      if (gpu.match.empty()) fail(field, value, "must be a non-empty list of glob patterns");
-    });
-    for (const auto& earlier : gpus) {
-      if (earlier.name == gpu.name) fail(at + ".name", node[i]["name"], "repeats GPU \"" + gpu.name + "\"");
-    }
-    gpus.push_back(std::move(gpu));
-  }
-  return gpus;
-}
-
-void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out) {
-  const Block block(node, "gpuMemory", complete,
-                    {"action", "safetyMargin", "productLabel", "inferProfiles", "maxSuggestedGpus", "precisionBytes",
-                     "inference", "training", "gpus"});
-  block.read("action", [&](const auto& value, const auto& path) { out.action = read_action(value, path); });
-  block.read("safetyMargin",
-             [&](const auto& value, const auto& path) { out.safety_margin = read_decimal(value, path, 1, 1000); });
-  block.read("productLabel",
-             [&](const auto& value, const auto& path) { out.product_label = read_string(value, path); });
-  block.read("inferProfiles",
-             [&](const auto& value, const auto& path) { out.infer_profiles = read_string_list(value, path); });
-  block.read("maxSuggestedGpus", [&](const auto& value, const auto& path) {
-    // The option search tries each GPU count up to it, on every review.
-    // (Worded as a bound of its own: a whole number it already is.)
-    out.max_suggested_gpus = read_int(value, path, 1);
-    if (out.max_suggested_gpus > 1024) fail(path, value, "must be at most 1024, found " + value.Scalar());
-  });
-  block.read("precisionBytes", [&](const auto& value, const auto& path) {
-    out.precision_bytes = read_named<Milli>(
-        value, path, [](const auto& item, const auto& at) { return read_decimal(item, at, 1, 64000); });
-  });
-  block.read("inference", [&](const auto& value, const auto& path) {
-    const Block inference(value, path, complete, {"contextBytesPerToken"});
-    inference.read("contextBytesPerToken", [&](const auto& item, const auto& at) {
-      out.context_bytes_per_token = read_quantity(item, at, Zero::kAllowed);
-    });
-  });
-  block.read("training", [&](const auto& value, const auto& path) {
-    const Block training(value, path, complete, {"bytesPerParam", "shares"});
-    training.read("bytesPerParam",
-                  [&](const auto& item, const auto& at) { out.bytes_per_param = read_decimal(item, at, 1, 1000000); });
-    training.read("shares", [&](const auto& item, const auto& at) {
-      const Block shares(item, at, true, {"full", "lora", "qlora"});
-      for (const char* method : {"full", "lora", "qlora"}) {
-        shares.read(method,
-                    [&](const auto& one, const auto& one_path) { out.shares[method] = read_shares(one, one_path); });
-      }
-    });
-  });
-  block.read("gpus", [&](const auto& value, const auto& path) {
-    // A file's GPUs come first (first match wins) and replace built-ins of
-    // the same name; the other built-ins stay.
-    std::vector<GpuModel> gpus = read_gpu_models(value, path);
-    for (auto& builtin : out.gpus) {
-      const bool replaced = std::any_of(gpus.begin(), gpus.end(), [&](auto& gpu) { return gpu.name == builtin.name; });
-      if (!replaced) gpus.push_back(std::move(builtin));
-    }
-    out.gpus = std::move(gpus);
-  });
-}
-
-NodeShape read_node_shape(const YAML::Node& node, const std::string& path) {
-  const Block block(node, path, true, {"name", "gpus", "cpu", "memory", "ephemeralStorage"});
-  NodeShape shape;
-  block.read("name", [&](const auto& value, const auto& at) { shape.name = read_string(value, at); });
-  block.read("gpus", [&](const auto& value, const auto& at) { shape.gpus = read_int(value, at, 0); });
-  block.read("cpu", [&](const auto& value, const auto& at) { shape.cpu = read_quantity(value, at); });
-  block.read("memory", [&](const auto& value, const auto& at) { shape.memory = read_quantity(value, at); });
-  block.read("ephemeralStorage",
-             [&](const auto& value, const auto& at) { shape.ephemeral_storage = read_quantity(value, at); });
-  return shape;
-}
-
-NodePool read_node_pool(const YAML::Node& node, const std::string& path) {
-  require_map(node, path);
-  check_keys(node, path, {"name", "nodeSelector", "gpuProduct", "nodes"});
-  NodePool pool;
-  if (!node["name"]) fail(path, node, "missing field name");
-  if (!node["nodes"]) fail(path, node, "missing field nodes");
-  pool.name = read_string(node["name"], path + ".name");
-  if (const YAML::Node selector = node["nodeSelector"]) {
-    pool.node_selector = read_named<std::string>(
-        selector, path + ".nodeSelector", [](const auto& value, const auto& at) { return read_string(value, at); });
-  }
-  if (node["gpuProduct"]) pool.gpu_product = read_string(node["gpuProduct"], path + ".gpuProduct");
-  const YAML::Node nodes = node["nodes"];
-  if (!nodes.IsSequence() || nodes.size() == 0) fail(path + ".nodes", nodes, "must be a non-empty list of node shapes");
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    pool.nodes.push_back(read_node_shape(nodes[i], path + ".nodes[" + std::to_string(i) + "]"));
-  }
-  return pool;
-}
-
-void read_node_fit(const YAML::Node& node, bool complete, NodeFitPolicy& out) {
-  const Block block(node, "nodeFit", complete, {"action", "poolLabel", "pools"});
-  block.read("action", [&](const auto& value, const auto& path) { out.action = read_action(value, path); });
-  block.read("poolLabel", [&](const auto& value, const auto& path) { out.pool_label = read_string(value, path); });
-  block.read("pools", [&](const auto& value, const auto& path) {
-    if (!value.IsSequence()) fail(path, value, "must be a list of node pools");
-    out.pools.clear();
-    for (std::size_t i = 0; i < value.size(); ++i) {
-      const std::string at = path + "[" + std::to_string(i) + "]";
-      NodePool pool = read_node_pool(value[i], at);
-      for (const auto& earlier : out.pools) {
-        if (earlier.name == pool.name) fail(at + ".name", value[i]["name"], "repeats pool \"" + pool.name + "\"");
-      }
-      out.pools.push_back(std::move(pool));
-    }
-  });
 }
 
 // Fields absent from `root` keep their value from `base` (the embedded
@@ -369,10 +209,11 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
   if (!root.IsMap()) fail("policy", root, "must be a YAML mapping of policy fields");
   check_keys(root, "",
              {"mode", "namespaceModes", "exemptions", "gpuResources", "denyFromGpus", "profileRules", "defaultProfile",
-              "profiles", "sharedMemory", "dataLoader", "gpuMemory", "nodeFit"});
+              "profiles", "sharedMemory", "dataLoader", "gpuMemory", "nodeFit", "nodeCaps", "longLived"});
   if (!base) {
-    for (const char* key : {"mode", "exemptions", "gpuResources", "denyFromGpus", "profileRules", "defaultProfile",
-                            "profiles", "sharedMemory", "dataLoader", "gpuMemory", "nodeFit"}) {
+    for (const char* key :
+         {"mode", "exemptions", "gpuResources", "denyFromGpus", "profileRules", "defaultProfile", "profiles",
+          "sharedMemory", "dataLoader", "gpuMemory", "nodeFit", "nodeCaps", "longLived"}) {
       if (!root[key]) fail(key, root, "missing");
     }
   }
@@ -425,6 +266,8 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
   if (root["dataLoader"]) read_data_loader(root["dataLoader"], complete, policy.data_loader);
   if (root["gpuMemory"]) read_gpu_memory(root["gpuMemory"], complete, policy.gpu_memory);
   if (root["nodeFit"]) read_node_fit(root["nodeFit"], complete, policy.node_fit);
+  if (root["nodeCaps"]) read_node_caps(root["nodeCaps"], complete, policy.node_caps);
+  if (root["longLived"]) read_long_lived(root["longLived"], complete, policy.long_lived);
 
   // Cross references are checked after merging, so a file may name a profile
   // that only the default defines.
@@ -443,13 +286,22 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
            "names unknown profile \"" + profile + "\"" + known);
     }
   }
-  for (const auto& [block, list, names] :
-       {std::tuple{"sharedMemory", "profiles", &policy.shared_memory.profiles},
-        std::tuple{"gpuMemory", "inferProfiles", &policy.gpu_memory.infer_profiles}}) {
+  // Each list of profile names, where the file wrote it (if it did).
+  const auto at = [&](std::initializer_list<const char*> keys) {
+    // reset() rebinds; yaml-cpp's operator= would write into the tree.
+    YAML::Node node;
+    node.reset(root);
+    for (const char* key : keys) node.reset(node && node.IsMap() ? node[key] : YAML::Node());
+    return node;
+  };
+  for (const auto& [path, given, names] :
+       {std::tuple{"sharedMemory.profiles", at({"sharedMemory", "profiles"}), &policy.shared_memory.profiles},
+        std::tuple{"sharedMemory.serving.profiles", at({"sharedMemory", "serving", "profiles"}),
+                   &policy.shared_memory.serving.profiles},
+        std::tuple{"gpuMemory.inferProfiles", at({"gpuMemory", "inferProfiles"}), &policy.gpu_memory.infer_profiles}}) {
     for (std::size_t i = 0; i < names->size(); ++i) {
       if (policy.find_profile((*names)[i])) continue;
-      const YAML::Node given = root[block] ? root[block][list] : YAML::Node();
-      fail(std::string(block) + "." + list + "[" + std::to_string(i) + "]", given ? given[i] : root,
+      fail(std::string(path) + "[" + std::to_string(i) + "]", given ? given[i] : root,
            "names unknown profile \"" + (*names)[i] + "\"" + known);
     }
   }
@@ -469,6 +321,7 @@ Result<Policy> parse_policy_over(std::string_view yaml_text, std::string_view so
     const YAML::Node root = YAML::Load(std::string(yaml_text));
     if (!root || root.IsNull()) return Status::invalid_argument(prefix + "is empty");
     Policy policy = read_policy(root, base);
+    policy.pool_nodes = policy.node_fit.pools.empty() ? nullptr : pool_inventory(policy);
     policy.source = std::string(source);
     policy.sha256 = sha256_hex(yaml_text);
     return policy;

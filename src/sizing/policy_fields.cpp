@@ -63,6 +63,13 @@ Milli read_decimal(const YAML::Node& node, const std::string& path, Milli minimu
   return value.value();
 }
 
+bool read_bool(const YAML::Node& node, const std::string& path) {
+  const std::string text = node.IsScalar() ? node.Scalar() : "";
+  if (text == "true") return true;
+  if (text == "false") return false;
+  fail(path, node, "must be true or false, found \"" + text + "\"");
+}
+
 std::vector<std::string> read_string_list(const YAML::Node& node, const std::string& path) {
   if (!node.IsSequence()) fail(path, node, "must be a list of strings");
   std::vector<std::string> items;

@@ -75,9 +75,13 @@ bool rule_matches(const ProfileRule& rule, const SelectionInput& input) {
     case ProfileRule::Subject::kName: subject = &input.name; break;
     case ProfileRule::Subject::kTemplate: subject = &input.template_name; break;
     case ProfileRule::Subject::kReplicaType: subject = &input.replica_type; break;
+    case ProfileRule::Subject::kKind: subject = &input.kind; break;
+    case ProfileRule::Subject::kOwnerKind: subject = &input.owner_kind; break;
   }
   if (!subject) return false;
   switch (rule.match) {
+    case ProfileRule::Match::kIn:
+      return std::find(rule.values.begin(), rule.values.end(), *subject) != rule.values.end();
     case ProfileRule::Match::kEquals: return *subject == rule.value;
     case ProfileRule::Match::kContains: return subject->find(rule.value) != std::string::npos;
     case ProfileRule::Match::kGlob: return glob_match(rule.value, *subject);

@@ -22,6 +22,12 @@ checks what users see:
   - every workload fixture in tests/data/workloads (built-in kinds and CRDs
     registered here with open schemas) comes back with the same resources
     and the same warnings as `gpu-sizer check --fix` gives offline;
+  - the webhook watches the cluster's nodes as the service account of
+    deploy/ (its ClusterRole and binding, nothing more): Node objects with
+    allocatable set through the status subresource cap a 1-GPU server's
+    pod to the L4 node it may run on, with the warning; a larger node added
+    while it runs changes the next answer; the API server restarted, the
+    webhook keeps running and its watch resumes;
   - with the webhook stopped, failurePolicy Ignore admits pods unchanged,
     and failurePolicy Fail rejects every matched pod, GPU or not.
 
@@ -35,6 +41,7 @@ import base64
 import copy
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -52,6 +59,11 @@ GPU_SIZER = Path(sys.argv[2]) if len(sys.argv) > 2 else None
 SOURCE = Path(sys.argv[3]) if len(sys.argv) > 3 else None
 NAMESPACE = "ml-team"  # the namespace of every fixture in tests/data/workloads
 TOKEN = "e2e-admin-token"
+# The webhook's own identity: deploy/'s ServiceAccount, as the API server's
+# token authenticator sees a service account (user and groups), so the
+# RBAC objects of deploy/ are what decide what it may do.
+WEBHOOK_TOKEN = "e2e-gpu-sizer-service-account-token"
+WEBHOOK_USER = "system:serviceaccount:gpu-sizer:gpu-sizer"
 
 
 def free_port():
@@ -124,7 +136,9 @@ class Cluster:
              "-keyout", certs / "serving.key", "-out", certs / "serving.crt"])
         run(["openssl", "genrsa", "-out", certs / "sa.key", "2048"])
         run(["openssl", "rsa", "-in", certs / "sa.key", "-pubout", "-out", certs / "sa.pub"])
-        (certs / "tokens.csv").write_text(f"{TOKEN},e2e-admin,e2e-admin,system:masters\n")
+        (certs / "tokens.csv").write_text(
+            f"{TOKEN},e2e-admin,e2e-admin,system:masters\n"
+            f'{WEBHOOK_TOKEN},{WEBHOOK_USER},gpu-sizer-uid,"system:serviceaccounts,system:serviceaccounts:gpu-sizer"\n')
         return certs
 
     # --- etcd + kube-apiserver ---------------------------------------------
@@ -139,7 +153,7 @@ class Cluster:
             "--initial-advertise-peer-urls", f"http://127.0.0.1:{etcd_peer}",
             "--initial-cluster", f"e2e=http://127.0.0.1:{etcd_peer}"])
         self.api_port = free_port()
-        self.start("kube-apiserver", [
+        self.apiserver_args = [
             APISERVER, f"--etcd-servers=http://127.0.0.1:{etcd_client}",
             "--bind-address=127.0.0.1", f"--secure-port={self.api_port}", "--insecure-port=0",
             "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
@@ -153,7 +167,9 @@ class Cluster:
             "--enable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
             # No controller-manager runs here to create service-account
             # tokens, which this plugin would otherwise wait for on every pod.
-            "--disable-admission-plugins=ServiceAccount"])
+            "--disable-admission-plugins=ServiceAccount"]
+        self.start("kube-apiserver", self.apiserver_args)
+        self.certs = certs
         self.kubeconfig = self.dir / "kubeconfig"
         self.kubeconfig.write_text(yaml.safe_dump({
             "apiVersion": "v1", "kind": "Config", "current-context": "e2e",
@@ -162,11 +178,32 @@ class Cluster:
                 "certificate-authority": str(certs / "serving.crt")}}],
             "users": [{"name": "e2e", "user": {"token": TOKEN}}],
             "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "e2e"}}]}))
-        wait_until("kube-apiserver /readyz", lambda: self.alive("etcd") and self.alive("kube-apiserver")
-                   and self.kubectl("get", "--raw", "/readyz", check=False).returncode == 0, 120)
+        self.wait_for_apiserver()
         # The default namespace exists once the bootstrap controller ran.
         wait_until("namespace default", lambda: self.kubectl(
             "get", "namespace", "default", check=False).returncode == 0, 60)
+
+    def wait_for_apiserver(self):
+        wait_until("kube-apiserver /readyz", lambda: self.alive("etcd") and self.alive("kube-apiserver")
+                   and self.kubectl("get", "--raw", "/readyz", check=False).returncode == 0, 120)
+
+    def restart_apiserver(self):
+        self.stop("kube-apiserver")
+        self.start("kube-apiserver", self.apiserver_args)
+        self.wait_for_apiserver()
+
+    def api(self, method, path, body=None, content_type="application/json"):
+        """One REST call as the admin (for what kubectl 1.20 cannot do: the
+        status subresource)."""
+        import ssl
+        import urllib.request
+        request = urllib.request.Request(
+            f"https://127.0.0.1:{self.api_port}{path}", method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": content_type})
+        context = ssl.create_default_context(cafile=str(self.certs / "serving.crt"))
+        with urllib.request.urlopen(request, context=context, timeout=30) as answer:
+            return json.loads(answer.read())
 
     def kubectl(self, *args, input=None, check=True):
         return run(["kubectl", f"--kubeconfig={self.kubeconfig}", "--request-timeout=30s", *args],
@@ -179,13 +216,40 @@ class Cluster:
     # --- gpu-sizer ---------------------------------------------------------
     def start_webhook(self):
         self.webhook_port = free_port()
+        self.metrics_port = free_port()
         cert_dir = self.dir / "webhook-certs"
+        # The webhook reaches the API server as deploy/'s service account,
+        # its token in a file it reads again on every connection, as the
+        # kubelet's projected token is.
+        token_file = self.dir / "webhook-token"
+        token_file.write_text(WEBHOOK_TOKEN)
+        webhook_kubeconfig = self.dir / "webhook-kubeconfig"
+        webhook_kubeconfig.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "e2e",
+            "clusters": [{"name": "e2e", "cluster": {
+                "server": f"https://127.0.0.1:{self.api_port}",
+                "certificate-authority": str(self.certs / "serving.crt")}}],
+            "users": [{"name": "gpu-sizer", "user": {"tokenFile": str(token_file)}}],
+            "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "gpu-sizer"}}]}))
         self.start("gpu-sizer", [GPU_SIZER, "serve", "--listen", f"127.0.0.1:{self.webhook_port}",
-                                 "--cert-dir", cert_dir])
+                                 "--cert-dir", cert_dir, "--metrics-listen", f"127.0.0.1:{self.metrics_port}",
+                                 "--node-watch", "on", "--kubeconfig", webhook_kubeconfig])
         wait_until("gpu-sizer /healthz", lambda: self.alive("gpu-sizer") and run(
             ["curl", "-sf", "--cacert", cert_dir / "ca.crt",
              f"https://127.0.0.1:{self.webhook_port}/healthz"], check=False).returncode == 0, 30)
         self.webhook_ca = (cert_dir / "ca.crt").read_bytes()
+        wait_until("the node watch to list nodes", lambda: "node-state node-synced" in self.status_page(), 60)
+
+    def status_page(self):
+        return run(["curl", "-sf", f"http://127.0.0.1:{self.metrics_port}/status"], check=False).stdout
+
+    def metric(self, name):
+        """The value of an unlabelled metric of the webhook, or None."""
+        text = run(["curl", "-sf", f"http://127.0.0.1:{self.metrics_port}/metrics"], check=False).stdout
+        for line in text.splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        return None
 
 
 CLUSTER = None
@@ -261,9 +325,9 @@ class DeployManifestsTest(unittest.TestCase):
     def test_deploy_manifests_pass_api_validation_and_selfsigned_script_fills_ca(self):
         objects = deploy_objects(SOURCE / "deploy")
         kinds = sorted({o["kind"] for o in objects})
-        self.assertEqual(kinds, ["ConfigMap", "Deployment", "MutatingWebhookConfiguration", "Namespace",
-                                 "PodDisruptionBudget", "Service", "ServiceAccount",
-                                 "ValidatingWebhookConfiguration"])
+        self.assertEqual(kinds, ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
+                                 "MutatingWebhookConfiguration", "Namespace", "PodDisruptionBudget", "Service",
+                                 "ServiceAccount", "ValidatingWebhookConfiguration"])
         # Namespaced objects need their namespace to exist even in a dry run.
         namespace = [o for o in objects if o["kind"] == "Namespace"]
         CLUSTER.apply_objects(namespace)
@@ -551,6 +615,113 @@ def register_fixture_crds():
         CLUSTER.kubectl("get", name.split(".", 1)[0], "-A", check=False).returncode == 0 for name in crds), 30)
 
 
+def node(name, instance_type, gpus, cpu, memory, storage, product="NVIDIA-L4"):
+    """A GKE-like GPU node: labels as GKE and GPU Feature Discovery set them,
+    the GPU taint GKE puts on GPU nodes."""
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {
+                "kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": instance_type,
+                "cloud.google.com/gke-accelerator": "nvidia-l4", "nvidia.com/gpu.product": product}},
+            "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
+            "allocatable": {"cpu": cpu, "memory": memory, "ephemeral-storage": storage,
+                            "nvidia.com/gpu": str(gpus), "pods": "110"}}
+
+
+def create_node(spec):
+    """Creates the Node, then does what its kubelet and the node controller
+    would: sets its allocatable through the status subresource (create
+    ignores status) and, once it is ready, leaves only its own taints (the
+    API server taints every new node not-ready, and no controller runs here
+    to lift it)."""
+    allocatable = spec.pop("allocatable")
+    name = spec["metadata"]["name"]
+    CLUSTER.apply_objects([spec])
+    CLUSTER.api("PATCH", f"/api/v1/nodes/{name}/status",
+                {"status": {"allocatable": allocatable, "capacity": allocatable}},
+                content_type="application/merge-patch+json")
+    CLUSTER.api("PATCH", f"/api/v1/nodes/{name}", {"spec": {"taints": spec["spec"]["taints"]}},
+                content_type="application/merge-patch+json")
+
+
+def server_pod(name):
+    """The pod of a 1-GPU inference server Deployment: owned by its
+    ReplicaSet, asking for what most serving examples ask."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": NAMESPACE,
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "vllm-abc",
+                                              "uid": "5d8f1c2e-0000-4000-8000-000000000001", "controller": True}]},
+            "spec": {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+                     "containers": [{"name": "vllm", "image": "vllm/vllm-openai",
+                                     "resources": {"limits": {"nvidia.com/gpu": "1", "cpu": "2", "memory": "10Gi"}}}]}}
+
+
+def sized(pod):
+    result, returned = dry_run_apply(pod)
+    if result.returncode != 0:
+        raise AssertionError(result.stderr)
+    return container(returned["spec"], "vllm")["resources"], warnings_of(result.stderr)
+
+
+class NodeInventoryTest(unittest.TestCase):
+    """The webhook sizes from the nodes it watches. Runs after WebhookTest,
+    whose expectations assume a cluster without Node objects."""
+
+    NODES = ("l4-small-0", "l4-large-0")
+
+    @classmethod
+    def tearDownClass(cls):
+        CLUSTER.kubectl("delete", "node", *cls.NODES, "--ignore-not-found", check=False)
+
+    def test_deploy_rbac_lets_the_webhook_read_nodes_and_nothing_else(self):
+        def can(verb, resource):
+            return CLUSTER.kubectl("auth", "can-i", verb, resource, f"--as={WEBHOOK_USER}",
+                                   check=False).stdout.strip()
+        for verb in ("get", "list", "watch"):
+            self.assertEqual(can(verb, "nodes"), "yes", verb)
+        for verb, resource in (("update", "nodes"), ("list", "pods"), ("get", "secrets")):
+            self.assertEqual(can(verb, resource), "no", f"{verb} {resource}")
+
+    def test_nodes_cap_a_server_pod_and_the_watch_follows_the_cluster(self):
+        # g2-standard-8: one L4, about 8 vCPU and 27Gi allocatable.
+        def memory_given(name):
+            return sized(server_pod(name))[0]["limits"]["memory"]
+
+        # The watch sees the Node created, then its status set: wait for both.
+        create_node(node("l4-small-0", "g2-standard-8", 1, "7910m", "27Gi", "95Gi"))
+        wait_until("the webhook to size from the L4 node", lambda: memory_given("vllm-0") == "26Gi", 30)
+        resources, warnings = sized(server_pod("vllm-0"))
+        # The infer row asks 4 cpu, 64Gi and 200Gi; the node holds 26Gi and
+        # 90Gi after the reserve for its DaemonSets.
+        self.assertEqual(resources["limits"]["cpu"], "4")
+        self.assertEqual(resources["limits"]["memory"], "26Gi")
+        self.assertEqual(resources["requests"]["ephemeral-storage"], "90Gi")
+        self.assertIn("node cap: memory 64Gi (infer profile) capped to 26Gi: g2-standard-8 has 27Gi", warnings)
+        # The API server defaulted the requests to the limits before the webhook saw the pod.
+        self.assertIn('container "vllm": memory request 10Gi->26Gi, limit 10Gi->26Gi (1 GPU, infer profile, node cap)',
+                      warnings)
+
+        # A larger L4 node, added while the webhook runs, changes the next answer.
+        create_node(node("l4-large-0", "g2-standard-48", 4, "47", "180Gi", "375Gi"))
+        wait_until("the webhook to size from the larger node", lambda: memory_given("vllm-1") == "64Gi", 30)
+        self.assertEqual(CLUSTER.metric("gpu_sizer_node_inventory_nodes"), 2)
+        resources, warnings = sized(server_pod("vllm-1"))
+        self.assertEqual(resources["limits"]["memory"], "64Gi")
+        self.assertFalse([w for w in warnings if "node cap: memory" in w], warnings)
+
+        # The API server restarted: the webhook keeps serving, and its watch
+        # resumes: a node removed after the restart changes the answer back.
+        CLUSTER.restart_apiserver()
+        self.assertTrue(CLUSTER.alive("gpu-sizer"))
+        CLUSTER.kubectl("delete", "node", "l4-large-0")
+        wait_until("the webhook to see the node deleted after the restart", lambda: memory_given("vllm-2") == "26Gi",
+                   90)
+        self.assertEqual(CLUSTER.metric("gpu_sizer_node_inventory_nodes"), 1)
+        page = CLUSTER.status_page()
+        self.assertIn("node-state node-synced", page)
+        restarts = re.search(r"<dt>Watch restarts</dt><dd>(\d+)</dd>", page)
+        self.assertTrue(restarts and int(restarts.group(1)) >= 1, page[:2000])
+
+
 class FailurePolicyTest(unittest.TestCase):
     """Runs last: it stops the webhook."""
 
@@ -582,7 +753,7 @@ if __name__ == "__main__":
         sys.exit(__doc__)
     suite = unittest.TestSuite()
     loader = unittest.TestLoader()
-    for case in (DeployManifestsTest, WebhookTest, FailurePolicyTest):
+    for case in (DeployManifestsTest, WebhookTest, NodeInventoryTest, FailurePolicyTest):
         suite.addTests(loader.loadTestsFromTestCase(case))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     sys.exit(0 if result.wasSuccessful() else 1)

@@ -273,14 +273,54 @@ def manifests_corpus():
         write("manifests", name, text)
 
 
+# --- nodes ------------------------------------------------------------------
+
+def node(name, allocatable, labels=None, taints=None, unschedulable=False):
+    spec = {"taints": taints} if taints else {}
+    if unschedulable:
+        spec["unschedulable"] = True
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+            "spec": spec, "status": {"allocatable": allocatable}}
+
+
+def nodes_corpus():
+    """Node documents as the watch and `check --nodes` read them, shaped for
+    the fuzz target's sample pod (1 GPU, nodeSelector pool=gpu, tolerating
+    sku=gpu:NoSchedule): nodes it fits and nodes it does not."""
+    l4 = yaml.safe_load((ROOT / "docs" / "examples" / "l4-node.yaml").read_text())
+    l4["metadata"]["labels"]["pool"] = "gpu"
+    small = node("small", {"cpu": "7910m", "memory": "27Gi", "ephemeral-storage": "95Gi", "nvidia.com/gpu": "1"},
+                 {"pool": "gpu", "nvidia.com/gpu.product": "NVIDIA-L4", "nvidia.com/gpu.memory": "23034"})
+    big = node("big", {"cpu": "95690m", "memory": "1300Gi", "ephemeral-storage": "3000Gi", "nvidia.com/gpu": "8"},
+               {"pool": "gpu", "node.kubernetes.io/instance-type": "a2-ultragpu-8g"},
+               [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}])
+    tiny = node("tiny", {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": "1"}, {"pool": "gpu"})
+    cordoned = node("cordoned", {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"}, {"pool": "gpu"},
+                    unschedulable=True)
+    tainted = node("tainted", {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"}, {"pool": "gpu"},
+                   [{"key": "dedicated", "value": "x", "effect": "NoExecute"}])
+    other = node("other", {"cpu": "16", "memory": "64Gi", "amd.com/gpu": "1"}, {"pool": "cpu"})
+    write("nodes", "l4-node.json", compact(l4))
+    for name, items in (("fleet", [small, big, tiny, cordoned, tainted, other]), ("small-only", [small]),
+                        ("tiny-only", [tiny]), ("none-fit", [cordoned, tainted, other])):
+        write("nodes", f"list-{name}.json", compact({"apiVersion": "v1", "kind": "List", "items": items}))
+    node_list = [dict(n) for n in (small, big)]
+    for n in node_list:
+        n.pop("kind")
+        n.pop("apiVersion")
+    write("nodes", "nodelist.json", compact({"apiVersion": "v1", "kind": "NodeList", "items": node_list}))
+
+
 def main():
-    for target in ("quantity", "policy", "review", "manifests"):
+    for target in ("quantity", "policy", "review", "manifests", "nodes"):
         shutil.rmtree(CORPUS / target, ignore_errors=True)
         (CORPUS / target).mkdir(parents=True)
     quantity_corpus()
     policy_corpus()
     review_corpus()
     manifests_corpus()
+    nodes_corpus()
 
 
 if __name__ == "__main__":

@@ -67,9 +67,9 @@ TEST(CliExplain, JsonOutputListsTheRules) {
   EXPECT_EQ(pod["profile"], "train");
   std::vector<std::string> rules;
   for (const auto& rule : pod["rules"]) rules.push_back(rule["rule"]);
-  EXPECT_EQ(rules, (std::vector<std::string>{"table", "/dev/shm", "data loader", "GPU memory", "node fit", "binding",
-                                             "container \"trainer\""}));
-  EXPECT_EQ(pod["rules"][5]["floor"], "memory 122Gi");
+  EXPECT_EQ(rules, (std::vector<std::string>{"table", "/dev/shm", "data loader", "node caps", "GPU memory", "node fit",
+                                             "binding", "container \"trainer\""}));
+  EXPECT_EQ(pod["rules"][6]["floor"], "memory 122Gi");
   EXPECT_EQ(pod["denials"].size(), 1u);
 }
 

@@ -23,7 +23,8 @@ using namespace prometheus_test;  // NOLINT(google-build-using-namespace)
 
 const std::vector<std::string> kRequiredAlerts = {
     "GpuSizerWebhookErrors",      "GpuSizerLatencyNearTimeout", "GpuSizerCertificateExpiringSoon",
-    "GpuSizerPolicyReloadFailed", "GpuSizerDenialSpike",        "GpuSizerDown"};
+    "GpuSizerPolicyReloadFailed", "GpuSizerDenialSpike",        "GpuSizerDown",
+    "GpuSizerNodeWatchStale"};
 
 // ---- The files on their own ------------------------------------------------
 
@@ -273,6 +274,19 @@ tests:
         exp_alerts:
           - exp_labels: {severity: warning, namespace: jump}
           - exp_labels: {severity: warning, namespace: new}
+  # The node watch: an age that keeps growing past 15 minutes fires 5
+  # minutes later; one reset by each watch (under 5 minutes) never does.
+  - interval: 1m
+    input_series:
+      - series: 'gpu_sizer_node_inventory_sync_age_seconds{job="gpu-sizer",instance="lost"}'
+        values: '0+60x30'
+      - series: 'gpu_sizer_node_inventory_sync_age_seconds{job="gpu-sizer",instance="fine"}'
+        values: '0 60 120 180 240 0 60 120 180 240 0 60 120 180 240 0 60 120 180 240 0 60 120 180 240'
+    alert_rule_test:
+      - {eval_time: 18m, alertname: GpuSizerNodeWatchStale}
+      - eval_time: 22m
+        alertname: GpuSizerNodeWatchStale
+        exp_alerts: [{exp_labels: {severity: warning, job: gpu-sizer, instance: lost}}]
 )");
   const CommandResult result = run_command({kPromtool, "test", "rules", dir.path() + "/tests.yaml"});
   EXPECT_EQ(result.exit_code, 0) << result.output;

@@ -306,6 +306,9 @@ TEST_F(PrometheusLive, ScrapesTheWebhookAndEvaluatesTheDashboardAndTheAlerts) {
     expect_value("gpu_sizer_tls_certificate_expiry_timestamp_seconds", not_after);
     EXPECT_GT(not_after, unix_now());
     expect_value("gpu_sizer_build_info", 1);
+    // Not watching nodes (no cluster here): the node gauges say none.
+    expect_value("gpu_sizer_node_inventory_nodes", 0);
+    expect_value("gpu_sizer_node_inventory_gpu_shapes", 0);
     const CommandResult version = run_command({GPU_SIZER_BINARY, "--version"});
     const json build = prometheus_->query("gpu_sizer_build_info");
     if (build["data"]["result"].size() == 1) {
@@ -358,6 +361,7 @@ TEST_F(PrometheusLive, ScrapesTheWebhookAndEvaluatesTheDashboardAndTheAlerts) {
       {"GpuSizerCertificateExpiringSoon", {"inactive"}},  // a fresh one-year certificate
       {"GpuSizerDenialSpike", {"inactive"}},              // 2 denials: far below 0.1/s
       {"GpuSizerDown", {"inactive"}},
+      {"GpuSizerNodeWatchStale", {"inactive"}},  // this webhook does not watch nodes
   };
   std::map<std::string, json> loaded;
   const auto evaluated_deadline = std::chrono::steady_clock::now() + 10s;

@@ -2,10 +2,12 @@
 // API server would send it, the patch applied, and each template checked.
 #include "gpusizer/workloads/workloads.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
+#include "gpusizer/sizing/policy.h"
 #include "integration/shared_webhook.h"
 #include "support/review_support.h"
 
@@ -90,11 +92,18 @@ TEST_F(WorkloadsTest, UndersizedTemplatesAreDeniedByValidateNamingTheTemplate) {
 }
 
 TEST_F(WorkloadsTest, UpdatesOfWorkloadsAreDecidedToo) {
-  const json deployment = load_object("deployment.yaml");
-  const json answer = webhook_->review("/mutate", workload_review(deployment, "UPDATE"));
+  const json job = load_object("job.yaml");
+  const json answer = webhook_->review("/mutate", workload_review(job, "UPDATE"));
   EXPECT_TRUE(answer["response"].contains("patch"));
-  const json patched = apply_response(deployment, answer);
+  const json patched = apply_response(job, answer);
   EXPECT_EQ(patched["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["memory"], "96Gi");
+  // A Deployment's template is decided too, but not patched (policy
+  // longLived): /validate says what its Pods will get when created.
+  const json deployment = load_object("deployment.yaml");
+  EXPECT_FALSE(webhook_->review("/mutate", workload_review(deployment, "UPDATE"))["response"].contains("patch"));
+  const json validated = webhook_->review("/validate", workload_review(deployment, "UPDATE"));
+  EXPECT_TRUE(validated["response"]["allowed"].get<bool>());
+  EXPECT_NE(validated["response"]["warnings"].dump().find("at pod creation: "), std::string::npos) << validated.dump();
 }
 
 TEST_F(WorkloadsTest, ScaleAndStatusSubresourcesAreNotDecided) {
@@ -111,6 +120,16 @@ class EveryKind : public WorkloadsTest, public ::testing::WithParamInterface<std
 
 TEST_P(EveryKind, MutatedObjectIsStableAndAdmitted) {
   const json object = load_object(GetParam());
+  const auto& long_lived = default_policy().long_lived.kinds;
+  if (std::find(long_lived.begin(), long_lived.end(), object["kind"].get<std::string>()) != long_lived.end()) {
+    // Not patched (GitOps would see drift); /validate says what its Pods get.
+    EXPECT_FALSE(webhook_->review("/mutate", workload_review(object))["response"].contains("patch")) << GetParam();
+    const json validated = webhook_->review("/validate", workload_review(object));
+    EXPECT_TRUE(validated["response"]["allowed"].get<bool>()) << validated.dump();
+    EXPECT_NE(validated["response"]["warnings"].dump().find("at pod creation: "), std::string::npos)
+        << validated.dump();
+    return;
+  }
   const json first = webhook_->review("/mutate", workload_review(object));
   ASSERT_TRUE(first["response"].contains("patch")) << GetParam() << " has an undersized GPU template";
   const json patched = apply_response(object, first);

@@ -42,6 +42,7 @@ inline ContainerFacts gpu_container(const std::string& name, int64_t gpus, const
   c.requests = quantities({{kCpu, cpu}, {kMemory, memory}});
   c.limits = c.requests;
   c.gpus = gpus;
+  if (gpus > 0) c.gpu_resource = kGpu;  // as the reader records it
   return c;
 }
 

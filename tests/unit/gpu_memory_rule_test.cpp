@@ -1,10 +1,12 @@
-// The GPU memory rule on its own: where it reads the GPU model, when it
-// denies and when it only warns.
+// The GPU memory rule on its own: where it reads the GPU model (the pod,
+// its candidate nodes' labels, its pool), when it denies and when it warns.
 #include "gpusizer/sizing/rules/gpu_memory_rule.h"
 
 #include <gtest/gtest.h>
 
+#include "gpusizer/sizing/candidates.h"
 #include "gpusizer/sizing/model_fit.h"
+#include "gpusizer/sizing/nodes.h"
 #include "support/pod_facts_support.h"
 
 namespace gpusizer {
@@ -13,6 +15,8 @@ namespace {
 using testing::evaluate;
 using testing::gpu_container;
 using testing::pod_of;
+using testing::profile;
+using testing::q;
 
 PodFacts model_pod(const std::string& model, const std::string& product = "") {
   PodFacts pod = pod_of({gpu_container("trainer", 2, "16", "96Gi")});
@@ -80,6 +84,109 @@ TEST(GpuMemoryRule, WithoutTheAnnotationNothing) {
   EXPECT_TRUE(result.findings.empty());
   ASSERT_TRUE(result.row);
   EXPECT_EQ(result.row->detail, "no annotation gpu-sizer.io/model");
+}
+
+// A node of 8 GPUs with these labels, one class per node.
+NodeInfo labelled_node(const std::string& name, std::vector<std::pair<std::string, std::string>> labels) {
+  NodeInfo node;
+  node.name = name;
+  node.labels = std::move(labels);
+  node.cpu = q("94");
+  node.memory = q("1300Gi");
+  node.extended = {{"nvidia.com/gpu", 8}};
+  return node;
+}
+
+// Runs the rule with the pod's candidates among `nodes`, as the decider does.
+RuleResult evaluate_on(const NodeInventory& nodes, const PodFacts& pod, const Policy& policy = default_policy()) {
+  const PodPhases phases = pod_phases(pod);
+  const Candidates candidates = candidate_nodes(nodes, policy, pod, phases.gpus);
+  const RuleInput input{policy, pod, phases, profile(policy, "train"), "defaultProfile", true, &candidates};
+  return GpuMemoryRule().evaluate(input);
+}
+
+TEST(GpuMemoryRule, TheGpuEveryCandidateHasIsCheckedWithItsLabelsMemory) {
+  // An A100 sold as 40GB in the table, labelled with 80GiB by GPU Feature
+  // Discovery: the label wins. 1.5B trained in full needs 60 GB per GPU.
+  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
+  for (const char* zone : {"a", "b"}) {
+    builder.upsert(labelled_node(std::string("gpu-") + zone, {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
+                                                              {"nvidia.com/gpu.memory", "81920"},
+                                                              {"topology.kubernetes.io/zone", zone}}));
+  }
+  const auto nodes = builder.build();
+  ASSERT_EQ(nodes->classes.size(), 2u);
+  const RuleResult fits = evaluate_on(*nodes, model_pod("params=1.5B,method=full,zero=0"));
+  EXPECT_TRUE(fits.findings.empty()) << fits.findings[0].brief;
+  ASSERT_TRUE(fits.row);
+  EXPECT_NE(fits.row->detail.find("node label nvidia.com/gpu.product=NVIDIA-A100-SXM4-40GB, nvidia.com/gpu.memory of "
+                                  "every node it may run on"),
+            std::string::npos)
+      << fits.row->detail;
+
+  // Without the memory label the table's 40G decides: too small.
+  InventoryBuilder unlabelled(InventorySource::kFile, "nodes.yaml");
+  unlabelled.upsert(labelled_node("gpu-a", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"}}));
+  const RuleResult denied = evaluate_on(*unlabelled.build(), model_pod("params=1.5B,method=full,zero=0"));
+  ASSERT_EQ(denied.findings.size(), 1u);
+  EXPECT_TRUE(denied.findings[0].deny);
+}
+
+TEST(GpuMemoryRule, ALabelledGpuMissingFromTheTableIsCheckedByItsLabel) {
+  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
+  builder.upsert(labelled_node("l4", {{"nvidia.com/gpu.product", "NVIDIA-L4"}, {"nvidia.com/gpu.memory", "23034"}}));
+  const RuleResult result = evaluate_on(*builder.build(), model_pod("params=7B,method=full,zero=0"));
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_TRUE(result.findings[0].deny);
+  EXPECT_NE(result.findings[0].message.find("NVIDIA-L4"), std::string::npos) << result.findings[0].message;
+}
+
+TEST(GpuMemoryRule, CandidatesWithDifferentGpusLeaveTheModelUnknown) {
+  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
+  builder.upsert(labelled_node("a100", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}}));
+  builder.upsert(labelled_node("h100", {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"}}));
+  const auto nodes = builder.build();
+  const RuleResult result = evaluate_on(*nodes, model_pod("params=7B,method=full,zero=0"));
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_FALSE(result.findings[0].deny);
+  EXPECT_EQ(
+      result.findings[0].brief,
+      "model not checked: GPU model unknown; set nodeSelector nvidia.com/gpu.product or annotation gpu-sizer.io/gpu");
+  // The pod's nodeSelector narrows them to one: checked against it.
+  const RuleResult selected = evaluate_on(*nodes, model_pod("params=7B,method=full,zero=0", "NVIDIA-GeForce-RTX-4090"));
+  ASSERT_EQ(selected.findings.size(), 1u);
+  EXPECT_TRUE(selected.findings[0].deny);
+}
+
+// Only nodes with the pod's GPU resource say what its GPU is: untainted
+// CPU-only nodes beside A100 nodes (GKE, where the GPU taint is tolerated
+// implicitly) do not hide the A100.
+TEST(GpuMemoryRule, NodesWithoutGpusDoNotHideTheCandidatesGpu) {
+  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
+  builder.upsert(labelled_node("a100", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}}));
+  NodeInfo cpu_only = labelled_node("cpu", {});
+  cpu_only.extended.clear();
+  builder.upsert(cpu_only);
+  const RuleResult result = evaluate_on(*builder.build(), model_pod("params=7B,method=full,zero=0"));
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_TRUE(result.findings[0].deny) << result.findings[0].brief;
+}
+
+TEST(GpuMemoryRule, ThePoolsGpuProductStillNamesTheGpu) {
+  Policy policy = default_policy();
+  policy.node_fit.pools = {
+      NodePool{"h100", {}, "NVIDIA-H100-80GB-HBM3", {NodeShape{"dgx-h100", 8, q("224"), q("2000Gi"), q("28Ti")}}}};
+  const auto pools = pool_inventory(policy);
+  PodFacts pod = model_pod("params=7B,method=full,zero=0");
+  pod.selection.labels["osmo.pool"] = "h100";
+  const RuleResult result = evaluate_on(*pools, pod, policy);
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_TRUE(result.findings[0].deny);
+  EXPECT_NE(result.findings[0].message.find("node pool \"h100\""), std::string::npos) << result.findings[0].message;
+  // A pod in no pool: no pool's GPU is its.
+  const RuleResult unpooled = evaluate_on(*pools, model_pod("params=7B,method=full,zero=0"), policy);
+  ASSERT_EQ(unpooled.findings.size(), 1u);
+  EXPECT_NE(unpooled.findings[0].brief.find("GPU model unknown"), std::string::npos) << unpooled.findings[0].brief;
 }
 
 }  // namespace

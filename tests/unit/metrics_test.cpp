@@ -136,3 +136,54 @@ TEST(Metrics, BypassesByReasonNamespaceAndEndpoint) {
 
 }  // namespace
 }  // namespace gpusizer
+
+namespace gpusizer {
+namespace {
+
+ReviewOutcome capped_review(bool dry_run) {
+  ReviewOutcome outcome;
+  outcome.decision = ReviewOutcome::Decision::kAllowed;
+  outcome.kind = "Pod";
+  outcome.operation = "CREATE";
+  outcome.namespace_name = "serving";
+  outcome.dry_run = dry_run;
+  PodDecision pod;
+  pod.gpus = 1;
+  pod.profile = "infer";
+  pod.capped = {kMemory, kEphemeralStorage};
+  outcome.pods.push_back(pod);
+  return outcome;
+}
+
+TEST(Metrics, NodeCapsAreCountedByResourceOnceAtValidate) {
+  Metrics metrics("dev", 100);
+  metrics.count_review(Endpoint::kMutate, capped_review(false), 0.001);  // the same caps, seen at /mutate first
+  metrics.count_review(Endpoint::kValidate, capped_review(false), 0.001);
+  metrics.count_review(Endpoint::kValidate, capped_review(true), 0.001);  // a dry run changes nothing
+  const std::string text = metrics.render();
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_node_caps_total{namespace="serving",profile="infer",resource="memory"} 1)"))
+      << text;
+  EXPECT_TRUE(has_line(
+      text, R"(gpu_sizer_node_caps_total{namespace="serving",profile="infer",resource="ephemeral-storage"} 1)"))
+      << text;
+  EXPECT_EQ(text.find(R"(resource="cpu"} )"), std::string::npos) << text;
+}
+
+TEST(Metrics, TheNodeWatchIsSeen) {
+  Metrics metrics("dev", 100);
+  EXPECT_TRUE(has_line(metrics.render(), "gpu_sizer_node_inventory_nodes 0"));
+  metrics.set_node_inventory(5000, 20);
+  metrics.set_node_sync_age(12.5);
+  metrics.count_node_watch_restart("timeout");
+  metrics.count_node_watch_restart("timeout");
+  metrics.count_node_watch_restart("gone");
+  const std::string text = metrics.render();
+  EXPECT_TRUE(has_line(text, "gpu_sizer_node_inventory_nodes 5000")) << text;
+  EXPECT_TRUE(has_line(text, "gpu_sizer_node_inventory_gpu_shapes 20")) << text;
+  EXPECT_TRUE(has_line(text, "gpu_sizer_node_inventory_sync_age_seconds 12.5")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_node_watch_restarts_total{reason="timeout"} 2)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_node_watch_restarts_total{reason="gone"} 1)")) << text;
+}
+
+}  // namespace
+}  // namespace gpusizer

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gpusizer/sizing/candidates.h"
+#include "gpusizer/sizing/nodes.h"
 #include "support/pod_facts_support.h"
 
 namespace gpusizer {
@@ -30,7 +32,10 @@ FitRun run(const Policy& policy, PodRequest sized) {
   const PodFacts pod = pod_of({gpu_container("trainer", sized.gpus, "1", "1Gi")});
   const PodPhases phases = pod_phases(pod);
   FitRun out;
-  RuleInput input{policy, pod, phases, profile(policy, "train"), "defaultProfile", true};
+  // The pod's candidates, as the decider chooses them: the pool's shapes.
+  const auto nodes = policy.node_fit.pools.empty() ? NodeInventory::none() : pool_inventory(policy);
+  const Candidates candidates = candidate_nodes(*nodes, policy, pod, sized.gpus);
+  RuleInput input{policy, pod, phases, profile(policy, "train"), "defaultProfile", true, &candidates};
   input.sized = [&] {
     ++out.sized_asked;
     return sized;
@@ -44,7 +49,9 @@ TEST(NodeFitRule, WithoutPoolsTheSizedPodIsNotWorkedOut) {
   EXPECT_EQ(r.sized_asked, 0);
   EXPECT_TRUE(r.result.findings.empty());
   ASSERT_TRUE(r.result.row);
-  EXPECT_EQ(r.result.row->detail, "no node pools in the policy (nodeFit.pools)");
+  EXPECT_EQ(r.result.row->detail,
+            "no node pools in the policy (nodeFit.pools) and no nodes known (check --nodes FILE; serve watches the "
+            "cluster's)");
 }
 
 TEST(NodeFitRule, APodEqualToTheLargestNodeFits) {

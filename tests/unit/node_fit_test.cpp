@@ -6,11 +6,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/candidates.h"
+#include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
@@ -58,15 +61,43 @@ PodRequest dgx_a100() { return pod(8, 252000, 1960 * kGi, 28 * kTi); }
 
 StringMap in_pool(const std::string& name) { return {{"osmo.pool", name}}; }
 
+// Node fit as a decision runs it on a policy with these pools: the pod's
+// candidates (candidates.h), then the check.
+struct PoolFit : NodeFit {
+  const NodePool* pool = nullptr;              // the pod's pool, in the caller's NodeFitPolicy
+  std::shared_ptr<const NodeInventory> nodes;  // what largest points into
+};
+
+PoolFit check_node_fit(const NodeFitPolicy& pools, const PodRequest& request, const StringMap& pod_labels,
+                       const StringMap& node_selector) {
+  Policy policy = default_policy();
+  policy.node_fit = pools;
+  PoolFit out;
+  out.nodes = pool_inventory(policy);
+  PodFacts pod;
+  pod.selection.labels = pod_labels;
+  pod.node_selector = node_selector;
+  ContainerFacts trainer;
+  trainer.gpus = request.gpus;
+  trainer.gpu_resource = "nvidia.com/gpu";
+  pod.app.push_back(trainer);
+  const Candidates candidates = candidate_nodes(*out.nodes, policy, pod, request.gpus);
+  static_cast<NodeFit&>(out) = check_node_fit(request, candidates);
+  for (const NodePool& pool : pools.pools) {
+    if (candidates.pool && pool.name == candidates.pool->name) out.pool = &pool;
+  }
+  return out;
+}
+
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(NodeFit, PodEqualToTheLargestNodeFits) {
-  const NodeFit fit = check_node_fit(two_pools(), dgx_a100(), in_pool("a100"), {});
+  const PoolFit fit = check_node_fit(two_pools(), dgx_a100(), in_pool("a100"), {});
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kFits);
   ASSERT_NE(fit.pool, nullptr);
   EXPECT_EQ(fit.pool->name, "a100");
   ASSERT_NE(fit.largest, nullptr);
-  EXPECT_EQ(fit.largest->name, "dgx-a100");
+  EXPECT_EQ(fit.largest->shape, "dgx-a100");
   EXPECT_EQ(fit.message, "");
 
   PodRequest under = dgx_a100();
@@ -77,10 +108,10 @@ TEST(NodeFit, PodEqualToTheLargestNodeFits) {
 TEST(NodeFit, OneMilliCpuOverFitsNoNodeAndNamesTheLargest) {
   PodRequest over = dgx_a100();
   over.cpu = Quantity::from_milli(252001);
-  const NodeFit fit = check_node_fit(two_pools(), over, in_pool("a100"), {});
+  const PoolFit fit = check_node_fit(two_pools(), over, in_pool("a100"), {});
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kNoFit);
   ASSERT_NE(fit.largest, nullptr);
-  EXPECT_EQ(fit.largest->name, "dgx-a100");
+  EXPECT_EQ(fit.largest->shape, "dgx-a100");
   EXPECT_EQ(
       fit.brief,
       "node fit: 8 GPUs, cpu 252001m, memory 1960Gi fit no node of pool \"a100\"; largest \"dgx-a100\" has cpu 252");
@@ -94,13 +125,13 @@ TEST(NodeFit, OneMilliCpuOverFitsNoNodeAndNamesTheLargest) {
 TEST(NodeFit, OneMebibyteOverInMemoryOrStorageFitsNoNode) {
   PodRequest memory = dgx_a100();
   memory.memory = Quantity::from_bytes(1960 * kGi + kMi);
-  const NodeFit fit = check_node_fit(two_pools(), memory, in_pool("a100"), {});
+  const PoolFit fit = check_node_fit(two_pools(), memory, in_pool("a100"), {});
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kNoFit);
   EXPECT_TRUE(contains(fit.message, "(short: memory 2007041Mi > 1960Gi)")) << fit.message;
 
   PodRequest storage = dgx_a100();
   storage.ephemeral_storage = Quantity::from_bytes(28 * kTi + kMi);
-  const NodeFit storage_fit = check_node_fit(two_pools(), storage, in_pool("a100"), {});
+  const PoolFit storage_fit = check_node_fit(two_pools(), storage, in_pool("a100"), {});
   EXPECT_EQ(storage_fit.verdict, NodeFit::Verdict::kNoFit);
   EXPECT_TRUE(contains(storage_fit.message, "(short: ephemeral-storage 29360129Mi > 28Ti)")) << storage_fit.message;
 
@@ -115,14 +146,14 @@ TEST(NodeFit, OneMebibyteOverInMemoryOrStorageFitsNoNode) {
 TEST(NodeFit, OneGpuOverFitsNoNode) {
   PodRequest over = dgx_a100();
   over.gpus = 9;
-  const NodeFit fit = check_node_fit(two_pools(), over, in_pool("a100"), {});
+  const PoolFit fit = check_node_fit(two_pools(), over, in_pool("a100"), {});
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kNoFit);
   EXPECT_TRUE(contains(fit.message, "(short: GPUs 9 > 8); split the job into pods of at most 8 GPUs")) << fit.message;
   EXPECT_FALSE(contains(fit.message, "run fewer GPUs per pod")) << fit.message;
 }
 
 TEST(NodeFit, DesignExampleSixteenGpusOnEightGpuNodes) {
-  const NodeFit fit = check_node_fit(two_pools(), pod(16, 128000, 768 * kGi), in_pool("a100"), {});
+  const PoolFit fit = check_node_fit(two_pools(), pod(16, 128000, 768 * kGi), in_pool("a100"), {});
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kNoFit);
   EXPECT_EQ(fit.brief,
             "node fit: 16 GPUs, cpu 128, memory 768Gi fit no node of pool \"a100\"; largest \"dgx-a100\" has 8 GPUs");
@@ -132,18 +163,18 @@ TEST(NodeFit, DesignExampleSixteenGpusOnEightGpuNodes) {
 TEST(NodeFit, PoolFromTheOsmoPoolLabel) {
   // Fits dgx-h100 (2000Gi) but not dgx-a100 (1960Gi).
   const PodRequest request = pod(8, 200000, 1990 * kGi);
-  const NodeFit a100 = check_node_fit(two_pools(), request, in_pool("a100"), {});
+  const PoolFit a100 = check_node_fit(two_pools(), request, in_pool("a100"), {});
   EXPECT_EQ(a100.verdict, NodeFit::Verdict::kNoFit);
   ASSERT_NE(a100.pool, nullptr);
   EXPECT_EQ(a100.pool->name, "a100");
 
-  const NodeFit h100 = check_node_fit(two_pools(), request, in_pool("h100"), {});
+  const PoolFit h100 = check_node_fit(two_pools(), request, in_pool("h100"), {});
   EXPECT_EQ(h100.verdict, NodeFit::Verdict::kFits);
   ASSERT_NE(h100.pool, nullptr);
   EXPECT_EQ(h100.pool->name, "h100");
 
   // The label wins over a nodeSelector naming the other pool.
-  const NodeFit both = check_node_fit(two_pools(), request, in_pool("a100"), {{"nvidia.com/gpu.product", kH100}});
+  const PoolFit both = check_node_fit(two_pools(), request, in_pool("a100"), {{"nvidia.com/gpu.product", kH100}});
   ASSERT_NE(both.pool, nullptr);
   EXPECT_EQ(both.pool->name, "a100");
 }
@@ -151,13 +182,13 @@ TEST(NodeFit, PoolFromTheOsmoPoolLabel) {
 TEST(NodeFit, PoolFromANodeSelectorSubset) {
   const PodRequest request = pod(8, 200000, 1990 * kGi);
   // The pod's selector holds the pool's and more.
-  const NodeFit h100 = check_node_fit(two_pools(), request, {},
+  const PoolFit h100 = check_node_fit(two_pools(), request, {},
                                       {{"nvidia.com/gpu.product", kH100}, {"topology.kubernetes.io/zone", "b"}});
   EXPECT_EQ(h100.verdict, NodeFit::Verdict::kFits);
   ASSERT_NE(h100.pool, nullptr);
   EXPECT_EQ(h100.pool->name, "h100");
 
-  const NodeFit a100 = check_node_fit(two_pools(), request, {}, {{"nvidia.com/gpu.product", kA100}});
+  const PoolFit a100 = check_node_fit(two_pools(), request, {}, {{"nvidia.com/gpu.product", kA100}});
   EXPECT_EQ(a100.verdict, NodeFit::Verdict::kNoFit);
   ASSERT_NE(a100.pool, nullptr);
   EXPECT_EQ(a100.pool->name, "a100");
@@ -169,18 +200,18 @@ TEST(NodeFit, UnmatchedPodIsCheckedAgainstEveryPool) {
   // shape counts, so a pod only dgx-h100 holds fits.
   const PodRequest only_h100 = pod(8, 200000, 1990 * kGi);
   for (const StringMap& labels : {StringMap{}, in_pool("v100")}) {
-    const NodeFit fit = check_node_fit(two_pools(), only_h100, labels, {{"nvidia.com/gpu.product", "NVIDIA-L4"}});
+    const PoolFit fit = check_node_fit(two_pools(), only_h100, labels, {{"nvidia.com/gpu.product", "NVIDIA-L4"}});
     EXPECT_EQ(fit.verdict, NodeFit::Verdict::kFits);
     EXPECT_EQ(fit.pool, nullptr);
   }
 
   // Too much cpu for dgx-h100, too much memory for dgx-a100: no node. The
   // largest is dgx-h100 (equal GPUs, more memory), named with its pool.
-  const NodeFit none = check_node_fit(two_pools(), pod(8, 240000, 1990 * kGi), {}, {});
+  const PoolFit none = check_node_fit(two_pools(), pod(8, 240000, 1990 * kGi), {}, {});
   EXPECT_EQ(none.verdict, NodeFit::Verdict::kNoFit);
   EXPECT_EQ(none.pool, nullptr);
   ASSERT_NE(none.largest, nullptr);
-  EXPECT_EQ(none.largest->name, "dgx-h100");
+  EXPECT_EQ(none.largest->shape, "dgx-h100");
   EXPECT_EQ(none.brief,
             "node fit: 8 GPUs, cpu 240, memory 1990Gi fit no node of any pool; largest \"dgx-h100\" has cpu 224");
   EXPECT_TRUE(contains(none.message, "the largest, \"dgx-h100\" (pool \"h100\"), has")) << none.message;
@@ -198,13 +229,13 @@ TEST(NodeFit, LargestIsMostGpusThenMemoryThenCpu) {
           NodeShape{"many-gpus-more-cpu", 8, Quantity::from_milli(250000), Quantity::from_bytes(1000 * kGi), {}},
           NodeShape{"many-gpus-less-cpu", 8, Quantity::from_milli(100000), Quantity::from_bytes(1000 * kGi), {}},
       }});
-  const NodeFit fit = check_node_fit(policy, pod(16, 1000, kGi, 0), {}, {});
+  const PoolFit fit = check_node_fit(policy, pod(16, 1000, kGi, 0), {}, {});
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kNoFit);
   ASSERT_NE(fit.largest, nullptr);
-  EXPECT_EQ(fit.largest->name, "many-gpus-more-cpu");
+  EXPECT_EQ(fit.largest->shape, "many-gpus-more-cpu");
 
   policy.pools[0].nodes[1].gpus = 8;  // now the most memory among equal GPUs
-  EXPECT_EQ(check_node_fit(policy, pod(16, 1000, kGi, 0), {}, {}).largest->name, "few-gpus-huge");
+  EXPECT_EQ(check_node_fit(policy, pod(16, 1000, kGi, 0), {}, {}).largest->shape, "few-gpus-huge");
 }
 
 TEST(NodeFit, BriefStaysUnder110Characters) {
@@ -216,7 +247,7 @@ TEST(NodeFit, BriefStaysUnder110Characters) {
                {},
                "",
                {NodeShape{"dgx-a100-80gb", 8, Quantity::from_milli(252000), Quantity::from_bytes(1960 * kGi), {}}}});
-  const NodeFit cpu = check_node_fit(named, pod(8, 252001, 1959 * kGi + kMi, 0), in_pool("a100-east-production"), {});
+  const PoolFit cpu = check_node_fit(named, pod(8, 252001, 1959 * kGi + kMi, 0), in_pool("a100-east-production"), {});
   EXPECT_EQ(
       cpu.brief,
       "node fit: cpu 252001m fit no node of pool \"a100-east-production\"; largest \"dgx-a100-80gb\" has cpu 252");
@@ -226,7 +257,7 @@ TEST(NodeFit, BriefStaysUnder110Characters) {
   const std::string long_name(80, 'n');
   policy.pools.push_back(
       NodePool{"p", {}, "", {NodeShape{long_name, 8, Quantity::from_milli(1000), Quantity::from_bytes(kGi), {}}}});
-  const NodeFit fit = check_node_fit(policy, pod(16, 2000, 2 * kGi, 0), {}, {});
+  const PoolFit fit = check_node_fit(policy, pod(16, 2000, 2 * kGi, 0), {}, {});
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kNoFit);
   EXPECT_LT(fit.brief.size(), 110u);
   EXPECT_EQ(fit.brief.substr(fit.brief.size() - 3), "...");
@@ -235,7 +266,7 @@ TEST(NodeFit, BriefStaysUnder110Characters) {
 
 TEST(NodeFit, NoPoolsNoCheck) {
   // The default policy lists no pools: even an impossible pod is not checked.
-  const NodeFit fit = check_node_fit(default_policy().node_fit, pod(1000, 1000000000, 1000 * kTi), in_pool("a100"), {});
+  const PoolFit fit = check_node_fit(default_policy().node_fit, pod(1000, 1000000000, 1000 * kTi), in_pool("a100"), {});
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kOff);
   EXPECT_EQ(fit.pool, nullptr);
   EXPECT_EQ(fit.largest, nullptr);

@@ -234,13 +234,19 @@ TEST(NodeFit, MoreGpusThanAnyNodeWarnsByDefaultAction) {
       << all(r.decision.warnings);
 }
 
-TEST(NodeFit, EnforceModeJudgesThePodAsSizedNotAsWritten) {
-  // Written at 64Gi the pod would fit a 256Gi node; sized (384Gi) it fits none.
+TEST(NodeFit, EnforceModeDemandsNoMoreThanTheNodeHolds) {
+  // The table asks 384Gi of an 8-GPU pod; the pool's node has 256Gi. The
+  // denial asks for what the node can give (less the reserve), and says why.
   const Policy policy = policy_from(
       "mode: enforce\nnodeFit:\n  action: warn\n  pools:\n    - name: small\n"
       "      nodes: [{name: n, gpus: 8, cpu: \"64\", memory: 256Gi, ephemeralStorage: 1Ti}]\n");
   const Outcome r = validate(annotated_pod(8, nullptr), Mode::kEnforce, policy);
-  EXPECT_TRUE(has_line(r.decision.warnings, {"node fit: 8 GPUs, cpu 64, memory 384Gi"})) << all(r.decision.warnings);
+  ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kMemory}) << all(r.decision.denials);
+  EXPECT_TRUE(contains(r.decision.denials[0], "need memory >= 255Gi (train profile, node cap)"))
+      << r.decision.denials[0];
+  EXPECT_TRUE(has_line(r.decision.warnings, {"node cap: memory 384Gi (train profile) capped to 255Gi: n has 256Gi"}))
+      << all(r.decision.warnings);
+  EXPECT_FALSE(has_line(r.decision.warnings, {"node fit:"})) << all(r.decision.warnings);
 }
 
 TEST(AuditLines, NameTheTemplateOfAWorkload) {

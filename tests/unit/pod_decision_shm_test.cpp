@@ -98,8 +98,8 @@ TEST(ShmRule, SizeLimitJustOverTheMinimumIsKept) { EXPECT_TRUE(run(training_pod(
 
 TEST(ShmRule, NoSizeLimitIsBoundedByThePodMemoryAndKept) { EXPECT_TRUE(run(training_pod(nullptr)).ops.empty()); }
 
-TEST(ShmRule, InferencePodGetsNoShm) {
-  json pod = training_pod();
+TEST(ShmRule, InferencePodOfOneGpuGetsNoShm) {
+  json pod = training_pod(json(json::value_t::discarded), 1);
   pod["metadata"]["labels"] = {{"gpu-sizer.io/profile", "infer"}};
   pod["spec"]["containers"][0]["resources"]["limits"]["ephemeral-storage"] = "200Gi";
   const Outcome r = run(pod);

@@ -1,5 +1,5 @@
 // Reading a pod of a review into the facts the rules see: containers and
-// their GPUs, volumes and their sizes, scheduling, and what is wrong.
+// their GPUs, volumes and their sizes, scheduling, owners, and what is wrong.
 #include "gpusizer/admission/pod_reader.h"
 
 #include <gtest/gtest.h>
@@ -102,6 +102,129 @@ TEST(PodReader, AffinityNamesTheGpuOnlyWhenEveryTermDoes) {
   Read one;
   read(one, pod_with({term({"A"}), json{{"matchExpressions", json::array()}}}));
   EXPECT_TRUE(one.reading.facts.affinity_products.empty());
+}
+
+json gpu_pod_spec(const json& spec) {
+  json pod = {{"spec", spec}};
+  pod["spec"]["containers"] = json::array({gpu_container()});
+  return pod;
+}
+
+json required_affinity(const json& terms) {
+  return {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", terms}}}}}};
+}
+
+TEST(PodReader, TolerationsAreReadAsWritten) {
+  const json tolerations = {{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}},
+                            {{"key", "sku"}, {"operator", "Equal"}, {"value", "gpu"}},
+                            {{"key", "tier"}, {"value", "batch"}, {"effect", ""}},
+                            {{"operator", "Exists"}}};
+  Read r;
+  read(r, gpu_pod_spec({{"tolerations", tolerations}}));
+  const std::vector<Toleration>& read_back = r.reading.facts.tolerations;
+  ASSERT_EQ(read_back.size(), 4u);
+  EXPECT_EQ(read_back[0].key, "nvidia.com/gpu");
+  EXPECT_TRUE(read_back[0].exists);
+  EXPECT_EQ(read_back[0].effect, std::optional<std::string>("NoSchedule"));
+  EXPECT_EQ(read_back[1].key, "sku");
+  EXPECT_FALSE(read_back[1].exists);
+  EXPECT_EQ(read_back[1].value, "gpu");
+  EXPECT_EQ(read_back[1].effect, std::nullopt) << "no effect: every effect";
+  EXPECT_FALSE(read_back[2].exists) << "no operator is Equal";
+  EXPECT_EQ(read_back[2].effect, std::optional<std::string>(""));
+  EXPECT_EQ(read_back[3].key, "");
+  EXPECT_TRUE(read_back[3].exists);
+}
+
+TEST(PodReader, RequiredAffinityTermsKeepEveryOperatorAndMatchFields) {
+  using Op = NodeRequirement::Op;
+  const json expressions = {{{"key", "zone"}, {"operator", "In"}, {"values", {"a", "b"}}},
+                            {{"key", "pool"}, {"operator", "NotIn"}, {"values", {"cpu"}}},
+                            {{"key", "gpu"}, {"operator", "Exists"}},
+                            {{"key", "spot"}, {"operator", "DoesNotExist"}},
+                            {{"key", "gpu.count"}, {"operator", "Gt"}, {"values", {"3"}}},
+                            {{"key", "gpu.count"}, {"operator", "Lt"}, {"values", {"9"}}},
+                            {{"key", "odd"}, {"operator", "Near"}, {"values", {"x"}}}};
+  const json fields = {{{"key", "metadata.name"}, {"operator", "In"}, {"values", {"gpu-a"}}}};
+  const json terms = {{{"matchExpressions", expressions}, {"matchFields", fields}}, {{"matchFields", fields}}};
+  Read r;
+  read(r, gpu_pod_spec({{"affinity", required_affinity(terms)}}));
+  const PodFacts& facts = r.reading.facts;
+  EXPECT_TRUE(facts.has_affinity);
+  ASSERT_EQ(facts.affinity_terms.size(), 2u);
+  const std::vector<NodeRequirement>& first = facts.affinity_terms[0].requirements;
+  // An operator the API server refuses is not kept.
+  ASSERT_EQ(first.size(), 7u);
+  const std::vector<Op> ops = {Op::kIn, Op::kNotIn, Op::kExists, Op::kDoesNotExist, Op::kGt, Op::kLt, Op::kIn};
+  for (std::size_t i = 0; i < ops.size(); ++i) EXPECT_EQ(first[i].op, ops[i]) << i;
+  EXPECT_EQ(first[0].values, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(first[4].key, "gpu.count");
+  EXPECT_EQ(first[4].values, std::vector<std::string>{"3"});
+  EXPECT_FALSE(first[5].field);
+  EXPECT_TRUE(first[6].field);
+  EXPECT_EQ(first[6].key, "metadata.name");
+  EXPECT_EQ(first[6].values, std::vector<std::string>{"gpu-a"});
+  ASSERT_EQ(facts.affinity_terms[1].requirements.size(), 1u);
+  EXPECT_TRUE(facts.affinity_terms[1].requirements[0].field);
+}
+
+TEST(PodReader, WithoutRequiredAffinityAnyNodeAndNoName) {
+  Read r;
+  read(r, gpu_pod_spec(json::object()));
+  EXPECT_FALSE(r.reading.facts.has_affinity);
+  EXPECT_TRUE(r.reading.facts.affinity_terms.empty());
+  EXPECT_TRUE(r.reading.facts.tolerations.empty());
+  EXPECT_EQ(r.reading.facts.node_name, "");
+}
+
+TEST(PodReader, SpecNodeNameIsRead) {
+  Read r;
+  read(r, gpu_pod_spec({{"nodeName", "gke-l4-0"}}));
+  EXPECT_EQ(r.reading.facts.node_name, "gke-l4-0");
+}
+
+TEST(PodReader, AnArgoTemplatesSchedulingWinsOverItsWorkflowsAsAWhole) {
+  const json term = {{"matchExpressions", {{{"key", "zone"}, {"operator", "In"}, {"values", {"w"}}}}}};
+  const json workflow = {{"tolerations", {{{"key", "workflow"}, {"operator", "Exists"}}}},
+                         {"affinity", required_affinity(json::array({term}))}};
+  const json argo_template = {
+      {"name", "t"}, {"container", gpu_container()}, {"tolerations", {{{"key", "template"}, {"operator", "Exists"}}}}};
+  Read r;
+  read(r, argo_template, PodShape::kArgoTemplate, workflow);
+  const PodFacts& facts = r.reading.facts;
+  ASSERT_EQ(facts.tolerations.size(), 1u);
+  EXPECT_EQ(facts.tolerations[0].key, "template");
+  // The template names no affinity: the workflow's applies.
+  ASSERT_EQ(facts.affinity_terms.size(), 1u);
+  EXPECT_EQ(facts.affinity_terms[0].requirements[0].values, std::vector<std::string>{"w"});
+}
+
+TEST(PodReader, EachContainerKnowsItsGpuResource) {
+  json amd = gpu_container();
+  amd["name"] = "amd";
+  amd["resources"]["limits"] = {{"amd.com/gpu", 1}};
+  const json pod = {{"spec", {{"containers", {gpu_container(), amd, {{"name", "web"}}}}}}};
+  Read r;
+  read(r, pod);
+  const PodFacts& facts = r.reading.facts;
+  ASSERT_EQ(facts.app.size(), 3u);
+  EXPECT_EQ(facts.app[0].gpu_resource, "nvidia.com/gpu");
+  EXPECT_EQ(facts.app[1].gpu_resource, "amd.com/gpu");
+  EXPECT_EQ(facts.app[2].gpu_resource, "");
+}
+
+TEST(PodReader, TheOwnerKindIsTheControllersElseTheFirstOwners) {
+  auto owned_by = [](const json& owners) {
+    json pod = {{"metadata", {{"ownerReferences", owners}}}, {"spec", {{"containers", {gpu_container()}}}}};
+    Read r;
+    read(r, pod);
+    return r.reading.facts.selection.owner_kind;
+  };
+  EXPECT_EQ(
+      owned_by({{{"kind", "Workflow"}, {"name", "w"}}, {{"kind", "ReplicaSet"}, {"name", "r"}, {"controller", true}}}),
+      "ReplicaSet");
+  EXPECT_EQ(owned_by({{{"kind", "Workflow"}}, {{"kind", "ReplicaSet"}, {"controller", false}}}), "Workflow");
+  EXPECT_EQ(owned_by(json::array()), "");
 }
 
 TEST(PodReader, FieldsOfTheWrongTypeAreProblemsNamedByTheirPath) {

@@ -96,7 +96,9 @@ TEST(DefaultPolicy, ParsesAndEqualsTheSeed) {
   EXPECT_FALSE(infer->max_gpus);
   EXPECT_EQ(p.find_profile("nope"), nullptr);
 
-  ASSERT_EQ(p.profile_rules.size(), 9u);
+  // The OSMO and name rules of seed 000, then the rules by kind and owner
+  // (tests/unit/profile_by_kind_test.cpp).
+  ASSERT_EQ(p.profile_rules.size(), 14u);
   using S = ProfileRule::Subject;
   using M = ProfileRule::Match;
   struct Want {

@@ -425,5 +425,22 @@ INSTANTIATE_TEST_SUITE_P(All, ShareTest,
                                          Share{"-5", 1, 0, "1", "-9223372036854775807"},
                                          Share{"10", 1, 3, "", "3333333334n"}));
 
+// A share rounded down: the most a pod may take of a node's allocatable
+// without taking another pod's GPU's share.
+TEST(QuantityShareFloor, RoundsDownToTheGranule) {
+  EXPECT_EQ(q("95500m").share_floor(1, 8, q("1m")).to_string(), "11937m");  // 11937.5m
+  EXPECT_EQ(q("32").share_floor(1, 3, q("1m")).to_string(), "10666m");
+  EXPECT_EQ(q("100Gi").share_floor(1, 3, q("1Mi")).to_string(), "34133Mi");
+  EXPECT_EQ(q("144Gi").share_floor(2, 3, q("1Mi")).to_string(), "96Gi");  // exact: as share_ceil
+  EXPECT_EQ(q("10").share_floor(1, 4, q("1")).to_string(), "2");
+  EXPECT_EQ(q("-10").share_floor(1, 4, q("1")).to_string(), "-3");
+}
+
+TEST(QuantityMinus, SubtractsKeepingTheFormat) {
+  EXPECT_EQ(q("27Gi").minus(q("1Gi")).to_string(), "26Gi");
+  EXPECT_EQ(q("8").minus(q("500m")).to_string(), "7500m");
+  EXPECT_EQ(q("1Gi").minus(q("2Gi")).to_string(), "-1Gi");
+}
+
 }  // namespace
 }  // namespace gpusizer

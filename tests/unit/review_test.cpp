@@ -341,9 +341,32 @@ TEST(HandleReview, UpdatesThatLeaveTheTemplateAloneAreNotDecided) {
   EXPECT_TRUE(
       handle(deployment_update(labelled, old_object), Endpoint::kValidate, enforce).response["allowed"].get<bool>());
 
-  // Changing the template is decided like a create.
-  const Answer changed = handle(deployment_update(deployment("32Gi"), old_object));
+  // Changing the template is decided like a create (where the policy
+  // patches a Deployment's template: by default its Pods are sized instead).
+  Policy patching = default_policy();
+  patching.long_lived.patch_templates = true;
+  const Answer changed = handle(deployment_update(deployment("32Gi"), old_object), Endpoint::kMutate, patching);
   EXPECT_TRUE(changed.response.contains("patch")) << changed.reply.body;
+}
+
+TEST(HandleReview, ALongLivedTemplateIsWarnedAboutNotPatched) {
+  // GitOps tools would see a patched Deployment template as drift: by
+  // default it is not patched, the validating endpoint warns, and its Pods
+  // are sized when created.
+  const json created = deployment("32Gi");
+  const Answer mutated = handle(deployment_update(created, nullptr));
+  EXPECT_FALSE(mutated.response.contains("patch")) << mutated.reply.body;
+  const Answer validated = handle(deployment_update(created, nullptr), Endpoint::kValidate);
+  EXPECT_TRUE(validated.response["allowed"].get<bool>()) << validated.reply.body;
+  const std::string warnings = validated.response["warnings"].dump();
+  EXPECT_NE(warnings.find("at pod creation: "), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("memory 32Gi is below"), std::string::npos) << warnings;
+
+  // Enforce mode still denies what its Pods would lack.
+  Policy enforce = default_policy();
+  enforce.mode = Mode::kEnforce;
+  const Answer denied = handle(deployment_update(created, nullptr), Endpoint::kValidate, enforce);
+  EXPECT_FALSE(denied.response["allowed"].get<bool>()) << denied.reply.body;
 }
 
 TEST(HandleReview, ObjectsBeingDeletedAreLetGo) {

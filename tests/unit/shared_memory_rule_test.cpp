@@ -126,11 +126,36 @@ TEST(SharedMemoryRule, AnUnreadableSizeLimitIsAProblem) {
 }
 
 TEST(SharedMemoryRule, ProfilesNotListedAreNotChecked) {
-  const RuleResult result = evaluate(SharedMemoryRule(), default_policy(), training_pod(), "infer", true);
+  const RuleResult result = evaluate(SharedMemoryRule(), default_policy(), training_pod(), "render", true);
   EXPECT_TRUE(result.findings.empty());
   EXPECT_FALSE(result.fix);
   ASSERT_TRUE(result.row);
-  EXPECT_EQ(result.row->detail, "not checked: the infer profile is not in sharedMemory.profiles");
+  EXPECT_EQ(result.row->detail, "not checked: the render profile is not in sharedMemory.profiles");
+}
+
+TEST(SharedMemoryRule, AServerOfOneGpuIsNotChecked) {
+  const PodFacts one_gpu = pod_of({gpu_container("server", 1, "4", "64Gi")});
+  const RuleResult result = evaluate(SharedMemoryRule(), default_policy(), one_gpu, "infer", true);
+  EXPECT_TRUE(result.findings.empty());
+  EXPECT_FALSE(result.fix);
+  ASSERT_TRUE(result.row);
+  EXPECT_EQ(result.row->detail,
+            "not checked: the infer profile needs /dev/shm from 2 GPUs (sharedMemory.serving.fromGpus)");
+}
+
+TEST(SharedMemoryRule, ATensorParallelServerGetsTheServingSize) {
+  // 4 GPUs of the infer profile: NCCL between them goes through /dev/shm.
+  const RuleResult result = evaluate(SharedMemoryRule(), default_policy(), training_pod(), "infer", true);
+  ASSERT_EQ(result.findings.size(), 1u);
+  EXPECT_EQ(result.findings[0].message,
+            "pod default/train-x: /dev/shm is not set in container \"trainer\" (runtime default 64Mi); the infer "
+            "profile needs /dev/shm >= 1Gi (NCCL moves tensor-parallel traffic through it); add to spec.volumes "
+            "{name: gpu-sizer-shm, emptyDir: {medium: Memory, sizeLimit: 8Gi}} and mount it at /dev/shm in "
+            "container \"trainer\"");
+  ASSERT_TRUE(result.fix);
+  ASSERT_EQ(result.fix->edits.size(), 2u);
+  EXPECT_EQ(std::get<AddMemoryVolume>(result.fix->edits[0]).size_limit.to_string(), "8Gi");
+  EXPECT_TRUE(result.floors.empty()) << "8Gi is below the 32Gi the table includes";
 }
 
 TEST(SharedMemoryRule, AnOptedOutPodIsToldHowToLetGpuSizerSetIt) {

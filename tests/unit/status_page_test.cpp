@@ -270,11 +270,38 @@ TEST(StatusHtml, FormatsUtcIso8601WithMilliseconds) {
 class StatusPage : public ::testing::Test {
  protected:
   std::string render(const Policy& policy = default_policy(), Clock::time_point now = kT0 + seconds(3725)) {
-    return render_status_page(policy, counters, recent, "1.2.3", now);
+    return render_status_page(policy, counters, recent, nodes, "1.2.3", now);
   }
   StatusCounters counters{kT0};
   RecentDecisions recent{100};
+  std::optional<NodeWatchStatus> nodes;  // not watched, unless a test sets it
 };
+
+TEST_F(StatusPage, SaysWhereDecisionsGetTheirNodes) {
+  EXPECT_NE(render().find("none: the node watch is off and the policy lists no nodeFit.pools"), std::string::npos);
+
+  NodeWatchStatus watched;
+  watched.state = NodeWatchStatus::State::kLost;
+  watched.api_server = "service account (https://10.96.0.1:443)";
+  watched.last_error = "GET /api/v1/nodes: 403 Forbidden: nodes is forbidden: <b>";
+  watched.last_sync = kT0;
+  watched.restarts = 3;
+  watched.nodes = 5000;
+  watched.gpu_shapes = 20;
+  nodes = watched;
+  const std::string page = render();
+  for (const char* part : {"<span class=\"node-state node-lost\">lost</span>", "<dd>5000</dd>", "<dd>20</dd>",
+                           "<dd>3</dd>", "service account (https://10.96.0.1:443)",
+                           "403 Forbidden: nodes is forbidden: &lt;b&gt;", "2023-11-14T22:13:20.123Z"}) {
+    EXPECT_NE(page.find(part), std::string::npos) << part;
+  }
+
+  nodes->state = NodeWatchStatus::State::kStarting;
+  nodes->last_sync.reset();
+  const std::string starting = render();
+  EXPECT_NE(starting.find("decisions use no caps and warn that the nodes are not known"), std::string::npos);
+  EXPECT_NE(starting.find("<span class=\"muted\">never</span>"), std::string::npos);
+}
 
 TEST_F(StatusPage, IsOneHtmlDocumentWithBalancedStructure) {
   const std::string page = render();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ struct PodDecision {
   std::vector<std::string> denials;          // non-empty: deny; each names what to set
   std::vector<DenialReason> denial_reasons;  // why each denial, in the same order
   std::vector<Raise> raised;                 // what the patch raised
+  std::vector<std::string_view> capped;      // resources a node cap lowered (kCpu, kMemory, kEphemeralStorage)
+  std::optional<std::size_t> nodes_holding;  // node shapes that hold the pod as given; nullopt: no nodes known
   bool undecided = false;                    // left for the Pod: unresolved expressions or podSpecPatch
   Explanation explanation;                   // only when the target asks to explain
 };

@@ -9,6 +9,7 @@
 
 #include "gpusizer/json/json_view.h"
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/util/result.h"
@@ -30,6 +31,14 @@ struct PodTarget {
   std::string label;
   // Fill PodDecision::explanation (gpu-sizer explain); the webhook leaves it off.
   bool explain = false;
+  // The nodes known (sizing/nodes.h); nullptr: none (the policy's pools, if any).
+  const NodeInventory* nodes = nullptr;
+  // The reviewed object's kind ("Pod", "Deployment", "PyTorchJob"), for
+  // profile rules `on: kind`.
+  std::string kind;
+  // A long-lived controller's template that is not patched (policy
+  // longLived): its Pods are sized when created.
+  bool sized_at_creation = false;
 };
 
 struct PodReading {

@@ -28,10 +28,11 @@ struct ObjectIdentity {
 // object's at the same place are not decided: an update that leaves them
 // alone (a label, a finalizer, a scale) must not be blocked or patched, and
 // some templates (Job's) are immutable. With explain, each decision lists
-// its rules (gpu-sizer explain).
+// its rules (gpu-sizer explain). `nodes` are the nodes known (the cluster's,
+// a --nodes file); nullptr: none, and the policy's nodeFit.pools stand in.
 std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id,
                                        JsonView object, PatchBuilder& patch, JsonView old_object = {},
-                                       bool explain = false);
+                                       bool explain = false, const NodeInventory* nodes = nullptr);
 
 // What one review decided, for logs and metrics.
 struct ReviewOutcome {
@@ -58,7 +59,9 @@ struct HttpReply {
 // Answers one AdmissionReview request body. Malformed reviews get 400 with
 // a JSON error naming what is wrong; every 200 answer echoes the uid,
 // apiVersion and kind and sets `allowed` explicitly.
-HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body);
+// `nodes`: as decide_object's.
+HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body,
+                        const NodeInventory* nodes = nullptr);
 
 // Keeps each warning under 120 characters and all of them well under the API
 // server's 4096-character total, summarising what is cut.

@@ -4,9 +4,11 @@
 
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
@@ -18,6 +20,9 @@ struct CheckOptions {
   bool in_place = false;                          // ... over the files instead of to stdout
   std::map<std::string, std::string> set_values;  // OSMO --set key=value
   bool explain = false;                           // gpu-sizer explain: every pod's rules, exit 0 unless unreadable
+  // --nodes FILE (node_file.h): the nodes to size against; nullptr: the
+  // policy's nodeFit.pools, if any.
+  std::shared_ptr<const NodeInventory> nodes;
 };
 
 // Exit codes, as CI reads them.

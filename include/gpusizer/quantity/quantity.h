@@ -63,6 +63,10 @@ class Quantity {
   // granule (for example 1Mi for memory shares, 1m for CPU shares).
   // REQUIRES: denominator > 0, granule > 0.
   Quantity share_ceil(int64_t numerator, int64_t denominator, const Quantity& granule) const;
+  // The same rounded down, for the most a share may be: a node's
+  // allocatable split over its GPUs.
+  Quantity share_floor(int64_t numerator, int64_t denominator, const Quantity& granule) const;
+  Quantity minus(const Quantity& other) const { return plus(other.times(-1)); }
 
   // Compares values only: 1Gi == 1024Mi, 1 == 1000m.
   friend std::strong_ordering operator<=>(const Quantity& a, const Quantity& b) { return a.nanos_ <=> b.nanos_; }

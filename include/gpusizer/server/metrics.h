@@ -40,6 +40,12 @@ class Metrics {
   // Marks this policy as the active one (gpu_sizer_policy_info).
   void set_policy(const Policy& policy);
   void set_certificate_expiry(int64_t unix_seconds);
+  // The node watch (node_watcher.h): what it knows, when it last synced,
+  // and each watch started again by reason (timeout: the API server ended
+  // it; gone: 410, listed again; error: the connection failed).
+  void set_node_inventory(std::size_t nodes, std::size_t gpu_shapes);
+  void set_node_sync_age(double seconds);
+  void count_node_watch_restart(std::string_view reason);
 
   // The registry in Prometheus text exposition format.
   std::string render() const;
@@ -67,6 +73,11 @@ class Metrics {
   prometheus::Histogram* pod_gpus_ = nullptr;
   std::array<prometheus::Counter*, 2> reloads_{};  // [reloaded, rejected]
   prometheus::Gauge* certificate_expiry_ = nullptr;
+  prometheus::Gauge* nodes_known_ = nullptr;
+  prometheus::Gauge* gpu_shapes_known_ = nullptr;
+  prometheus::Gauge* node_sync_age_ = nullptr;
+  prometheus::Family<prometheus::Counter>* node_watch_restarts_ = nullptr;
+  prometheus::Family<prometheus::Counter>* node_caps_ = nullptr;
 
   // reviews_total by (kind, operation, endpoint, decision, dry_run): a fixed
   // grid of slots, each filled the first time its combination is seen.

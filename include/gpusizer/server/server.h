@@ -38,6 +38,11 @@ struct ServerOptions {
   int shutdown_delay_seconds = 0;           // after SIGTERM: /readyz fails, requests still served
   std::size_t metrics_namespace_cap = 100;  // distinct namespace labels before "other"
   std::string version = "dev";              // for gpu_sizer_build_info
+  // The node watch (node_watcher.h): "auto" watches when a kubeconfig is
+  // given or serve runs in a pod; "on" fails to start without either;
+  // "off" never watches (decisions use the policy's nodeFit.pools).
+  std::string node_watch = "auto";
+  std::string kubeconfig;  // empty: the pod's service account
 };
 
 // "127.0.0.1:8443", "[::1]:8443", ":8443" (all interfaces). Fails naming the text.

@@ -10,12 +10,14 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gpusizer/admission/pod_decision.h"
 #include "gpusizer/admission/review.h"
+#include "gpusizer/server/node_watcher.h"
 #include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
@@ -132,13 +134,18 @@ std::string format_utc(std::chrono::system_clock::time_point time);
 //    interpolated rows marked "interpolated" (CSS class "interpolated"),
 //    plus its storage and maxGpus; a profile without a table says it sizes
 //    no CPU or memory;
+//  - the node inventory: where decisions get their nodes (the watch, its
+//    state, nodes, GPU shapes, last sync, restarts and last error; or the
+//    policy's nodeFit.pools; or none);
 //  - the counters;
 //  - the held decisions newest first: time (format_utc), endpoint, kind and
 //    operation, object, decision (CSS class "decision-<name>" gives its
 //    colour), a dry-run mark, details.
 // Every string from the policy or from reviews is escaped with html_escape.
+// `nodes` is the node watch's status (node_watcher.h); nullopt when serve
+// does not watch nodes, and the page says what decisions use instead.
 std::string render_status_page(const Policy& policy, const StatusCounters& counters, const RecentDecisions& recent,
-                               const std::string& version,
+                               const std::optional<NodeWatchStatus>& nodes, const std::string& version,
                                std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 }  // namespace gpusizer

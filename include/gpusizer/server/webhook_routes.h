@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "gpusizer/server/metrics.h"
+#include "gpusizer/server/node_watcher.h"
 #include "gpusizer/server/policy_store.h"
 #include "gpusizer/server/status_page.h"
 #include "gpusizer/server/transport.h"
@@ -25,6 +26,7 @@ struct WebhookState {
   const std::atomic<bool>& stopping;        // /readyz fails once set
   bool require_client_certificate = false;  // --client-ca was given
   std::size_t max_body_bytes = 0;
+  const NodeWatcher* nodes = nullptr;  // the cluster's nodes; nullptr: not watched
 };
 
 class WebhookRoutes final : public HttpHandler {

@@ -1,13 +1,19 @@
-// Node fit: whether a sized pod fits any node shape of its pool (policy
-// nodeFit). A check, not a floor: the caller warns or denies by
+// Node fit: whether a sized pod fits any node it may run on (its candidate
+// nodes: the inventory's, or the shapes of its pool in the policy's
+// nodeFit.pools). A check, not a floor: the caller warns or denies by
 // NodeFitPolicy::action. Pure: plain structs in and out, no I/O.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/candidates.h"
+#include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
@@ -24,17 +30,17 @@ struct PodRequest {
 
 struct NodeFit {
   enum class Verdict {
-    kOff,    // the policy lists no pools
-    kFits,   // some shape holds every resource the pod requests
-    kNoFit,  // no shape does
+    kOff,           // no nodes known (no inventory, no pools)
+    kFits,          // some placeable node holds every resource the pod requests
+    kNoFit,         // none does
+    kNoCandidates,  // no known node may run the pod at all (selectors, taints, cordons)
   };
   Verdict verdict = Verdict::kOff;
-  // The pool checked, pointing into the policy; nullptr: every pool's shapes.
-  const NodePool* pool = nullptr;
-  // The largest checked shape (most GPUs, then memory, then cpu); nullptr when kOff.
-  const NodeShape* largest = nullptr;
-  // Set when kNoFit. message names every resource the largest node lacks
-  // and the way out; brief is its short form, under 110 characters:
+  // The largest placeable node (most GPUs, then memory, then cpu); nullptr
+  // when kOff or kNoCandidates.
+  const NodeClass* largest = nullptr;
+  // Set unless kOff or kFits. message names every resource the largest node
+  // lacks and the way out; brief is its short form, under 110 characters:
   //   node fit: 16 GPUs, cpu 128, memory 768Gi fit no node of pool "a100"; largest "dgx-a100" has 8 GPUs
   std::string message;
   std::string brief;
@@ -46,11 +52,21 @@ struct NodeFit {
 const NodePool* pod_pool(const NodeFitPolicy& policy, const std::map<std::string, std::string, std::less<>>& pod_labels,
                          const std::map<std::string, std::string, std::less<>>& node_selector);
 
-// Checks the pod's pool (pod_pool), or every shape of every pool when it
-// has none. A shape fits when the pod's GPUs, cpu, memory
-// and ephemeral storage are each at most the shape's.
-NodeFit check_node_fit(const NodeFitPolicy& policy, const PodRequest& request,
-                       const std::map<std::string, std::string, std::less<>>& pod_labels,
-                       const std::map<std::string, std::string, std::less<>>& node_selector);
+// Whether the node holds the pod: its GPUs of gpu_resource, cpu, memory
+// and ephemeral storage each at most the node's allocatable (a resource the
+// node does not report does not limit it).
+bool holds(const NodeClass& node, const PodRequest& request, std::string_view gpu_resource);
+
+// Whether some placeable candidate (candidates.h) holds the pod: its GPUs
+// of the pod's GPU resource, cpu, memory and ephemeral storage each at most
+// the node's allocatable (a resource the node does not report does not limit).
+NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates);
+
+// A pod's effective request as the scheduler sums it: its app containers
+// and sidecars together, or its largest init container, whichever is larger,
+// each container's value from `request` (nullopt: not requested).
+PodRequest pod_request(
+    const PodFacts& pod, int64_t gpus,
+    const std::function<std::optional<Quantity>(const ContainerFacts&, std::string_view resource)>& request);
 
 }  // namespace gpusizer

@@ -58,6 +58,7 @@ struct ContainerFacts {
   Quantities requests;
   Quantities limits;
   int64_t gpus = 0;
+  std::string gpu_resource;  // the first of policy.gpuResources it asks for; empty: none
 
   // What the container asks for: the request, or the limit it defaults to.
   std::optional<Quantity> effective_request(std::string_view resource) const {
@@ -68,6 +69,31 @@ struct ContainerFacts {
     const Quantity* limit = limits.find(resource);
     return limit ? std::optional<Quantity>(*limit) : std::nullopt;
   }
+};
+
+// One requirement of a node selector term (spec.affinity.nodeAffinity),
+// as Kubernetes defines it: a label (or, for matchFields, the node's
+// metadata.name) against values.
+struct NodeRequirement {
+  enum class Op { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+  std::string key;
+  Op op = Op::kIn;
+  std::vector<std::string> values;
+  bool field = false;  // matchFields: key is metadata.name
+};
+
+// Requirements ANDed; the terms of a pod are ORed.
+struct NodeSelectorTerm {
+  std::vector<NodeRequirement> requirements;
+};
+
+// A toleration (spec.tolerations): operator Exists matches any value, an
+// empty key with Exists every taint, no effect every effect.
+struct Toleration {
+  std::string key;
+  bool exists = false;  // operator Exists; else Equal
+  std::string value;
+  std::optional<std::string> effect;  // nullopt: all effects
 };
 
 // One volume of the pod, as the /dev/shm rule reads it.
@@ -88,6 +114,10 @@ struct PodFacts {
   std::string label;
   Mode mode = Mode::kMutate;  // the policy's mode for the object's namespace
   bool opted_out = false;     // annotation gpu-sizer.io/mutate=false
+  // The template of a long-lived controller that is not patched (policy
+  // longLived): what a patch would fix is said, not done or denied; its
+  // Pods are sized when created.
+  bool sized_at_creation = false;
 
   std::vector<ContainerFacts> app;   // containers and restartable init sidecars
   std::vector<ContainerFacts> init;  // ordinary init containers: run before, one at a time
@@ -108,6 +138,12 @@ struct PodFacts {
   // required node affinity term allows.
   std::map<std::string, std::string, std::less<>> node_selector;
   std::vector<std::string> affinity_products;
+  // The required node affinity's terms (ORed; none: any node), the
+  // tolerations as written, and spec.nodeName when the pod names its node.
+  std::vector<NodeSelectorTerm> affinity_terms;
+  bool has_affinity = false;  // a required node affinity was read (the first source wins)
+  std::vector<Toleration> tolerations;
+  std::string node_name;
 
   // The annotation's value, or nullptr.
   const std::string* annotation(std::string_view key) const {

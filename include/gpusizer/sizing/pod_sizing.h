@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/rule.h"
@@ -22,6 +23,9 @@ struct SizingOptions {
   bool report = false;   // fill PodSizing::report (the validating endpoint); runs the check rules
   bool fix = false;      // fill PodSizing::fixes when mutate mode may change the pod (the mutating endpoint)
   bool explain = false;  // fill PodSizing::explanation; runs the check rules
+  // The nodes known (the cluster's, a --nodes file); nullptr or none: the
+  // policy's nodeFit.pools, if any.
+  const NodeInventory* nodes = nullptr;
 };
 
 // What the validating endpoint answers for the pod, in report order (by
@@ -64,6 +68,12 @@ struct PodSizing {
   // may be changed (mutate mode, not opted out, not blocked).
   std::vector<Fix> fixes;
   Explanation explanation;
+  // The resources whose binding floor a node cap lowered, one per phase
+  // and resource, for metrics.
+  std::vector<std::string_view> capped;
+  // How many candidate node shapes hold the pod as it was given (before
+  // any change); nullopt when no nodes are known.
+  std::optional<std::size_t> nodes_holding;
 };
 
 // Decides one pod. `problems` are what reading it found wrong, each a

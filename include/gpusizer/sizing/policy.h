@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,8 @@
 #include "gpusizer/util/result.h"
 
 namespace gpusizer {
+
+struct NodeInventory;  // sizing/nodes.h
 
 enum class Mode {
   kMutate,   // raise undersized values; deny what no patch can fix
@@ -46,12 +49,15 @@ struct Profile {
 
 // A profile selection rule: when the subject matches, the profile applies.
 struct ProfileRule {
-  enum class Subject { kLabel, kAnnotation, kName, kTemplate, kReplicaType };
-  enum class Match { kEquals, kContains, kGlob };
+  // kKind: the reviewed object's kind (Deployment, PyTorchJob, Pod);
+  // kOwnerKind: a Pod's controller (ownerReferences, controller: true).
+  enum class Subject { kLabel, kAnnotation, kName, kTemplate, kReplicaType, kKind, kOwnerKind };
+  enum class Match { kEquals, kContains, kGlob, kIn };
   Subject subject = Subject::kLabel;
   std::string key;  // label or annotation key; empty for the other subjects
   Match match = Match::kEquals;
-  std::string value;
+  std::string value;                // kEquals, kContains, kGlob
+  std::vector<std::string> values;  // kIn
   std::string profile;
   std::string text;  // as a person reads it: label osmo.group_name equals "finetune-job"
 };
@@ -82,12 +88,33 @@ using Milli = int64_t;
 
 // /dev/shm for torchrun and DataLoader workers: a memory-backed emptyDir on
 // the GPU containers of these profiles (seed 000, docs/sources.md).
+struct ShmSizes {
+  Quantity minimum;         // below it: enforce denies, mutate enlarges to `size`
+  Quantity size;            // what mutate adds, or enlarges a too-small one to
+  Quantity table_includes;  // /dev/shm the table's memory already holds
+  bool serving = false;     // the serving sizes (sharedMemory.serving)
+};
+
+// Inference servers: only tensor-parallel pods (fromGpus GPUs or more),
+// whose NCCL moves data between GPUs through /dev/shm, need it, and less
+// than training does (docs/rules.md "/dev/shm").
+struct ShmServingPolicy {
+  std::vector<std::string> profiles;
+  int64_t from_gpus = 2;
+  ShmSizes sizes;
+};
+
 struct SharedMemoryPolicy {
   std::vector<std::string> profiles;
   Quantity minimum;         // below it: enforce denies, mutate enlarges to `size`
   Quantity size;            // what mutate adds, or enlarges a too-small one to
   Quantity table_includes;  // /dev/shm the table's memory already holds
   std::string volume_name;  // the volume mutate adds
+  ShmServingPolicy serving;
+
+  // The sizes for a pod of `profile` with `gpus` GPUs; nullopt: its
+  // /dev/shm is not checked.
+  std::optional<ShmSizes> sizes_for(std::string_view profile, int64_t gpus) const;
 };
 
 // Host RAM of DataLoader prefetch buffers (seed 001), from the annotation
@@ -157,6 +184,26 @@ struct NodeFitPolicy {
   std::vector<NodePool> pools;
 };
 
+// Node caps (docs/rules.md "Node caps"): what the node's own DaemonSets
+// (device plugin, GPU Feature Discovery, DCGM exporter, node exporter, a
+// log agent) take of a node's allocatable, left to them when a floor is
+// capped to a node.
+struct NodeCapsPolicy {
+  Quantity reserve_cpu;
+  Quantity reserve_memory;
+  Quantity reserve_ephemeral_storage;
+};
+
+// Long-lived controllers (Deployment, StatefulSet, serving CRDs): GitOps
+// tools (Argo CD, Flux) compare their templates with git, so a patched
+// template is drift they report or revert. Unless patchTemplates, their
+// templates are only warned about (denied in enforce mode) and their Pods
+// are sized when created, as the Vertical Pod Autoscaler does.
+struct LongLivedPolicy {
+  std::vector<std::string> kinds;
+  bool patch_templates = false;
+};
+
 struct Policy {
   Mode mode = Mode::kMutate;
   std::map<std::string, Mode, std::less<>> namespace_modes;
@@ -170,6 +217,11 @@ struct Policy {
   DataLoaderPolicy data_loader;
   GpuMemoryPolicy gpu_memory;
   NodeFitPolicy node_fit;
+  NodeCapsPolicy node_caps;
+  LongLivedPolicy long_lived;
+  // nodeFit.pools as node classes (sizing/nodes.h pool_inventory), made by
+  // parse_policy; nullptr: no pools. Decisions use it when no nodes are known.
+  std::shared_ptr<const NodeInventory> pool_nodes;
 
   std::string source;  // the file it came from, or "embedded default"
   std::string sha256;  // of the YAML text, to tell which policy is active

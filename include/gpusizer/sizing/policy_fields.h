@@ -44,6 +44,8 @@ Quantity read_quantity(const YAML::Node& node, const std::string& path, Zero zer
 // a typo such as "85%" is an error.
 Milli read_decimal(const YAML::Node& node, const std::string& path, Milli minimum, Milli maximum);
 std::vector<std::string> read_string_list(const YAML::Node& node, const std::string& path);
+// true or false, as YAML writes them.
+bool read_bool(const YAML::Node& node, const std::string& path);
 // A Kubernetes volume name: a DNS-1123 label.
 std::string read_dns_label(const YAML::Node& node, const std::string& path);
 
@@ -85,5 +87,17 @@ std::map<std::string, Value, std::less<>> read_named(const YAML::Node& node, con
   }
   return values;
 }
+
+// "warn" or "deny".
+CheckAction read_action(const YAML::Node& node, const std::string& path);
+
+// The blocks of the rules beyond the table (policy_blocks.cpp). Each
+// reads `node` into `out`; complete: every key is required (the default).
+void read_shared_memory(const YAML::Node& node, bool complete, SharedMemoryPolicy& out);
+void read_data_loader(const YAML::Node& node, bool complete, DataLoaderPolicy& out);
+void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out);
+void read_node_fit(const YAML::Node& node, bool complete, NodeFitPolicy& out);
+void read_node_caps(const YAML::Node& node, bool complete, NodeCapsPolicy& out);
+void read_long_lived(const YAML::Node& node, bool complete, LongLivedPolicy& out);
 
 }  // namespace gpusizer::policy_fields

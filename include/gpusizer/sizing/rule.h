@@ -16,27 +16,30 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/candidates.h"
 #include "gpusizer/sizing/node_fit.h"
 #include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
 
-enum class RuleKind { kTable, kSharedMemory, kDataLoader, kGpuMemory, kNodeFit };
-// As explain names the rule: "table", "/dev/shm", "data loader", "GPU memory", "node fit".
+enum class RuleKind { kTable, kSharedMemory, kDataLoader, kNodeCaps, kGpuMemory, kNodeFit };
+// As explain names the rule: "table", "/dev/shm", "data loader", "node caps", "GPU memory", "node fit".
 std::string_view rule_name(RuleKind rule);
 
 // Why a pod is denied (or, in audit mode, would be), and the order in which
 // findings are reported: input that cannot be read first, then each rule's.
-enum class DenialReason { kInvalid, kUnknownProfile, kMaxGpus, kMemory, kShm, kVram, kNodeFit };
+// kNodeCap only warns: a floor lowered so that a node holds the pod.
+enum class DenialReason { kInvalid, kUnknownProfile, kMaxGpus, kMemory, kNodeCap, kShm, kVram, kNodeFit };
 // The metric label value: "invalid", "unknown_profile", "max_gpus", "memory",
-// "shm", "vram", "node_fit".
+// "node_cap", "shm", "vram", "node_fit".
 std::string_view to_string(DenialReason reason);
 
 // What one phase of a pod needs of one resource, in all, for its GPUs.
@@ -49,6 +52,16 @@ struct Floor {
   // The warning to give once when this floor binds and a container is
   // below it (the per-container warnings only name the basis); empty: none.
   std::string note;
+};
+
+// The most one phase of a pod may be given of one resource, so that some
+// candidate node holds the pod (rules/node_caps_rule.h). A binding floor
+// above it is lowered to it.
+struct Ceiling {
+  std::size_t phase = 0;
+  std::string_view resource;  // kCpu, kMemory or kEphemeralStorage
+  Quantity amount;
+  std::string basis;  // replaces the floor's basis in messages: "train profile, capped to g2-standard-8"
 };
 
 // Something a person must hear about a pod.
@@ -110,14 +123,15 @@ struct RuleRow {
 
 struct RuleResult {
   std::vector<Floor> floors;
+  std::vector<Ceiling> ceilings;
   std::vector<Finding> findings;
   std::optional<Fix> fix;      // only when mutate mode has something to change
   std::optional<RuleRow> row;  // only when explaining
 };
 
-// What a rule reads. Floor rules run first; check rules judge the pod as
-// the floors size it (`sized`, worked out when a rule asks: most checks do
-// not need it).
+// What a rule reads. Floor rules run first; cap rules see the binding
+// floors (`binding`); check rules judge the pod as the floors, once capped,
+// size it (`sized`, worked out when a rule asks: most checks do not need it).
 struct RuleInput {
   const Policy& policy;
   const PodFacts& pod;
@@ -125,24 +139,30 @@ struct RuleInput {
   const Profile& profile;
   std::string profile_reason;
   bool explain = false;
-  std::function<PodRequest()> sized;  // set for check rules only
+  const Candidates* candidates = nullptr;  // the nodes that could run the pod; nullptr: none known
+  std::function<const Floor*(std::size_t phase, std::string_view resource)> binding;  // cap rules only
+  std::function<PodRequest()> sized;                                                  // check rules only
 };
 
 class Rule {
  public:
   enum class Stage {
     kFloor,  // sets floors before any container is compared
+    kCap,    // lowers binding floors no candidate node can hold
     kCheck,  // judges the sized pod; runs where it can deny (and for explain)
   };
 
   virtual ~Rule() = default;
   virtual RuleKind kind() const = 0;
   virtual Stage stage() const = 0;
-  // REQUIRES: input.phases.gpus > 0; input.sized set when stage() is kCheck.
+  // REQUIRES: input.phases.gpus > 0; input.binding set when stage() is
+  // kCap, input.sized when it is kCheck.
   virtual RuleResult evaluate(const RuleInput& input) const = 0;
 };
 
 // The rules, in the order they run and explain lists them.
-const std::vector<const Rule*>& sizing_rules();
+// At most this many: the decider keeps their results in an array.
+inline constexpr std::size_t kMaxRules = 8;
+std::span<const Rule* const> sizing_rules();
 
 }  // namespace gpusizer

@@ -46,6 +46,8 @@ struct SelectionInput {
   std::string name;           // metadata.name, or generateName when the name is empty
   std::string template_name;  // Argo template name
   std::string replica_type;   // PyTorchJob replica type, JobSet job, Ray group, Volcano task
+  std::string kind;           // the reviewed object's kind: Pod, Deployment, PyTorchJob
+  std::string owner_kind;     // a Pod's controller's kind (ReplicaSet, Job); empty for templates
 };
 
 // The label gpu-sizer.io/profile, then the annotation of the same key, then

@@ -1,6 +1,7 @@
 #include "gpusizer/sizing/rules/gpu_memory_rule.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "gpusizer/sizing/messages.h"
@@ -11,25 +12,58 @@ namespace gpusizer {
 
 namespace {
 
-// The GPU models the pod may run on, with where each came from: what the
-// scheduler enforces first (nodeSelector, then required node affinity),
-// then the annotation gpu-sizer.io/gpu, then the pod's node pool.
-std::vector<std::pair<std::string, std::string>> gpu_products(const RuleInput& input) {
+// One GPU model the pod may run on: its product name, where it came from,
+// and its memory when a node label gives it (it wins over the table).
+struct GpuProduct {
+  std::string product;
+  std::string source;
+  int64_t memory_bytes = 0;
+};
+
+// The one GPU every node the pod may be placed on has, from their labels
+// (the pool's gpuProduct for pools); nullopt when they differ or say
+// nothing. Nodes without the pod's GPU resource (CPU nodes it tolerates)
+// have nothing to say about its GPU.
+std::optional<GpuProduct> candidates_gpu(const Candidates& candidates) {
+  std::vector<const NodeClass*> gpu_nodes;
+  for (const NodeClass* node : candidates.placeable) {
+    if (node->count(candidates.gpu_resource) > 0) gpu_nodes.push_back(node);
+  }
+  if (gpu_nodes.empty()) return std::nullopt;
+  const NodeGpu& first = gpu_nodes.front()->gpu;
+  const bool same =
+      std::all_of(gpu_nodes.begin(), gpu_nodes.end(), [&](const NodeClass* node) { return node->gpu == first; });
+  if (!same || first.product.empty()) return std::nullopt;
+  if (candidates.inventory->source == InventorySource::kPools) {
+    if (!candidates.pool) return std::nullopt;  // every pool's shapes: only a pool the pod names tells its GPU
+    return GpuProduct{first.product, "node pool " + in_quotes(candidates.pool->name)};
+  }
+  std::string source = "node label " + first.product_label + "=" + first.product;
+  if (first.memory_bytes > 0) source += ", " + first.memory_label;
+  return GpuProduct{first.product, source + " of every node it may run on", first.memory_bytes};
+}
+
+// The GPU models the pod may run on: what the scheduler enforces first
+// (nodeSelector, then required node affinity), then the annotation
+// gpu-sizer.io/gpu, then what the nodes it may run on say (their labels,
+// or the pod's node pool).
+std::vector<GpuProduct> gpu_products(const RuleInput& input) {
   const PodFacts& pod = input.pod;
   const std::string& label = input.policy.gpu_memory.product_label;
   if (auto product = pod.node_selector.find(label); product != pod.node_selector.end()) {
     return {{product->second, "nodeSelector " + label + "=" + product->second}};
   }
-  std::vector<std::pair<std::string, std::string>> products;
+  std::vector<GpuProduct> products;
   for (const auto& product : pod.affinity_products) {
-    products.emplace_back(product, "node affinity " + label + " In " + product);
+    products.push_back({product, "node affinity " + label + " In " + product});
   }
   if (!products.empty()) return products;
   if (const std::string* gpu = pod.annotation(kGpuKey)) {
     return {{*gpu, std::string("annotation ") + kGpuKey + "=" + *gpu}};
   }
-  const NodePool* pool = pod_pool(input.policy.node_fit, pod.selection.labels, pod.node_selector);
-  if (pool && !pool->gpu_product.empty()) products.emplace_back(pool->gpu_product, "node pool \"" + pool->name + "\"");
+  if (input.candidates) {
+    if (auto gpu = candidates_gpu(*input.candidates)) products.push_back(std::move(*gpu));
+  }
   return products;
 }
 
@@ -61,13 +95,21 @@ RuleResult GpuMemoryRule::evaluate(const RuleInput& input) const {
   std::vector<VramCheck> checks;
   std::vector<const GpuModel*> checked;  // each model once, however often affinity lists it
   std::vector<std::string> unknown;
-  for (const auto& [product, source] : gpu_products(input)) {
-    const GpuModel* gpu = product.find("-MIG-") == std::string::npos ? rule.find_gpu(product) : nullptr;
+  for (const GpuProduct& product : gpu_products(input)) {
+    const bool mig = product.product.find("-MIG-") != std::string::npos;
+    if (product.memory_bytes > 0 && !mig) {
+      // A node label gives the memory: it wins over the table's.
+      const GpuModel* listed = rule.find_gpu(product.product);
+      const GpuModel labelled{listed ? listed->name : product.product, Quantity::from_bytes(product.memory_bytes), {}};
+      checks.push_back(check_vram(rule, spec.value(), app->gpus, labelled, product.source));
+      continue;
+    }
+    const GpuModel* gpu = mig ? nullptr : rule.find_gpu(product.product);
     if (!gpu) {
-      unknown.push_back(product);
+      unknown.push_back(product.product);
     } else if (std::find(checked.begin(), checked.end(), gpu) == checked.end()) {
       checked.push_back(gpu);
-      checks.push_back(check_vram(rule, spec.value(), app->gpus, *gpu, source));
+      checks.push_back(check_vram(rule, spec.value(), app->gpus, *gpu, product.source));
     }
   }
   if (checks.empty()) {

@@ -7,25 +7,36 @@ namespace gpusizer {
 
 RuleResult NodeFitRule::evaluate(const RuleInput& input) const {
   RuleResult result;
-  const NodeFitPolicy& rule = input.policy.node_fit;
-  if (rule.pools.empty()) {
-    if (input.explain) result.row = RuleRow{RuleKind::kNodeFit, "-", "no node pools in the policy (nodeFit.pools)"};
+  const Candidates* candidates = input.candidates;
+  if (!candidates || !candidates->known()) {
+    if (input.explain) {
+      result.row = RuleRow{RuleKind::kNodeFit, "-",
+                           "no node pools in the policy (nodeFit.pools) and no nodes known (check --nodes FILE; "
+                           "serve watches the cluster's)"};
+    }
     return result;
   }
   const PodRequest request = input.sized();
   const PodFacts& pod = input.pod;
-  const NodeFit fit = check_node_fit(rule, request, pod.selection.labels, pod.node_selector);
-  if (fit.verdict == NodeFit::Verdict::kNoFit) {
-    const bool deny = rule.action == CheckAction::kDeny;
+  const NodeFit judged = check_node_fit(request, *candidates);
+  // A pod no known node may run at all is told, never denied: a node pool
+  // that scales up from zero has no node to show until the pod waits for it.
+  if (judged.verdict == NodeFit::Verdict::kNoCandidates) {
+    result.findings.push_back({DenialReason::kNodeFit, false, "", fit(pod.label + judged.brief)});
+  } else if (judged.verdict == NodeFit::Verdict::kNoFit) {
+    const bool deny = input.policy.node_fit.action == CheckAction::kDeny;
     result.findings.push_back(
-        {DenialReason::kNodeFit, deny, deny ? pod.description + ": " + fit.message : "", pod.label + fit.brief});
+        {DenialReason::kNodeFit, deny, deny ? pod.description + ": " + judged.message : "", pod.label + judged.brief});
   }
   if (input.explain) {
-    const std::string pool = fit.pool ? "pool \"" + fit.pool->name + "\"" : "some pool";
+    const bool pools = candidates->inventory->source == InventorySource::kPools;
+    const std::string where = pools ? "a node of " + (candidates->pool ? "pool " + in_quotes(candidates->pool->name)
+                                                                       : std::string("some pool"))
+                                    : "a node it may run on (of " + candidates->inventory->origin + ")";
     result.row =
         RuleRow{RuleKind::kNodeFit,
                 gpus_text(request.gpus) + ", cpu " + request.cpu.to_string() + ", memory " + request.memory.to_string(),
-                fit.verdict == NodeFit::Verdict::kFits ? "fits a node of " + pool : fit.message};
+                judged.verdict == NodeFit::Verdict::kFits ? "fits " + where : judged.message};
   }
   return result;
 }

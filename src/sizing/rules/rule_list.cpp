@@ -1,6 +1,9 @@
+#include <array>
+
 #include "gpusizer/sizing/rule.h"
 #include "gpusizer/sizing/rules/data_loader_rule.h"
 #include "gpusizer/sizing/rules/gpu_memory_rule.h"
+#include "gpusizer/sizing/rules/node_caps_rule.h"
 #include "gpusizer/sizing/rules/node_fit_rule.h"
 #include "gpusizer/sizing/rules/shared_memory_rule.h"
 #include "gpusizer/sizing/rules/table_rule.h"
@@ -12,6 +15,7 @@ std::string_view rule_name(RuleKind rule) {
     case RuleKind::kTable: return "table";
     case RuleKind::kSharedMemory: return "/dev/shm";
     case RuleKind::kDataLoader: return "data loader";
+    case RuleKind::kNodeCaps: return "node caps";
     case RuleKind::kGpuMemory: return "GPU memory";
     case RuleKind::kNodeFit: return "node fit";
   }
@@ -24,6 +28,7 @@ std::string_view to_string(DenialReason reason) {
     case DenialReason::kUnknownProfile: return "unknown_profile";
     case DenialReason::kMaxGpus: return "max_gpus";
     case DenialReason::kMemory: return "memory";
+    case DenialReason::kNodeCap: return "node_cap";
     case DenialReason::kShm: return "shm";
     case DenialReason::kVram: return "vram";
     case DenialReason::kNodeFit: return "node_fit";
@@ -31,13 +36,16 @@ std::string_view to_string(DenialReason reason) {
   return "invalid";
 }
 
-const std::vector<const Rule*>& sizing_rules() {
+std::span<const Rule* const> sizing_rules() {
   static const TableRule table;
   static const SharedMemoryRule shared_memory;
   static const DataLoaderRule data_loader;
+  static const NodeCapsRule node_caps;
   static const GpuMemoryRule gpu_memory;
   static const NodeFitRule node_fit;
-  static const std::vector<const Rule*> rules = {&table, &shared_memory, &data_loader, &gpu_memory, &node_fit};
+  static const std::array<const Rule*, 6> rules = {&table,     &shared_memory, &data_loader,
+                                                   &node_caps, &gpu_memory,    &node_fit};
+  static_assert(rules.size() <= kMaxRules, "raise kMaxRules (rule.h)");
   return rules;
 }
 

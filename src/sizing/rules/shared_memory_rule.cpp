@@ -32,11 +32,11 @@ struct ShmPlan {
 class ShmPlanner {
  public:
   ShmPlanner(const RuleInput& input, RuleResult& result)
-      : input_(input), rule_(input.policy.shared_memory), result_(result) {}
+      : input_(input), rule_(input.policy.shared_memory), sizes_(sizes(input)), result_(result) {}
 
   ShmPlan plan() {
     const Phase* app = input_.phases.app();
-    if (!app || !listed(input_)) return std::move(plan_);
+    if (!app || !sizes_) return std::move(plan_);
     std::string mounted;  // the volume some GPU container mounts at /dev/shm
     for (const ContainerFacts* holder : app->holders) {
       if (mounted.empty()) mounted = holder->shm_volume;
@@ -59,11 +59,11 @@ class ShmPlanner {
       }
       if (!size_limit_read(*volume)) return std::move(plan_);
       plan_.existing = volume;
-      plan_.enlarge = volume->size_limit && *volume->size_limit < rule_.minimum;
+      plan_.enlarge = volume->size_limit && *volume->size_limit < sizes_->minimum;
     }
     plan_.applies = true;
     plan_.volume = name;
-    plan_.size = plan_.add_volume || plan_.enlarge ? std::optional(rule_.size) : volume->size_limit;
+    plan_.size = plan_.add_volume || plan_.enlarge ? std::optional(sizes_->size) : volume->size_limit;
     std::vector<std::string> others;  // each volume once
     for (const ContainerFacts* holder : app->holders) {
       if (holder->shm_volume.empty()) plan_.unmounted.push_back(holder);
@@ -77,9 +77,10 @@ class ShmPlanner {
     return std::move(plan_);
   }
 
-  static bool listed(const RuleInput& input) {
-    const auto& profiles = input.policy.shared_memory.profiles;
-    return std::find(profiles.begin(), profiles.end(), input.profile.name) != profiles.end();
+  // The sizes the pod's profile and GPUs call for; nullopt: not checked.
+  static std::optional<ShmSizes> sizes(const RuleInput& input) {
+    const Phase* app = input.phases.app();
+    return input.policy.shared_memory.sizes_for(input.profile.name, app ? app->gpus : 0);
   }
 
  private:
@@ -98,8 +99,8 @@ class ShmPlanner {
       return;
     }
     const Quantity& limit = *volume->size_limit;
-    if (limit < rule_.minimum) plan_.small_others.push_back(volume);
-    if (plan_.size) plan_.size = plan_.size->plus(limit < rule_.minimum ? rule_.size : limit);
+    if (limit < sizes_->minimum) plan_.small_others.push_back(volume);
+    if (plan_.size) plan_.size = plan_.size->plus(limit < sizes_->minimum ? sizes_->size : limit);
   }
 
   // False, with a problem found, when the volume's sizeLimit does not parse.
@@ -121,13 +122,15 @@ class ShmPlanner {
 
   const RuleInput& input_;
   const SharedMemoryPolicy& rule_;
+  const std::optional<ShmSizes> sizes_;
   RuleResult& result_;
   ShmPlan plan_;
 };
 
 // The /dev/shm above what the table includes, when the app phase has a table.
 std::optional<Quantity> extra_memory(const RuleInput& input, const ShmPlan& plan) {
-  const Quantity& included = input.policy.shared_memory.table_includes;
+  if (!plan.applies) return std::nullopt;
+  const Quantity included = ShmPlanner::sizes(input)->table_includes;
   if (!plan.applies || !plan.size || *plan.size <= included) return std::nullopt;
   return plan.size->plus(included.times(-1));
 }
@@ -142,11 +145,12 @@ std::vector<std::string> unmounted_names(const ShmPlan& plan, bool quoted) {
 
 // What is wrong with /dev/shm and what to set, in full and in brief.
 Finding finding(const RuleInput& input, const ShmPlan& plan) {
-  const SharedMemoryPolicy& rule = input.policy.shared_memory;
+  const ShmSizes rule = *ShmPlanner::sizes(input);
   const PodFacts& pod = input.pod;
   const std::string profile = profile_text(input.profile);
   const std::string needs = "the " + profile + " needs /dev/shm >= " + rule.minimum.to_string() +
-                            " (torchrun and DataLoader workers abort below it)";
+                            (rule.serving ? " (NCCL moves tensor-parallel traffic through it)"
+                                          : " (torchrun and DataLoader workers abort below it)");
   const std::vector<std::string> names = unmounted_names(plan, true);
   // A pod may have thousands of containers: the names are capped.
   const std::string containers =
@@ -185,7 +189,7 @@ Finding finding(const RuleInput& input, const ShmPlan& plan) {
 
 // Adds, enlarges or mounts the /dev/shm volumes, one warning for each.
 Fix fix(const RuleInput& input, const ShmPlan& plan) {
-  const SharedMemoryPolicy& rule = input.policy.shared_memory;
+  const ShmSizes rule = *ShmPlanner::sizes(input);
   const std::string size = rule.size.to_string();
   Fix fix;
   std::vector<std::string> changes;
@@ -226,13 +230,18 @@ Fix fix(const RuleInput& input, const ShmPlan& plan) {
 }
 
 RuleRow explain(const RuleInput& input, const ShmPlan& plan, const std::optional<Quantity>& extra) {
-  const SharedMemoryPolicy& rule = input.policy.shared_memory;
+  const auto sizes = ShmPlanner::sizes(input);
   if (!plan.applies) {
+    const ShmServingPolicy& serving = input.policy.shared_memory.serving;
+    const bool serving_profile =
+        std::find(serving.profiles.begin(), serving.profiles.end(), input.profile.name) != serving.profiles.end();
     return {RuleKind::kSharedMemory, "-",
-            ShmPlanner::listed(input)
-                ? "not checked: /dev/shm is not a memory-backed emptyDir"
-                : "not checked: the " + profile_text(input.profile) + " is not in sharedMemory.profiles"};
+            sizes             ? "not checked: /dev/shm is not a memory-backed emptyDir"
+            : serving_profile ? "not checked: the " + profile_text(input.profile) + " needs /dev/shm from " +
+                                    gpus_text(serving.from_gpus) + " (sharedMemory.serving.fromGpus)"
+                              : "not checked: the " + profile_text(input.profile) + " is not in sharedMemory.profiles"};
   }
+  const ShmSizes& rule = *sizes;
   // What happens to a /dev/shm that needs fixing depends on the mode.
   const PodFacts& pod = input.pod;
   const std::string fixed = pod.mode == Mode::kAudit     ? "audit: would deny"

@@ -1,0 +1,18 @@
+// `--nodes FILE`: the nodes `check` and `explain` size against, as
+// `kubectl get nodes -o yaml` (or `-o json`) prints them: a v1 List of
+// Nodes, or a single Node, in one or more YAML documents.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "gpusizer/sizing/nodes.h"
+#include "gpusizer/util/result.h"
+
+namespace gpusizer {
+
+// Fails naming the file, the document and the node: "nodes.yaml: document
+// 1: items[3] (node gke-l4-0): status.allocatable.cpu "8 cores" is not a quantity".
+Result<std::shared_ptr<const NodeInventory>> read_node_file(const std::string& path);
+
+}  // namespace gpusizer

@@ -1,0 +1,28 @@
+// Node objects (v1/Node, as the API server and `kubectl get nodes -o yaml`
+// give them) read into what sizing keeps of a node (sizing/nodes.h): its
+// name, labels, taints, cordon and allocatable resources. Everything else
+// of a Node (status.images, conditions, addresses: most of its bytes) is
+// not kept.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpusizer/json/json_view.h"
+#include "gpusizer/sizing/nodes.h"
+#include "gpusizer/util/result.h"
+
+namespace gpusizer {
+
+// One Node. Fails naming the field and the value: `status.allocatable.memory
+// "27Gb" is not a quantity`. Allocatable resources that are absent are not
+// known (nullopt), not zero.
+Result<NodeInfo> read_node(JsonView node);
+
+// The nodes of one document: a v1 List (kind List or NodeList) of Nodes, or
+// a single Node. `where` starts each error: "nodes.yaml: items[3] (node gke-l4-0): ...".
+// REQUIRES: builder's source and origin say where the documents came from.
+Status add_nodes(JsonView document, const std::string& where, InventoryBuilder& builder);
+
+}  // namespace gpusizer

@@ -1,0 +1,62 @@
+// Candidate nodes (docs/rules.md "Candidate nodes"): the node classes of the
+// inventory that could run a pod, as the scheduler's filters would find
+// them: schedulable, with at least the pod's GPUs of the GPU resource it
+// asks for, matching its nodeSelector, its required node affinity (In,
+// NotIn, Exists, DoesNotExist, Gt, Lt; matchFields on metadata.name) and
+// spec.nodeName, with every NoSchedule and NoExecute taint tolerated. A
+// pod asking for an extended resource tolerates that resource's NoSchedule
+// taint (the ExtendedResourceToleration admission plugin, on in GKE, adds
+// the toleration after this check would see the manifest).
+//
+// The policy's nodeFit.pools are chosen from as node fit always chose
+// them (node_fit.h pod_pool): the pool the pod names or selects, else all.
+// Pure: no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusizer/sizing/nodes.h"
+#include "gpusizer/sizing/pod_facts.h"
+#include "gpusizer/sizing/policy.h"
+
+namespace gpusizer {
+
+struct Candidates {
+  const NodeInventory* inventory = nullptr;  // what they were chosen from
+  std::string gpu_resource;                  // the pod's GPU resource ("nvidia.com/gpu")
+  int64_t gpus = 0;                          // the pod's GPUs
+  // Where the pod may be placed, whatever their GPUs: every filter but the
+  // GPU count passed (for pools: the pool's shapes). Node fit judges these.
+  std::vector<const NodeClass*> placeable;
+  // Those of them with at least the pod's GPUs: the candidates caps use.
+  std::vector<const NodeClass*> nodes;
+  const NodePool* pool = nullptr;  // pools only: the pod's pool; nullptr: any pool
+  // Set when the inventory has classes and none is a candidate: why each
+  // was left out, the most common reason first: "12 node shapes: 9 have
+  // fewer than 8 nvidia.com/gpu, 3 have taint sku=gpu:NoSchedule, not tolerated".
+  std::string why_none;
+  // Why the nodes may be out of date (NodeInventory::stale of the nodes the
+  // caller knows, even when the policy's pools stood in for them).
+  std::string_view stale;
+
+  // The inventory knows some node (or pool shape).
+  bool known() const { return inventory && !inventory->classes.empty(); }
+};
+
+// REQUIRES: pod and inventory outlive the result.
+Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy, const PodFacts& pod, int64_t gpus);
+
+// The pieces, as the scheduler defines them.
+bool tolerates(const std::vector<Toleration>& tolerations, const Taint& taint);
+// Some node of the class meets every requirement (requirements on the
+// node's name must all hold on the same node).
+bool some_node_matches(const std::vector<NodeRequirement>& requirements, const NodeClass& node);
+bool matches(const NodeRequirement& requirement, const NodeClass& node);
+// Terms are ORed, a term's requirements ANDed; a term without requirements
+// matches no node. No terms at all (no required affinity): any node.
+bool matches_affinity(const std::vector<NodeSelectorTerm>& terms, const NodeClass& node);
+
+}  // namespace gpusizer

@@ -1,0 +1,265 @@
+#include "gpusizer/server/node_watcher.h"
+
+#include <algorithm>
+#include <random>
+
+#include "gpusizer/json/json_view.h"
+#include "gpusizer/nodes/node_reader.h"
+#include "gpusizer/server/log.h"
+
+namespace gpusizer {
+namespace {
+
+constexpr const char* kNodes = "/api/v1/nodes";
+
+std::string clock_text(std::chrono::system_clock::time_point time) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(time);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%H:%M:%S UTC", &utc);
+  return text;
+}
+
+}  // namespace
+
+std::string_view to_string(NodeWatchStatus::State state) {
+  switch (state) {
+    case NodeWatchStatus::State::kStarting: return "starting";
+    case NodeWatchStatus::State::kSynced: return "synced";
+    case NodeWatchStatus::State::kLost: return "lost";
+  }
+  return "starting";
+}
+
+NodeWatcher::NodeWatcher(ApiServerConfig config, NodeWatchOptions options, Metrics* metrics)
+    : client_(std::move(config)),
+      options_(std::move(options)),
+      metrics_(metrics),
+      builder_(InventorySource::kCluster, "the cluster's nodes"),
+      inventory_(nullptr),
+      last_sync_steady_(std::chrono::steady_clock::now()) {
+  status_.api_server = client_.config().description;
+  publish(NodeWatchStatus::State::kStarting, "");
+}
+
+NodeWatcher::~NodeWatcher() { stop(); }
+
+void NodeWatcher::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void NodeWatcher::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_.exchange(true)) return;
+  }
+  wake_.notify_all();
+  client_.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+NodeWatchStatus NodeWatcher::status() const {
+  std::lock_guard lock(mutex_);
+  return status_;
+}
+
+double NodeWatcher::seconds_since_sync() const {
+  std::lock_guard lock(mutex_);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - last_sync_steady_).count();
+}
+
+void NodeWatcher::run() {
+  int attempt = 0;
+  while (!stopping_) {
+    std::string resource_version;
+    if (Status listed = list(resource_version); !listed.ok()) {
+      if (stopping_) return;
+      log_event(spdlog::level::warn, "node list failed: " + listed.message(), {{"api_server", status_.api_server}});
+      publish(status().state == NodeWatchStatus::State::kStarting ? NodeWatchStatus::State::kStarting
+                                                                  : NodeWatchStatus::State::kLost,
+              listed.message());
+      if (!back_off(attempt)) return;
+      continue;
+    }
+    attempt = 0;
+    mark_synced();
+    publish(NodeWatchStatus::State::kSynced, "");
+    log_event(spdlog::level::info, "node inventory listed",
+              {{"nodes", builder_.size()}, {"resource_version", resource_version}});
+    // Watch from the list's resourceVersion until it is too old (410).
+    while (!stopping_) {
+      heard_ = false;
+      const WatchEnd end = watch(resource_version);
+      if (end == WatchEnd::kStopped) return;
+      // A watch that delivered something was a recovery: the next failure
+      // backs off from the start again.
+      if (heard_) attempt = 0;
+      if (end == WatchEnd::kTimeout) {
+        count_restart("timeout");
+        continue;
+      }
+      if (end == WatchEnd::kGone) {
+        count_restart("gone");
+        // A server that refuses even a fresh resourceVersion is not listed
+        // again in a tight loop.
+        if (!heard_ && !back_off(attempt)) return;
+        break;
+      }
+      count_restart("error");
+      if (!back_off(attempt)) return;
+    }
+  }
+}
+
+Status NodeWatcher::list(std::string& resource_version) {
+  InventoryBuilder listed(InventorySource::kCluster, "the cluster's nodes");
+  std::string continue_token;
+  JsonReader reader;
+  do {
+    std::string target = std::string(kNodes) + "?limit=" + std::to_string(options_.list_page_size);
+    if (!continue_token.empty()) target += "&continue=" + continue_token;
+    auto body = client_.get(target, 60);
+    if (!body) return body.status();
+    auto page = reader.parse(body.value());
+    if (!page) return Status::io_error("GET " + target + ": the answer is not JSON: " + page.error());
+    const JsonView list = page.value();
+    resource_version = string_member(list["metadata"], "resourceVersion");
+    continue_token = string_member(list["metadata"], "continue");
+    list["items"].for_each_element([&](JsonView item) {
+      auto node = read_node(item);
+      if (node) {
+        listed.upsert(std::move(node).value());
+      } else {
+        log_event(spdlog::level::warn, "node skipped: " + node.error(),
+                  {{"node", string_member(item["metadata"], "name")}});
+      }
+    });
+  } while (!continue_token.empty());
+  builder_ = std::move(listed);
+  return {};
+}
+
+NodeWatcher::WatchEnd NodeWatcher::watch(std::string& resource_version) {
+  const std::string target = std::string(kNodes) +
+                             "?watch=1&allowWatchBookmarks=true&resourceVersion=" + resource_version +
+                             "&timeoutSeconds=" + std::to_string(options_.watch_seconds);
+  std::optional<WatchEnd> ended;
+  // The server sends a bookmark or an event at least every few minutes; a
+  // silent connection past the watch's own timeout is a dead one.
+  const Status streamed = client_.stream_lines(target, options_.watch_seconds + 30, [&](std::string_view line) {
+    ended = apply_event(line, resource_version);
+    heard_ = heard_ || !ended;
+    return !ended && !stopping_;
+  });
+  if (stopping_) return WatchEnd::kStopped;
+  if (ended) return *ended;
+  if (!streamed.ok()) {
+    // A watch refused with 410 (its resourceVersion too old) lists again.
+    if (streamed.message().find(": 410") != std::string::npos) return WatchEnd::kGone;
+    log_event(spdlog::level::warn, "node watch failed: " + streamed.message(), {{"api_server", status_.api_server}});
+    publish(NodeWatchStatus::State::kLost, streamed.message());
+    return WatchEnd::kError;
+  }
+  // Ended by the server after timeoutSeconds: in sync until then.
+  mark_synced();
+  heard_ = true;
+  if (status().state != NodeWatchStatus::State::kSynced) publish(NodeWatchStatus::State::kSynced, "");
+  return WatchEnd::kTimeout;
+}
+
+std::optional<NodeWatcher::WatchEnd> NodeWatcher::apply_event(std::string_view line, std::string& resource_version) {
+  thread_local JsonReader reader;
+  auto event = reader.parse(line);
+  if (!event) {
+    log_event(spdlog::level::warn, "node watch event is not JSON: " + event.error());
+    return WatchEnd::kError;
+  }
+  const std::string_view type = event.value()["type"].string();
+  const JsonView object = event.value()["object"];
+  if (type == "ERROR") {
+    const std::string message = string_member(object, "message");
+    if (object["code"].text() == "410") return WatchEnd::kGone;
+    log_event(spdlog::level::warn, "node watch error event: " + message);
+    publish(NodeWatchStatus::State::kLost, "watch error: " + message);
+    return WatchEnd::kError;
+  }
+  const std::string version = string_member(object["metadata"], "resourceVersion");
+  if (!version.empty()) resource_version = version;
+  if (type == "ADDED" || type == "MODIFIED") {
+    auto node = read_node(object);
+    if (!node) {
+      log_event(spdlog::level::warn, "node skipped: " + node.error(),
+                {{"node", string_member(object["metadata"], "name")}});
+      return std::nullopt;
+    }
+    builder_.upsert(std::move(node).value());
+  } else if (type == "DELETED") {
+    builder_.remove(string_member(object["metadata"], "name"));
+  }
+  mark_synced();
+  if (type != "BOOKMARK" || status().state != NodeWatchStatus::State::kSynced) {
+    publish(NodeWatchStatus::State::kSynced, "");
+  }
+  return std::nullopt;
+}
+
+void NodeWatcher::mark_synced() {
+  std::lock_guard lock(mutex_);
+  status_.last_sync = std::chrono::system_clock::now();
+  last_sync_steady_ = std::chrono::steady_clock::now();
+}
+
+void NodeWatcher::publish(NodeWatchStatus::State state, const std::string& error) {
+  std::string stale;
+  std::shared_ptr<const NodeInventory> inventory;
+  {
+    std::lock_guard lock(mutex_);
+    status_.state = state;
+    status_.last_error = error;
+    if (state == NodeWatchStatus::State::kStarting) {
+      stale = "the cluster's nodes are not known yet (the first list of nodes has not completed" +
+              (error.empty() ? std::string(")") : ": " + error + ")");
+    } else if (state == NodeWatchStatus::State::kLost) {
+      stale = "the node watch lost the API server (" + error + "); nodes as of " +
+              (status_.last_sync ? clock_text(*status_.last_sync) : std::string("the last list"));
+    }
+  }
+  if (state == NodeWatchStatus::State::kStarting) {
+    auto none = std::make_shared<NodeInventory>();
+    none->stale = std::move(stale);
+    inventory = std::move(none);
+  } else {
+    inventory = builder_.build(std::move(stale));
+  }
+  const std::size_t shapes = inventory->gpu_shapes(options_.gpu_resources);
+  {
+    std::lock_guard lock(mutex_);
+    status_.nodes = inventory->node_count;
+    status_.gpu_shapes = shapes;
+  }
+  if (metrics_) metrics_->set_node_inventory(inventory->node_count, shapes);
+  inventory_.store(std::move(inventory));
+}
+
+void NodeWatcher::count_restart(const char* reason) {
+  {
+    std::lock_guard lock(mutex_);
+    ++status_.restarts;
+  }
+  if (metrics_) metrics_->count_node_watch_restart(reason);
+}
+
+bool NodeWatcher::back_off(int& attempt) {
+  // Capped exponential backoff with jitter, so webhook replicas that lost
+  // the API server together do not come back in step.
+  thread_local std::mt19937 random(std::random_device{}());
+  const auto ceiling =
+      std::min<int64_t>(options_.backoff_max.count(), options_.backoff_min.count() << std::min(attempt, 20));
+  ++attempt;
+  const auto delay = std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(ceiling / 2, ceiling)(random));
+  std::unique_lock lock(mutex_);
+  return !wake_.wait_for(lock, delay, [&] { return stopping_.load(); });
+}
+
+}  // namespace gpusizer

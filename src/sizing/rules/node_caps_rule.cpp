@@ -1,0 +1,227 @@
+#include "gpusizer/sizing/rules/node_caps_rule.h"
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+
+#include "gpusizer/sizing/messages.h"
+#include "gpusizer/util/numbers.h"
+#include "gpusizer/util/strings.h"
+
+namespace gpusizer {
+namespace {
+
+// The resources in the order a cut weighs: memory first (what the memory
+// cgroup kills for), then cpu, then ephemeral storage.
+constexpr std::array<std::string_view, 3> kByWeight = {kMemory, kCpu, kEphemeralStorage};
+
+std::optional<Quantity> allocatable(const NodeClass& node, std::string_view resource) {
+  if (resource == kCpu) return node.cpu;
+  if (resource == kMemory) return node.memory;
+  return node.ephemeral_storage;
+}
+
+Quantity reserved(const NodeCapsPolicy& caps, std::string_view resource) {
+  if (resource == kCpu) return caps.reserve_cpu;
+  if (resource == kMemory) return caps.reserve_memory;
+  return caps.reserve_ephemeral_storage;
+}
+
+// Caps are worked out in whole units of each resource (millicores, bytes):
+// plain int64 arithmetic, as a decision weighs every candidate.
+int64_t units(const Quantity& quantity, std::string_view resource) {
+  return resource == kCpu ? quantity.milli_ceil() : quantity.value_ceil();
+}
+
+class Capper {
+ public:
+  explicit Capper(const RuleInput& input)
+      : input_(input),
+        candidates_(*input.candidates),
+        written_(pod_request(input.pod, input.phases.gpus, [](const ContainerFacts& c, std::string_view resource) {
+          return c.effective_request(resource);
+        })) {
+    for (std::size_t i = 0; i < kByWeight.size(); ++i) {
+      reserve_[i] = units(reserved(input.policy.node_caps, kByWeight[i]), kByWeight[i]);
+      app_others_[i] = others(kByWeight[i]);
+    }
+  }
+
+  RuleResult run() const {
+    RuleResult result;
+    const std::string_view stale = candidates_.stale;
+    if (!stale.empty()) result.findings.push_back(warning("node caps: " + std::string(stale)));
+    if (!candidates_.known()) {
+      explain(result, "-", "no nodes known (no node inventory, no nodeFit.pools): nothing is capped");
+      return result;
+    }
+    if (candidates_.nodes.empty()) {
+      explain(result, "-", "no candidate node (" + candidates_.why_none + "): nothing is capped");
+      return result;
+    }
+    const NodeClass& node = best_node();
+    std::vector<std::string> capped;
+    for (std::size_t p = 0; p < input_.phases.phases.size(); ++p) {
+      for (std::string_view resource : kByWeight) {
+        const Floor* floor = input_.binding(p, resource);
+        // A phase that already asks for its floor is raised by no one: no cap.
+        if (!floor || holders_ask(input_.phases.phases[p], resource) >= floor->amount) continue;
+        const auto most = cap(node, p, resource);
+        if (!most || floor->amount <= *most) continue;
+        result.ceilings.push_back({p, resource, *most, floor->basis + ", node cap"});
+        result.findings.push_back(warning(cap_text(node, p, *floor, *most)));
+        capped.push_back(std::string(resource) + " " + most->to_string());
+      }
+    }
+    if (input_.explain) {
+      result.row = capped.empty() ? RuleRow{RuleKind::kNodeCaps, "-", "the floors fit " + node.describe()}
+                                  : RuleRow{RuleKind::kNodeCaps, join(capped, ", "),
+                                            "capped to " + node.describe() + reserve_text()};
+    }
+    return result;
+  }
+
+ private:
+  Finding warning(std::string text) const {
+    return {DenialReason::kNodeCap, false, "", fit(input_.pod.label + std::move(text))};
+  }
+
+  void explain(RuleResult& result, std::string floor, std::string detail) const {
+    if (input_.explain) result.row = RuleRow{RuleKind::kNodeCaps, std::move(floor), std::move(detail)};
+  }
+
+  // The node's GPUs of the pod's GPU resource.
+  int64_t node_gpus(const NodeClass& node) const { return node.count(candidates_.gpu_resource); }
+
+  // What the phase's GPU holders ask for together, as written.
+  static Quantity holders_ask(const Phase& phase, std::string_view resource) {
+    Quantity total;
+    for (const ContainerFacts* holder : phase.holders) {
+      if (auto request = holder->effective_request(resource)) total = total.plus(*request);
+    }
+    return total;
+  }
+
+  // What the app containers that hold no GPU already ask, in units.
+  int64_t others(std::string_view resource) const {
+    const Phase* app = input_.phases.app();
+    int64_t total = 0;
+    for (const ContainerFacts& c : input_.pod.app) {
+      if (app && std::find(app->holders.begin(), app->holders.end(), &c) != app->holders.end()) continue;
+      if (auto request = c.effective_request(resource))
+        total = clamp_to_int64(int128(total) + units(*request, resource));
+    }
+    return total;
+  }
+
+  static std::size_t index_of(std::string_view resource) {
+    return static_cast<std::size_t>(std::find(kByWeight.begin(), kByWeight.end(), resource) - kByWeight.begin());
+  }
+
+  // The most phase p may be given of a resource on the node; nullopt when
+  // the node does not report it (it does not limit the pod).
+  std::optional<Quantity> cap(const NodeClass& node, std::size_t p, std::string_view resource) const {
+    const auto has = allocatable(node, resource);
+    if (!has) return std::nullopt;
+    const std::size_t i = index_of(resource);
+    const Phase& phase = input_.phases.phases[p];
+    int64_t room = std::max<int64_t>(0, units(*has, resource) - reserve_[i]);
+    const int64_t gpus = node_gpus(node);
+    // cpu and ephemeral storage are shared by GPU: the table asks them of
+    // every pod whatever the node, so a whole node's worth to each 1-GPU pod
+    // would leave the node's other GPUs unusable. Memory is the node's: the
+    // table's per-rank memory is what a rank needs to run at all.
+    if (resource != kMemory && gpus > phase.gpus) {
+      room = room / gpus * phase.gpus + room % gpus * phase.gpus / gpus;
+    }
+    // Rounded down to a value people write: a tenth of a core, a whole Gi.
+    const int64_t granule = resource == kCpu ? 100 : int64_t{1} << 30;
+    room = room / granule * granule;
+    if (phase.app) room -= app_others_[i];
+    room = std::max<int64_t>(0, room);
+    return resource == kCpu ? Quantity::from_milli(room) : Quantity::from_bytes(room);
+  }
+
+  // Of the first phase (the app's, when it holds GPUs), what each resource's
+  // floor keeps on the node, heaviest first.
+  std::array<Quantity, 3> kept(const NodeClass& node, const std::array<const Floor*, 3>& floors) const {
+    std::array<Quantity, 3> out;
+    for (std::size_t i = 0; i < kByWeight.size(); ++i) {
+      if (!floors[i]) continue;
+      const auto most = cap(node, 0, kByWeight[i]);
+      out[i] = most ? std::min(floors[i]->amount, *most) : floors[i]->amount;
+    }
+    return out;
+  }
+
+  bool same_shape(const NodeClass& a, const NodeClass& b) const {
+    return a.cpu == b.cpu && a.memory == b.memory && a.ephemeral_storage == b.ephemeral_storage &&
+           node_gpus(a) == node_gpus(b);
+  }
+
+  // The candidate that holds the pod as written and keeps the most of its
+  // floors; the first such in the inventory's order.
+  const NodeClass& best_node() const {
+    std::array<const Floor*, 3> floors{};
+    for (std::size_t i = 0; i < kByWeight.size(); ++i) floors[i] = input_.binding(0, kByWeight[i]);
+    const NodeClass* best = nullptr;
+    std::tuple<bool, std::array<Quantity, 3>> best_score;
+    std::vector<const NodeClass*> scored;
+    for (const NodeClass* node : candidates_.nodes) {
+      // Classes that differ only in labels (a shape in each zone) score alike.
+      if (std::any_of(scored.begin(), scored.end(), [&](const NodeClass* seen) { return same_shape(*seen, *node); })) {
+        continue;
+      }
+      scored.push_back(node);
+      auto score = std::make_tuple(holds(*node, written_, candidates_.gpu_resource), kept(*node, floors));
+      if (!best || score > best_score) {
+        best = node;
+        best_score = std::move(score);
+      }
+    }
+    return *best;
+  }
+
+  // "node cap: memory 64Gi (train profile) capped to 26Gi: g2-standard-8 has 27Gi"
+  // "node cap: cpu 16 (train profile) capped to 11.4: 1 of 8 GPUs of p4d.24xlarge (cpu 96)"
+  std::string cap_text(const NodeClass& node, std::size_t p, const Floor& floor, const Quantity& most) const {
+    const std::string resource(floor.resource);
+    const std::string head = "node cap: " + resource + " " + floor.amount.to_string() + " (" + floor.basis +
+                             ") capped to " + most.to_string() + ": ";
+    const std::string has = allocatable(node, floor.resource)->to_string();
+    const int64_t gpus = node_gpus(node);
+    const int64_t phase_gpus = input_.phases.phases[p].gpus;
+    if (floor.resource != kMemory && gpus > phase_gpus) {
+      return head + std::to_string(phase_gpus) + " of " + std::to_string(gpus) + " GPUs of " + node.shape + " (" +
+             resource + " " + has + ")";
+    }
+    return head + node.shape + " has " + (floor.resource == kMemory ? "" : resource + " ") + has;
+  }
+
+  std::string reserve_text() const {
+    const NodeCapsPolicy& caps = input_.policy.node_caps;
+    return "; reserved for the node's DaemonSets: cpu " + caps.reserve_cpu.to_string() + ", memory " +
+           caps.reserve_memory.to_string() + ", ephemeral-storage " + caps.reserve_ephemeral_storage.to_string();
+  }
+
+  const RuleInput& input_;
+  const Candidates& candidates_;
+  const PodRequest written_;  // the pod as given: a node that holds it could be its node
+  // In units, by kByWeight: the reserve, and what the app phase's other
+  // containers ask.
+  std::array<int64_t, 3> reserve_{};
+  std::array<int64_t, 3> app_others_{};
+};
+
+}  // namespace
+
+RuleResult NodeCapsRule::evaluate(const RuleInput& input) const {
+  if (!input.candidates || input.phases.phases.empty()) {
+    RuleResult result;
+    if (input.explain) result.row = RuleRow{RuleKind::kNodeCaps, "-", "no nodes known: nothing is capped"};
+    return result;
+  }
+  return Capper(input).run();
+}
+
+}  // namespace gpusizer

@@ -1,0 +1,381 @@
+// Candidate nodes: the node classes a pod could run on, as the scheduler's
+// filters find them (cordons, nodeSelector, required node affinity,
+// spec.nodeName, taints and tolerations, the GPU count of the pod's GPU
+// resource), why none is, and the pod's pool when the policy's pools stand
+// in for nodes.
+#include "gpusizer/sizing/candidates.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "support/nodes_support.h"
+#include "support/pod_facts_support.h"
+
+namespace gpusizer {
+namespace {
+
+using testing::inventory_of;
+using testing::q;
+using Labels = std::vector<std::pair<std::string, std::string>>;
+using Op = NodeRequirement::Op;
+
+// A class of nodes named `names` (the first is its shape), with `gpus` of
+// `resource`.
+NodeClass node_class(std::vector<std::string> names, Labels labels = {}, int64_t gpus = 8,
+                     const std::string& resource = "nvidia.com/gpu") {
+  NodeClass c;
+  c.shape = names.front();
+  c.names = std::move(names);
+  // As InventoryBuilder keeps them: sorted by key, the hostname flag set.
+  c.labels = std::move(labels);
+  std::sort(c.labels.begin(), c.labels.end());
+  c.hostname_is_name = !c.label(kHostnameLabel);
+  c.cpu = q("94");
+  c.memory = q("1300Gi");
+  if (gpus > 0) c.extended = {{resource, gpus}};
+  return c;
+}
+
+// A pod of one container asking for `gpus` of `resource`.
+PodFacts gpu_pod(int64_t gpus = 1, const std::string& resource = "nvidia.com/gpu") {
+  PodFacts pod = testing::pod_of({testing::gpu_container("trainer", gpus, "1", "1Gi")});
+  pod.app[0].gpu_resource = resource;
+  return pod;
+}
+
+NodeRequirement requirement(const std::string& key, Op op, std::vector<std::string> values = {}) {
+  return {key, op, std::move(values), false};
+}
+
+NodeRequirement name_field(Op op, std::vector<std::string> values) {
+  return {"metadata.name", op, std::move(values), true};
+}
+
+Taint taint(const std::string& key, const std::string& value, TaintEffect effect) { return {key, value, effect}; }
+
+Toleration toleration(const std::string& key, bool exists, const std::string& value = "",
+                      std::optional<std::string> effect = std::nullopt) {
+  return {key, exists, value, std::move(effect)};
+}
+
+std::vector<std::string> shapes(const std::vector<const NodeClass*>& classes) {
+  std::vector<std::string> out;
+  for (const NodeClass* c : classes) out.push_back(c->shape);
+  return out;
+}
+
+using Shapes = std::vector<std::string>;
+
+TEST(Candidates, InMatchesOnlyListedValues) {
+  const NodeRequirement in = requirement("zone", Op::kIn, {"a", "b"});
+  EXPECT_TRUE(matches(in, node_class({"n"}, {{"zone", "b"}})));
+  EXPECT_FALSE(matches(in, node_class({"n"}, {{"zone", "c"}})));
+  EXPECT_FALSE(matches(in, node_class({"n"})));
+}
+
+TEST(Candidates, NotInMatchesNodesWithoutTheLabel) {
+  const NodeRequirement not_in = requirement("zone", Op::kNotIn, {"a"});
+  EXPECT_FALSE(matches(not_in, node_class({"n"}, {{"zone", "a"}})));
+  EXPECT_TRUE(matches(not_in, node_class({"n"}, {{"zone", "b"}})));
+  EXPECT_TRUE(matches(not_in, node_class({"n"})));
+}
+
+TEST(Candidates, ExistsAndDoesNotExistLookOnlyAtTheKey) {
+  const NodeClass labelled = node_class({"n"}, {{"gpu", ""}});
+  const NodeClass bare = node_class({"n"});
+  EXPECT_TRUE(matches(requirement("gpu", Op::kExists), labelled));
+  EXPECT_FALSE(matches(requirement("gpu", Op::kExists), bare));
+  EXPECT_FALSE(matches(requirement("gpu", Op::kDoesNotExist), labelled));
+  EXPECT_TRUE(matches(requirement("gpu", Op::kDoesNotExist), bare));
+}
+
+TEST(Candidates, GtAndLtCompareWholeNumbers) {
+  const NodeClass eight = node_class({"n"}, {{"gpu.count", "8"}, {"offset", "-3"}});
+  EXPECT_TRUE(matches(requirement("gpu.count", Op::kGt, {"4"}), eight));
+  EXPECT_FALSE(matches(requirement("gpu.count", Op::kGt, {"8"}), eight));
+  EXPECT_TRUE(matches(requirement("gpu.count", Op::kLt, {"9"}), eight));
+  EXPECT_FALSE(matches(requirement("gpu.count", Op::kLt, {"8"}), eight));
+  EXPECT_TRUE(matches(requirement("offset", Op::kLt, {"0"}), eight));
+  EXPECT_TRUE(matches(requirement("offset", Op::kGt, {"-4"}), eight));
+}
+
+TEST(Candidates, GtAndLtWithNonNumbersMatchNothing) {
+  const NodeClass node = node_class({"n"}, {{"gpu.count", "eight"}, {"half", "1.5"}, {"eight", "8"}});
+  for (Op op : {Op::kGt, Op::kLt}) {
+    EXPECT_FALSE(matches(requirement("gpu.count", op, {"4"}), node));
+    EXPECT_FALSE(matches(requirement("half", op, {"1"}), node));
+    EXPECT_FALSE(matches(requirement("eight", op, {"four"}), node));
+    EXPECT_FALSE(matches(requirement("eight", op, {"4", "9"}), node)) << "one value only";
+    EXPECT_FALSE(matches(requirement("eight", op, {}), node));
+    EXPECT_FALSE(matches(requirement("missing", op, {"4"}), node));
+  }
+}
+
+// Gt and Lt read values as int64 (strconv.ParseInt in the scheduler), well
+// past nine digits.
+TEST(Candidates, GtAndLtReadAnyInt64AsTheSchedulerDoes) {
+  const NodeClass node = node_class({"n"}, {{"bytes", "10000000000"}});
+  EXPECT_TRUE(matches(requirement("bytes", Op::kGt, {"5"}), node));
+  EXPECT_TRUE(matches(requirement("bytes", Op::kLt, {"20000000000"}), node));
+}
+
+TEST(Candidates, TermsAreOredAndTheirRequirementsAnded) {
+  const NodeClass node = node_class({"n"}, {{"zone", "a"}, {"tier", "gpu"}});
+  const NodeSelectorTerm both{{requirement("zone", Op::kIn, {"a"}), requirement("tier", Op::kIn, {"gpu"})}};
+  const NodeSelectorTerm one_fails{{requirement("zone", Op::kIn, {"a"}), requirement("tier", Op::kIn, {"cpu"})}};
+  const NodeSelectorTerm other{{requirement("zone", Op::kIn, {"b"})}};
+  EXPECT_TRUE(matches_affinity({both}, node));
+  EXPECT_FALSE(matches_affinity({one_fails}, node));
+  EXPECT_FALSE(matches_affinity({one_fails, other}, node));
+  EXPECT_TRUE(matches_affinity({other, both}, node));
+  EXPECT_TRUE(matches_affinity({}, node)) << "no required affinity: any node";
+}
+
+TEST(Candidates, AnEmptyTermMatchesNothing) {
+  const NodeClass node = node_class({"n"}, {{"zone", "a"}});
+  EXPECT_FALSE(matches_affinity({NodeSelectorTerm{}}, node));
+  EXPECT_TRUE(matches_affinity({NodeSelectorTerm{}, NodeSelectorTerm{{requirement("zone", Op::kExists)}}}, node));
+}
+
+TEST(Candidates, MatchFieldsMetadataNameMatchesAClassHoldingThatNode) {
+  const NodeClass pair = node_class({"gpu-a", "gpu-b"});
+  EXPECT_TRUE(matches(name_field(Op::kIn, {"gpu-b"}), pair));
+  EXPECT_FALSE(matches(name_field(Op::kIn, {"gpu-c"}), pair));
+  EXPECT_TRUE(matches(name_field(Op::kNotIn, {"gpu-a"}), pair)) << "gpu-b is not gpu-a";
+  EXPECT_FALSE(matches(name_field(Op::kNotIn, {"gpu-a"}), node_class({"gpu-a"})));
+}
+
+TEST(Candidates, TheHostnameLabelIsMatchedByNodeName) {
+  // The class dropped the label equal to each node's name: its names stand in.
+  const NodeClass pair = node_class({"gpu-a", "gpu-b"});
+  EXPECT_TRUE(matches(requirement(std::string(kHostnameLabel), Op::kIn, {"gpu-a"}), pair));
+  EXPECT_FALSE(matches(requirement(std::string(kHostnameLabel), Op::kIn, {"gpu-z"}), pair));
+  // A hostname label unlike the name was kept: it is matched as a label.
+  const NodeClass renamed = node_class({"gpu-c"}, {{std::string(kHostnameLabel), "ip-10-0-0-7"}});
+  EXPECT_TRUE(matches(requirement(std::string(kHostnameLabel), Op::kIn, {"ip-10-0-0-7"}), renamed));
+  EXPECT_FALSE(matches(requirement(std::string(kHostnameLabel), Op::kIn, {"gpu-c"}), renamed));
+}
+
+// Requirements on a node's name must all hold on one node of the class: no
+// node of {gpu-a, gpu-b} is both.
+TEST(Candidates, ATermsNameRequirementsMustHoldOnOneNode) {
+  const NodeClass pair = node_class({"gpu-a", "gpu-b"});
+  const NodeSelectorTerm term{
+      {name_field(Op::kIn, {"gpu-a"}), requirement(std::string(kHostnameLabel), Op::kIn, {"gpu-b"})}};
+  EXPECT_FALSE(matches_affinity({term}, pair));
+}
+
+TEST(Tolerates, EqualNeedsTheKeyAndTheValue) {
+  const std::vector<Toleration> sku_gpu = {toleration("sku", false, "gpu")};
+  EXPECT_TRUE(tolerates(sku_gpu, taint("sku", "gpu", TaintEffect::kNoSchedule)));
+  EXPECT_FALSE(tolerates(sku_gpu, taint("sku", "cpu", TaintEffect::kNoSchedule)));
+  EXPECT_FALSE(tolerates(sku_gpu, taint("tier", "gpu", TaintEffect::kNoSchedule)));
+  EXPECT_FALSE(tolerates({}, taint("sku", "gpu", TaintEffect::kNoSchedule)));
+}
+
+TEST(Tolerates, ExistsTakesAnyValueOfItsKey) {
+  const std::vector<Toleration> sku = {toleration("sku", true)};
+  EXPECT_TRUE(tolerates(sku, taint("sku", "gpu", TaintEffect::kNoExecute)));
+  EXPECT_TRUE(tolerates(sku, taint("sku", "", TaintEffect::kNoSchedule)));
+  EXPECT_FALSE(tolerates(sku, taint("other", "gpu", TaintEffect::kNoSchedule)));
+}
+
+TEST(Tolerates, AnEmptyKeyWithExistsToleratesEveryTaint) {
+  EXPECT_TRUE(tolerates({toleration("", true)}, taint("anything", "x", TaintEffect::kNoExecute)));
+  EXPECT_FALSE(tolerates({toleration("", false)}, taint("anything", "", TaintEffect::kNoSchedule)));
+}
+
+TEST(Tolerates, AnEffectToleratesOnlyTaintsOfThatEffect) {
+  const std::vector<Toleration> no_schedule = {toleration("sku", true, "", "NoSchedule")};
+  EXPECT_TRUE(tolerates(no_schedule, taint("sku", "gpu", TaintEffect::kNoSchedule)));
+  EXPECT_FALSE(tolerates(no_schedule, taint("sku", "gpu", TaintEffect::kNoExecute)));
+  // An empty effect, like none, means every effect.
+  EXPECT_TRUE(tolerates({toleration("sku", true, "", "")}, taint("sku", "gpu", TaintEffect::kNoExecute)));
+  EXPECT_FALSE(tolerates({toleration("", true, "", "NoExecute")}, taint("sku", "gpu", TaintEffect::kNoSchedule)));
+}
+
+TEST(CandidateNodes, EveryNodeSelectorEntryMustMatch) {
+  const NodeInventory nodes = inventory_of({node_class({"zone-a"}, {{"zone", "a"}, {"tier", "gpu"}}),
+                                            node_class({"zone-b"}, {{"zone", "b"}, {"tier", "gpu"}})});
+  PodFacts pod = gpu_pod();
+  pod.node_selector = {{"zone", "b"}};
+  const Candidates one = candidate_nodes(nodes, default_policy(), pod, 1);
+  EXPECT_EQ(shapes(one.nodes), Shapes{"zone-b"});
+  EXPECT_EQ(one.why_none, "");
+  pod.node_selector["tier"] = "cpu";
+  const Candidates none = candidate_nodes(nodes, default_policy(), pod, 1);
+  EXPECT_TRUE(none.placeable.empty());
+  EXPECT_EQ(none.why_none, "2 node shapes: 2 do not match nodeSelector tier=cpu");
+}
+
+TEST(CandidateNodes, TheRequiredAffinityNarrowsTheNodes) {
+  const NodeInventory nodes =
+      inventory_of({node_class({"a100"}, {{"gpu", "a100"}}), node_class({"h100"}, {{"gpu", "h100"}})});
+  PodFacts pod = gpu_pod();
+  pod.has_affinity = true;
+  pod.affinity_terms = {NodeSelectorTerm{{requirement("gpu", Op::kNotIn, {"a100"})}}};
+  EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), pod, 1).nodes), Shapes{"h100"});
+  pod.affinity_terms = {NodeSelectorTerm{{requirement("gpu", Op::kIn, {"v100"})}}};
+  EXPECT_EQ(candidate_nodes(nodes, default_policy(), pod, 1).why_none,
+            "2 node shapes: 2 do not match the node affinity");
+}
+
+TEST(CandidateNodes, SpecNodeNameKeepsOnlyTheClassOfThatNode) {
+  const NodeInventory nodes = inventory_of({node_class({"gpu-a", "gpu-b"}), node_class({"gpu-c"}, {{"zone", "c"}})});
+  PodFacts pod = gpu_pod();
+  pod.node_name = "gpu-b";
+  EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), pod, 1).nodes), Shapes{"gpu-a"});
+  pod.node_name = "gone";
+  EXPECT_EQ(candidate_nodes(nodes, default_policy(), pod, 1).why_none, "2 node shapes: 2 are not spec.nodeName gone");
+}
+
+TEST(CandidateNodes, NoScheduleAndNoExecuteTaintsMustBeTolerated) {
+  NodeClass no_schedule = node_class({"no-schedule"});
+  no_schedule.taints = {taint("sku", "gpu", TaintEffect::kNoSchedule)};
+  NodeClass no_execute = node_class({"no-execute"});
+  no_execute.taints = {taint("dedicated", "", TaintEffect::kNoExecute)};
+  NodeClass prefer = node_class({"prefer"});
+  prefer.taints = {taint("spot", "true", TaintEffect::kPreferNoSchedule)};
+  const NodeInventory nodes = inventory_of({no_schedule, no_execute, prefer});
+  PodFacts pod = gpu_pod();
+  EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), pod, 1).nodes), Shapes{"prefer"});
+  pod.tolerations = {toleration("sku", false, "gpu", "NoSchedule"), toleration("dedicated", true)};
+  EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), pod, 1).nodes),
+            (Shapes{"no-schedule", "no-execute", "prefer"}));
+
+  const NodeInventory untolerated = inventory_of({no_schedule, no_execute});
+  EXPECT_EQ(candidate_nodes(untolerated, default_policy(), gpu_pod(), 1).why_none,
+            "2 node shapes: 1 have taint dedicated:NoExecute, not tolerated, "
+            "1 have taint sku=gpu:NoSchedule, not tolerated");
+}
+
+TEST(CandidateNodes, APodAskingForAGpuToleratesItsNoScheduleTaintOnly) {
+  // GKE taints GPU nodes nvidia.com/gpu=present:NoSchedule; the
+  // ExtendedResourceToleration plugin tolerates it for pods asking for GPUs.
+  NodeClass gke = node_class({"gke-l4"}, {}, 1);
+  gke.taints = {taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule)};
+  NodeClass evicting = node_class({"evicting"}, {}, 1);
+  evicting.taints = {taint("nvidia.com/gpu", "present", TaintEffect::kNoExecute)};
+  const NodeInventory nodes = inventory_of({gke, evicting});
+  const Candidates candidates = candidate_nodes(nodes, default_policy(), gpu_pod(), 1);
+  EXPECT_EQ(shapes(candidates.nodes), Shapes{"gke-l4"});
+  // A pod asking for AMD GPUs is given no toleration of NVIDIA's taint.
+  const Candidates amd = candidate_nodes(nodes, default_policy(), gpu_pod(1, "amd.com/gpu"), 1);
+  EXPECT_TRUE(amd.placeable.empty());
+  EXPECT_EQ(amd.why_none,
+            "2 node shapes: 1 have taint nvidia.com/gpu=present:NoExecute, not tolerated, "
+            "1 have taint nvidia.com/gpu=present:NoSchedule, not tolerated");
+  // A GPU init container asks for the resource too.
+  PodFacts init_only = gpu_pod();
+  init_only.init = {init_only.app[0]};
+  init_only.app[0].gpu_resource.clear();
+  init_only.app[0].gpus = 0;
+  EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), init_only, 1).nodes), Shapes{"gke-l4"});
+}
+
+TEST(CandidateNodes, CordonedNodesAreLeftOut) {
+  NodeClass cordoned = node_class({"cordoned"});
+  cordoned.unschedulable = true;
+  const NodeInventory nodes = inventory_of({cordoned});
+  const Candidates candidates = candidate_nodes(nodes, default_policy(), gpu_pod(), 1);
+  EXPECT_TRUE(candidates.placeable.empty());
+  EXPECT_EQ(candidates.why_none, "1 node shape: 1 are cordoned (unschedulable)");
+}
+
+TEST(CandidateNodes, OnlyNodesWithThePodsGpuResourceCount) {
+  const NodeInventory nodes = inventory_of({node_class({"nvidia"}, {}, 8, "nvidia.com/gpu"),
+                                            node_class({"amd"}, {}, 8, "amd.com/gpu"), node_class({"cpu"}, {}, 0)});
+  const Candidates amd = candidate_nodes(nodes, default_policy(), gpu_pod(2, "amd.com/gpu"), 2);
+  EXPECT_EQ(amd.gpu_resource, "amd.com/gpu");
+  EXPECT_EQ(shapes(amd.nodes), Shapes{"amd"});
+  EXPECT_EQ(shapes(amd.placeable), (Shapes{"nvidia", "amd", "cpu"}));
+  const Candidates nvidia = candidate_nodes(nodes, default_policy(), gpu_pod(2), 2);
+  EXPECT_EQ(nvidia.gpu_resource, "nvidia.com/gpu");
+  EXPECT_EQ(shapes(nvidia.nodes), Shapes{"nvidia"});
+
+  const NodeInventory nvidia_only = inventory_of({node_class({"nvidia"})});
+  EXPECT_EQ(candidate_nodes(nvidia_only, default_policy(), gpu_pod(1, "amd.com/gpu"), 1).why_none,
+            "1 node shape: 1 have fewer than 1 amd.com/gpu");
+}
+
+TEST(CandidateNodes, PlaceableNodesNeedNotHoldTheGpus) {
+  const NodeInventory nodes = inventory_of({node_class({"four"}, {}, 4), node_class({"eight"}, {}, 8)});
+  const Candidates candidates = candidate_nodes(nodes, default_policy(), gpu_pod(8), 8);
+  EXPECT_EQ(candidates.gpus, 8);
+  EXPECT_EQ(shapes(candidates.placeable), (Shapes{"four", "eight"}));
+  EXPECT_EQ(shapes(candidates.nodes), Shapes{"eight"});
+  EXPECT_EQ(candidates.why_none, "");
+  EXPECT_TRUE(candidates.known());
+}
+
+TEST(CandidateNodes, WhyNoneCountsEachReasonMostCommonFirst) {
+  NodeClass cordoned = node_class({"cordoned"});
+  cordoned.unschedulable = true;
+  NodeClass tainted = node_class({"tainted"});
+  tainted.taints = {taint("sku", "gpu", TaintEffect::kNoSchedule)};
+  const NodeInventory nodes = inventory_of(
+      {node_class({"one"}, {}, 1), cordoned, node_class({"two"}, {}, 2), tainted, node_class({"four"}, {}, 4)});
+  const Candidates candidates = candidate_nodes(nodes, default_policy(), gpu_pod(8), 8);
+  EXPECT_TRUE(candidates.nodes.empty());
+  EXPECT_EQ(candidates.why_none,
+            "5 node shapes: 3 have fewer than 8 nvidia.com/gpu, 1 are cordoned (unschedulable), "
+            "1 have taint sku=gpu:NoSchedule, not tolerated");
+}
+
+TEST(CandidateNodes, NoNodesKnownIsNotAReasonToSay) {
+  const Candidates candidates = candidate_nodes(*NodeInventory::none(), default_policy(), gpu_pod(), 1);
+  EXPECT_FALSE(candidates.known());
+  EXPECT_TRUE(candidates.placeable.empty());
+  EXPECT_EQ(candidates.why_none, "");
+}
+
+Policy two_pools() {
+  Policy policy = default_policy();
+  policy.node_fit.pools = {
+      NodePool{"a100",
+               {{"gpu", "a100"}},
+               "",
+               {NodeShape{"a100-half", 4, q("126"), q("980Gi"), q("14Ti")},
+                NodeShape{"dgx-a100", 8, q("252"), q("1960Gi"), q("28Ti")}}},
+      NodePool{"h100", {{"gpu", "h100"}}, "", {NodeShape{"dgx-h100", 8, q("224"), q("2000Gi"), q("28Ti")}}}};
+  return policy;
+}
+
+TEST(CandidateNodes, PoolsAreChosenAsNodeFitChoosesThem) {
+  const Policy policy = two_pools();
+  const auto pools = pool_inventory(policy);
+  PodFacts labelled = gpu_pod(8);
+  labelled.selection.labels["osmo.pool"] = "a100";
+  const Candidates a100 = candidate_nodes(*pools, policy, labelled, 8);
+  ASSERT_NE(a100.pool, nullptr);
+  EXPECT_EQ(a100.pool->name, "a100");
+  EXPECT_EQ(shapes(a100.placeable), (Shapes{"a100-half", "dgx-a100"}));
+  EXPECT_EQ(shapes(a100.nodes), Shapes{"dgx-a100"});
+
+  PodFacts selected = gpu_pod(8);
+  selected.node_selector = {{"gpu", "h100"}, {"zone", "b"}};
+  const Candidates h100 = candidate_nodes(*pools, policy, selected, 8);
+  ASSERT_NE(h100.pool, nullptr);
+  EXPECT_EQ(h100.pool->name, "h100");
+  EXPECT_EQ(shapes(h100.nodes), Shapes{"dgx-h100"});
+
+  // No pool named or selected: every pool's shapes. Taints, cordons and
+  // affinity are the nodes', which pools do not have.
+  PodFacts any = gpu_pod(8);
+  any.node_name = "somewhere";
+  const Candidates all = candidate_nodes(*pools, policy, any, 8);
+  EXPECT_EQ(all.pool, nullptr);
+  EXPECT_EQ(shapes(all.nodes), (Shapes{"dgx-a100", "dgx-h100"}));
+
+  const Candidates too_many = candidate_nodes(*pools, policy, labelled, 16);
+  EXPECT_TRUE(too_many.nodes.empty());
+  EXPECT_EQ(too_many.why_none, "2 node shapes: 2 have fewer than 16 nvidia.com/gpu");
+}
+
+}  // namespace
+}  // namespace gpusizer
