@@ -691,6 +691,30 @@ class Bench:
         self.results["micro"] = rows
         self.results["micro_context"] = data.get("context", {})
 
+    def nodes(self):
+        """The node inventory (issue #17): a full relist of 5,000 generated
+        nodes, the memory the inventory keeps, and the handler on the main
+        workload with the inventory against without, in process on core 1;
+        then the webhook's RSS with and without those nodes (bench/node_rss.py)."""
+        min_time = "0.01" if self.args.quick else "1"
+        argv = ["taskset", "-c", str(SERVER_CORE), self.binaries["micro"], "--benchmark_format=json",
+                "--benchmark_filter=nodes_", f"--benchmark_min_time={min_time}"]
+        self.commands.append(("node inventory benchmarks (pinned to core 1)", shlex.join(str(a) for a in argv)))
+        log("node inventory: " + shlex.join(str(a) for a in argv))
+        data = json.loads(run(argv, timeout=900))
+        rows = {}
+        for b in data.get("benchmarks", []):
+            if b.get("error_occurred"):
+                raise BenchError(f"node benchmark {b.get('name')}: {b.get('error_message')}")
+            unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b.get("time_unit", "ns")]
+            rows[b["name"]] = {"real_us": b["real_time"] * unit, "cpu_us": b["cpu_time"] * unit,
+                               "bytes_per_node": b.get("bytes_per_node"), "classes": b.get("classes"),
+                               "nodes": b.get("nodes"), "list_mb": b.get("list_MB")}
+        rss_argv = ["python3", str(BENCH / "node_rss.py"), str(self.args.build)]
+        self.commands.append(("the webhook's RSS with 5,000 nodes", shlex.join(rss_argv)))
+        rows["rss"] = json.loads(run(rss_argv, timeout=300))
+        self.results["nodes"] = rows
+
     # --- the run ----------------------------------------------------------------
 
     def run(self):
@@ -851,6 +875,7 @@ class Bench:
             log(f"  median {s['median']:.1f} ms, best {s['best']:.1f} ms")
 
         self.micro()
+        self.nodes()
 
 
 # --- the document --------------------------------------------------------------------
@@ -905,6 +930,16 @@ def targets(results):
         met = handler["cpu_us"] < HANDLER_TARGET_US
         rows.append((f"| handler CPU time for {MAIN_WORKLOAD} (micro benchmark) | {handler['cpu_us']:.1f} µs | "
                      f"< {HANDLER_TARGET_US:g} µs | {'met' if met else '**NOT met**'} |", met))
+    nodes = results.get("nodes")
+    if nodes:
+        without, with_nodes = nodes["nodes_decide/without_inventory"], nodes["nodes_decide/with_5000_nodes"]
+        ratio = with_nodes["cpu_us"] / without["cpu_us"]
+        rows.append((f"| handler with a 5,000-node inventory / without (micro benchmark) | "
+                     f"{with_nodes['cpu_us']:.1f} / {without['cpu_us']:.1f} µs = {ratio:.2f}x | ≤ 1.10x | "
+                     f"{'met' if ratio <= 1.10 else '**NOT met**'} |", ratio <= 1.10))
+        per_node = nodes["nodes_relist"]["bytes_per_node"]
+        rows.append((f"| inventory memory per node (heap kept by the watch and its snapshot) | {per_node:.0f} B | "
+                     f"< 2048 B | {'met' if per_node < 2048 else '**NOT met**'} |", per_node < 2048))
     return rows
 
 
@@ -1113,6 +1148,28 @@ def render(bench, results):
         w(f"| `{mrow['name'].removeprefix('handler/')}` | {mrow['real_us']:.2f} µs | {mrow['cpu_us']:.2f} µs | "
           f"{mrow['iterations']} | {mrow['mb_s']:.0f} MB/s |")
     w("")
+
+    if "nodes" in r:
+        n = r["nodes"]
+        relist, rss = n["nodes_relist"], n["rss"]
+        w("## Node inventory (5,000 nodes)")
+        w("")
+        w(f"A generated fleet of {relist['nodes']:.0f} GPU nodes of 20 shapes (GKE g2/a2/a3, EKS g5/g6/p4d/p5, AKS "
+          f"NC/NV/ND) in 3 zones, each Node as the API server lists it (labels, taints, conditions, addresses, 25 "
+          f"images): {relist['list_mb']:.1f} MB of JSON, {relist['classes']:.0f} node classes. Micro benchmarks "
+          f"pinned to core {SERVER_CORE} (`bench/micro/node_bench.cpp`); RSS from `bench/node_rss.py` (the webhook "
+          "watching a loopback API server that lists the same nodes).")
+        w("")
+        w("| measure | value |")
+        w("| --- | ---: |")
+        w(f"| full relist: parse, read every Node, classes, snapshot | {relist['real_us'] / 1000:.1f} ms |")
+        w(f"| heap the watch and its snapshot keep, per node | {relist['bytes_per_node']:.0f} B |")
+        w(f"| webhook RSS without nodes / with {rss['nodes']:.0f} nodes | {rss['rss_kib_without_nodes'] / 1024:.1f} "
+          f"/ {rss['rss_kib_with_nodes'] / 1024:.1f} MiB ({rss['rss_kib_per_node'] * 1024:.0f} B per node) |")
+        for name, label in (("nodes_decide/without_inventory", "handler, main workload, no inventory"),
+                            ("nodes_decide/with_5000_nodes", "handler, main workload, 5,000-node inventory")):
+            w(f"| {label} (CPU time) | {n[name]['cpu_us']:.2f} µs |")
+        w("")
 
     w("## Analysis")
     w("")

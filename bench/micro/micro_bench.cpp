@@ -78,11 +78,19 @@ void register_handlers(const std::string& dir) {
 
 }  // namespace
 
+// bench/node_bench.cpp: the generated 5,000-node list, for the RSS run
+// (bench/node_rss.py).
+const std::string& generated_node_list();
+
 int main(int argc, char** argv) {
   std::string dir = GPU_SIZER_SOURCE_DIR "/bench/workloads";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--workloads=", 0) == 0) dir = arg.substr(12);
+    if (arg == "--print-node-list") {
+      std::fwrite(generated_node_list().data(), 1, generated_node_list().size(), stdout);
+      return 0;
+    }
   }
   try {
     register_handlers(dir);
