@@ -55,6 +55,7 @@ class PodReader {
     facts.label = target.label;
     facts.mode = target.mode;
     facts.sized_at_creation = target.sized_at_creation;
+    facts.tolerations_final = target.tolerations_final;
   }
 
   PodReading read() {
@@ -336,6 +337,7 @@ class PodReader {
     // Sidecars (init containers that keep running) hold resources alongside
     // the app containers, so they count with them.
     const bool sidecar = role == Role::kInit && item["restartPolicy"].string() == "Always";
+    container.sidecar = sidecar;
     if ((role == Role::kApp || sidecar) && container.gpus > 0) {
       // The /dev/shm mount is appended here: a JSON Patch adds to a list only.
       const JsonView mounts = item["volumeMounts"];

@@ -148,7 +148,8 @@ std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, 
                            explain,
                            nodes,
                            id.kind,
-                           sized_at_creation};
+                           sized_at_creation,
+                           is_pod && id.admitted};
     decisions.push_back(decide_pod(policy, endpoint, target, patch));
   }
   return decisions;
@@ -225,7 +226,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     const JsonView metadata = object["metadata"];
     if (outcome.name.empty()) outcome.name = string_member(metadata, "name");
     if (outcome.name.empty()) outcome.name = string_member(metadata, "generateName") + "*";
-    const ObjectIdentity id{group, outcome.kind, outcome.namespace_name, outcome.name};
+    const ObjectIdentity id{group, outcome.kind, outcome.namespace_name, outcome.name, true};
     std::vector<std::string> changes;
     const JsonView old_object = request["oldObject"];
     const JsonView unchanged_from = outcome.operation == "UPDATE" && old_object.is_object() ? old_object : JsonView();

@@ -223,21 +223,31 @@ const std::string& decoded(const YAML::Node& scalar) {
   return scalar.Scalar();
 }
 
+// Deeper than this is no manifest a person writes, and the only way past
+// yaml-cpp's own parser limits: an alias inside the node it names (`&x {d:
+// *x}`), which yaml-cpp loads as a cycle.
+constexpr int kMaxManifestDepth = 1000;
+
 // A copy sharing no nodes: yaml-cpp keeps an alias (*x) as the same node as
 // its anchor (&x), so a patch to one template would also change every other
 // place that aliases it. Aliased content is written out expanded.
-YAML::Node detached(const YAML::Node& node) {
+YAML::Node detached(const YAML::Node& node, int depth = 0) {
+  if (depth > kMaxManifestDepth) {
+    throw YAML::ParserException(node.Mark(), "nested deeper than " + std::to_string(kMaxManifestDepth) +
+                                                 " levels: an alias (*name) inside the node its anchor (&name) names?");
+  }
   YAML::Node copy;
   switch (node.Type()) {
     case YAML::NodeType::Map:
       copy = YAML::Node(YAML::NodeType::Map);
       for (const auto& entry : node) {
-        copy[entry.first.IsScalar() ? decoded(entry.first) : entry.first.as<std::string>()] = detached(entry.second);
+        copy[entry.first.IsScalar() ? decoded(entry.first) : entry.first.as<std::string>()] =
+            detached(entry.second, depth + 1);
       }
       break;
     case YAML::NodeType::Sequence:
       copy = YAML::Node(YAML::NodeType::Sequence);
-      for (const auto& item : node) copy.push_back(detached(item));
+      for (const auto& item : node) copy.push_back(detached(item, depth + 1));
       break;
     case YAML::NodeType::Scalar:
       // An unquoted null (`key: !tag`, `!tag ~`) is null, as to_json reads

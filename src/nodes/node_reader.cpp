@@ -9,10 +9,15 @@
 namespace gpusizer {
 namespace {
 
-Result<Quantity> quantity_of(JsonView value, const std::string& field) {
+// A quantity as written (a string, or a bare number); a negative one fails
+// unless allow_negative.
+Result<Quantity> quantity_of(JsonView value, const std::string& field, bool allow_negative) {
   const std::string text = value.is_string() ? std::string(value.string()) : value.text();
   auto quantity = Quantity::parse(text);
   if (!quantity) return Status::invalid_argument(field + " " + in_quotes(text) + " is not a quantity");
+  if (!allow_negative && quantity.value().is_negative()) {
+    return Status::invalid_argument(field + " " + in_quotes(text) + " is negative");
+  }
   return quantity;
 }
 
@@ -60,7 +65,10 @@ Result<NodeInfo> read_node(JsonView node) {
     if (!status.ok()) return;
     const bool extended = key.find('/') != std::string_view::npos;
     if (!extended && key != "cpu" && key != "memory" && key != "ephemeral-storage") return;
-    auto quantity = quantity_of(value, "status.allocatable." + std::string(key));
+    // No kubelet reports less than nothing: a negative cpu, memory or
+    // storage would make a negative cap. An extended resource that is not a
+    // whole count is dropped below (no GPUs), as before.
+    auto quantity = quantity_of(value, "status.allocatable." + std::string(key), extended);
     if (!quantity) {
       status = quantity.status();
       return;

@@ -17,14 +17,23 @@
 namespace gpusizer {
 namespace {
 
-// "https://host:port" -> host and port; fails on anything else.
+// "https://host:port/path" -> host, port and path prefix; fails on
+// anything else.
 Status split_server(const std::string& server, ApiServerConfig& config) {
   constexpr std::string_view kScheme = "https://";
   if (!std::string_view(server).starts_with(kScheme)) {
     return Status::invalid_argument("server " + in_quotes(server) + " is not an https:// URL");
   }
   std::string rest = server.substr(kScheme.size());
-  if (const auto slash = rest.find('/'); slash != std::string::npos) rest.resize(slash);
+  if (rest.find_first_of("?#") != std::string::npos) {
+    return Status::invalid_argument("server " + in_quotes(server) + " has a query or fragment; give only a path");
+  }
+  std::string path;
+  if (const auto slash = rest.find('/'); slash != std::string::npos) {
+    path = rest.substr(slash);
+    rest.resize(slash);
+  }
+  while (path.ends_with('/')) path.pop_back();
   std::string host = rest;
   std::string port = "443";
   if (rest.starts_with('[')) {  // [IPv6]:port
@@ -43,13 +52,18 @@ Status split_server(const std::string& server, ApiServerConfig& config) {
   }
   config.host = host;
   config.port = static_cast<int>(number);
+  config.path_prefix = path;
   return {};
 }
 
-std::string server_url(const ApiServerConfig& config) {
+// "https://host:port", where a request goes.
+std::string origin(const ApiServerConfig& config) {
   const bool ipv6 = config.host.find(':') != std::string::npos;
   return "https://" + (ipv6 ? "[" + config.host + "]" : config.host) + ":" + std::to_string(config.port);
 }
+
+// The server as the kubeconfig wrote it, for the description.
+std::string server_url(const ApiServerConfig& config) { return origin(config) + config.path_prefix; }
 
 // A kubeconfig entry's inline data (base64) or file (relative to the
 // kubeconfig's folder); empty when it has neither.
@@ -271,26 +285,31 @@ Result<std::shared_ptr<httplib::SSLClient>> ApiClient::connect(int read_timeout_
 Result<std::string> ApiClient::get(const std::string& target, int timeout_seconds) {
   auto client = connect(timeout_seconds);
   if (!client) return client.status();
-  auto response = client.value()->Get(target);
+  const std::string path = config_.path_prefix + target;
+  if (before_send_) before_send_();
+  auto response = client.value()->Get(path);
   if (!response) {
-    return Status::io_error("GET " + target + " from " + server_url(config_) + ": " +
-                            transport_failure(response.error()));
+    return Status::io_error("GET " + path + " from " + origin(config_) + ": " + transport_failure(response.error()));
   }
   if (response->status != 200)
-    return Status::io_error("GET " + target + ": " + http_failure(response->status, response->body));
+    return Status::io_error("GET " + path + ": " + http_failure(response->status, response->body));
   return std::move(response->body);
 }
 
 Status ApiClient::stream_lines(const std::string& target, int read_timeout_seconds,
+                               const std::function<void()>& on_open,
                                const std::function<bool(std::string_view line)>& on_line) {
   auto client = connect(read_timeout_seconds);
   if (!client) return client.status();
+  const std::string path = config_.path_prefix + target;
   int status = 0;
   std::string pending;  // a line not yet ended; for a failure, its body
+  if (before_send_) before_send_();
   auto response = client.value()->Get(
-      target, httplib::Headers{},
+      path, httplib::Headers{},
       [&](const httplib::Response& head) {
         status = head.status;
+        if (status == 200 && on_open) on_open();
         return true;
       },
       [&](const char* data, std::size_t length) {
@@ -305,10 +324,9 @@ Status ApiClient::stream_lines(const std::string& target, int read_timeout_secon
         pending.erase(0, start);
         return true;
       });
-  if (status != 0 && status != 200) return Status::io_error("GET " + target + ": " + http_failure(status, pending));
+  if (status != 0 && status != 200) return Status::io_error("GET " + path + ": " + http_failure(status, pending));
   if (!response && response.error() != httplib::Error::Canceled) {
-    return Status::io_error("GET " + target + " from " + server_url(config_) + ": " +
-                            transport_failure(response.error()));
+    return Status::io_error("GET " + path + " from " + origin(config_) + ": " + transport_failure(response.error()));
   }
   return {};
 }

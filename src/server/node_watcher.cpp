@@ -39,6 +39,7 @@ NodeWatcher::NodeWatcher(ApiServerConfig config, NodeWatchOptions options, Metri
       builder_(InventorySource::kCluster, "the cluster's nodes"),
       inventory_(nullptr),
       last_sync_steady_(std::chrono::steady_clock::now()) {
+  client_.set_before_send(options_.before_send);
   status_.api_server = client_.config().description;
   publish(NodeWatchStatus::State::kStarting, "");
 }
@@ -46,7 +47,14 @@ NodeWatcher::NodeWatcher(ApiServerConfig config, NodeWatchOptions options, Metri
 NodeWatcher::~NodeWatcher() { stop(); }
 
 void NodeWatcher::start() {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    run();
+    {
+      std::lock_guard lock(mutex_);
+      finished_ = true;
+    }
+    wake_.notify_all();
+  });
 }
 
 void NodeWatcher::stop() {
@@ -55,7 +63,17 @@ void NodeWatcher::stop() {
     if (stopping_.exchange(true)) return;
   }
   wake_.notify_all();
-  client_.stop();
+  // A client_.stop() that lands between a connection's set-up and its
+  // request is missed (kube_client.h), and the watch would run to its
+  // timeout: stop again until the thread is done.
+  std::unique_lock lock(mutex_);
+  while (thread_.joinable() && !finished_) {
+    lock.unlock();
+    client_.stop();
+    lock.lock();
+    wake_.wait_for(lock, std::chrono::milliseconds(10), [&] { return finished_; });
+  }
+  lock.unlock();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -144,48 +162,72 @@ NodeWatcher::WatchEnd NodeWatcher::watch(std::string& resource_version) {
   const std::string target = std::string(kNodes) +
                              "?watch=1&allowWatchBookmarks=true&resourceVersion=" + resource_version +
                              "&timeoutSeconds=" + std::to_string(options_.watch_seconds);
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<SyncTime> before_open;
   std::optional<WatchEnd> ended;
+  std::string error;
+  // The API server answering 200 is in sync from the resourceVersion on:
+  // a cluster where no node changes sends no event for minutes, and must
+  // not read as lost after a reconnect meanwhile.
+  const auto on_open = [&] {
+    before_open = mark_synced();
+    if (status().state != NodeWatchStatus::State::kSynced) publish(NodeWatchStatus::State::kSynced, "");
+  };
   // The server sends a bookmark or an event at least every few minutes; a
   // silent connection past the watch's own timeout is a dead one.
-  const Status streamed = client_.stream_lines(target, options_.watch_seconds + 30, [&](std::string_view line) {
-    ended = apply_event(line, resource_version);
-    heard_ = heard_ || !ended;
-    return !ended && !stopping_;
-  });
+  const Status streamed =
+      client_.stream_lines(target, options_.watch_seconds + 30, on_open, [&](std::string_view line) {
+        ended = apply_event(line, resource_version, error);
+        heard_ = heard_ || !ended;
+        return !ended && !stopping_;
+      });
+  // A watch taken back at once without an event (a proxy that closes
+  // watches, an API server failing them) is no sync: the age goes on from
+  // the last real one, and the watch is a failure to back off from, not a
+  // timeout to resume from at once.
+  const auto lasted = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  const bool at_once = !heard_ && lasted < options_.shortest_watch;
+  if (at_once && before_open) restore_sync(*before_open);
   if (stopping_) return WatchEnd::kStopped;
-  if (ended) return *ended;
-  if (!streamed.ok()) {
-    // A watch refused with 410 (its resourceVersion too old) lists again.
-    if (streamed.message().find(": 410") != std::string::npos) return WatchEnd::kGone;
-    log_event(spdlog::level::warn, "node watch failed: " + streamed.message(), {{"api_server", status_.api_server}});
-    publish(NodeWatchStatus::State::kLost, streamed.message());
-    return WatchEnd::kError;
+  if (ended == WatchEnd::kGone) return WatchEnd::kGone;
+  if (!ended) {
+    if (!streamed.ok()) {
+      // A watch refused with 410 (its resourceVersion too old) lists again.
+      if (streamed.message().find(": 410") != std::string::npos) return WatchEnd::kGone;
+      error = streamed.message();
+    } else if (at_once) {
+      error = "the watch ended after " + std::to_string(lasted.count()) + " ms without an event";
+    } else {
+      // Ended by the server after timeoutSeconds: in sync until then.
+      mark_synced();
+      heard_ = true;
+      if (status().state != NodeWatchStatus::State::kSynced) publish(NodeWatchStatus::State::kSynced, "");
+      return WatchEnd::kTimeout;
+    }
   }
-  // Ended by the server after timeoutSeconds: in sync until then.
-  mark_synced();
-  heard_ = true;
-  if (status().state != NodeWatchStatus::State::kSynced) publish(NodeWatchStatus::State::kSynced, "");
-  return WatchEnd::kTimeout;
+  log_event(spdlog::level::warn, "node watch failed: " + error, {{"api_server", status_.api_server}});
+  publish(NodeWatchStatus::State::kLost, error);
+  return WatchEnd::kError;
 }
 
-std::optional<NodeWatcher::WatchEnd> NodeWatcher::apply_event(std::string_view line, std::string& resource_version) {
+std::optional<NodeWatcher::WatchEnd> NodeWatcher::apply_event(std::string_view line, std::string& resource_version,
+                                                              std::string& error) {
   thread_local JsonReader reader;
   auto event = reader.parse(line);
   if (!event) {
-    log_event(spdlog::level::warn, "node watch event is not JSON: " + event.error());
+    error = "a watch event is not JSON: " + event.error();
     return WatchEnd::kError;
   }
   const std::string_view type = event.value()["type"].string();
   const JsonView object = event.value()["object"];
   if (type == "ERROR") {
-    const std::string message = string_member(object, "message");
     if (object["code"].text() == "410") return WatchEnd::kGone;
-    log_event(spdlog::level::warn, "node watch error event: " + message);
-    publish(NodeWatchStatus::State::kLost, "watch error: " + message);
+    error = "watch error: " + string_member(object, "message");
     return WatchEnd::kError;
   }
   const std::string version = string_member(object["metadata"], "resourceVersion");
   if (!version.empty()) resource_version = version;
+  bool changed = false;
   if (type == "ADDED" || type == "MODIFIED") {
     auto node = read_node(object);
     if (!node) {
@@ -193,21 +235,29 @@ std::optional<NodeWatcher::WatchEnd> NodeWatcher::apply_event(std::string_view l
                 {{"node", string_member(object["metadata"], "name")}});
       return std::nullopt;
     }
-    builder_.upsert(std::move(node).value());
+    changed = builder_.upsert(std::move(node).value());
   } else if (type == "DELETED") {
-    builder_.remove(string_member(object["metadata"], "name"));
+    changed = builder_.remove(string_member(object["metadata"], "name"));
   }
   mark_synced();
-  if (type != "BOOKMARK" || status().state != NodeWatchStatus::State::kSynced) {
-    publish(NodeWatchStatus::State::kSynced, "");
-  }
+  // A new inventory costs every decision its candidates memo: none for a
+  // bookmark or a heartbeat, which leave every class as it was.
+  if (changed || status().state != NodeWatchStatus::State::kSynced) publish(NodeWatchStatus::State::kSynced, "");
   return std::nullopt;
 }
 
-void NodeWatcher::mark_synced() {
+NodeWatcher::SyncTime NodeWatcher::mark_synced() {
   std::lock_guard lock(mutex_);
+  SyncTime replaced{status_.last_sync, last_sync_steady_};
   status_.last_sync = std::chrono::system_clock::now();
   last_sync_steady_ = std::chrono::steady_clock::now();
+  return replaced;
+}
+
+void NodeWatcher::restore_sync(const SyncTime& time) {
+  std::lock_guard lock(mutex_);
+  status_.last_sync = time.wall;
+  last_sync_steady_ = time.steady;
 }
 
 void NodeWatcher::publish(NodeWatchStatus::State state, const std::string& error) {

@@ -44,9 +44,12 @@ class Filter {
  public:
   Filter(const Policy& policy, const PodFacts& pod) : pod_(pod), tolerations_(pod.tolerations) {
     // The ExtendedResourceToleration admission plugin: a pod asking for an
-    // extended resource tolerates that resource's NoSchedule taint.
-    for (const std::string& resource : policy.gpu_resources) {
-      if (asks_for(resource)) tolerations_.push_back({resource, true, "", std::string("NoSchedule")});
+    // extended resource tolerates that resource's NoSchedule taint. A Pod
+    // under review already has what the plugin adds, if it runs.
+    if (policy.node_fit.extended_resource_toleration && !pod.tolerations_final) {
+      for (const std::string& resource : policy.gpu_resources) {
+        if (asks_for(resource)) tolerations_.push_back({resource, true, "", std::string("NoSchedule")});
+      }
     }
     for (const auto& [key, value] : pod.node_selector) pinned_.push_back({key, NodeRequirement::Op::kIn, {value}});
     if (!pod.node_name.empty()) pinned_.push_back({"metadata.name", NodeRequirement::Op::kIn, {pod.node_name}, true});
@@ -93,17 +96,16 @@ class Filter {
 
   // Whether the pod may be placed on the node, whatever its GPUs.
   bool placeable(const NodeClass& node) const {
-    if (node.unschedulable) return false;
+    if (cordoned(node)) return false;
     const bool matched =
         std::any_of(terms_.begin(), terms_.end(), [&](const auto& term) { return some_node_matches(term, node); });
-    return matched && std::all_of(node.taints.begin(), node.taints.end(), [&](const Taint& taint) {
-             return taint.effect == TaintEffect::kPreferNoSchedule || tolerates(tolerations_, taint);
-           });
+    return matched &&
+           std::all_of(node.taints.begin(), node.taints.end(), [&](const Taint& taint) { return !keeps_out(taint); });
   }
 
   // Why it may not, as a person reads it (only asked when no class may).
   std::string reason(const NodeClass& node) const {
-    if (node.unschedulable) return "are cordoned (unschedulable)";
+    if (cordoned(node)) return "are cordoned (unschedulable)";
     for (const NodeRequirement& requirement : pinned_) {
       if (some_node_matches({requirement}, node)) continue;
       return requirement.field ? "are not spec.nodeName " + pod_.node_name
@@ -113,7 +115,7 @@ class Filter {
       return pod_.has_affinity ? "do not match the node affinity" : "do not match nodeSelector and nodeName together";
     }
     for (const Taint& taint : node.taints) {
-      if (taint.effect == TaintEffect::kPreferNoSchedule || tolerates(tolerations_, taint)) continue;
+      if (!keeps_out(taint)) continue;
       return "have taint " + taint.key + (taint.value.empty() ? "" : "=" + taint.value) + ":" +
              std::string(to_string(taint.effect)) + ", not tolerated";
     }
@@ -121,6 +123,19 @@ class Filter {
   }
 
  private:
+  // A pod that names its node skips the scheduler: the kubelet admits it
+  // on a cordoned node and minds NoExecute taints only. Others are kept
+  // off a cordoned node unless they tolerate its unschedulable taint.
+  bool cordoned(const NodeClass& node) const {
+    return node.unschedulable && pod_.node_name.empty() &&
+           !tolerates(tolerations_, Taint{std::string(kUnschedulableTaint), "", TaintEffect::kNoSchedule});
+  }
+  bool keeps_out(const Taint& taint) const {
+    if (taint.effect == TaintEffect::kPreferNoSchedule) return false;
+    if (!pod_.node_name.empty() && taint.effect == TaintEffect::kNoSchedule) return false;
+    return !tolerates(tolerations_, taint);
+  }
+
   bool asks_for(std::string_view resource) const {
     const auto asks = [&](const std::vector<ContainerFacts>& list) {
       return std::any_of(list.begin(), list.end(), [&](const ContainerFacts& c) { return c.gpu_resource == resource; });

@@ -14,8 +14,10 @@ using StringMap = std::map<std::string, std::string, std::less<>>;
 // Warnings go into one short line of kubectl output.
 constexpr std::size_t kMaxBrief = 109;
 
-// A resource the node does not report does not limit the pod.
-bool within(const Quantity& asked, const std::optional<Quantity>& has) { return !has || asked <= *has; }
+// A resource the node does not report is none, as the scheduler counts it.
+bool within(const Quantity& asked, const std::optional<Quantity>& has) {
+  return has ? asked <= *has : asked <= Quantity();
+}
 
 std::string shown(const std::optional<Quantity>& value) { return value ? value->to_string() : "unreported"; }
 
@@ -145,8 +147,17 @@ PodRequest pod_request(
     add(app.memory, c, kMemory);
     add(app.ephemeral_storage, c, kEphemeralStorage);
   }
+  // An init container runs beside the sidecars started before it: all of
+  // them, to be safe (their order is not kept).
+  PodRequest sidecars;
+  for (const ContainerFacts& c : pod.app) {
+    if (!c.sidecar) continue;
+    add(sidecars.cpu, c, kCpu);
+    add(sidecars.memory, c, kMemory);
+    add(sidecars.ephemeral_storage, c, kEphemeralStorage);
+  }
   for (const ContainerFacts& c : pod.init) {
-    PodRequest one;
+    PodRequest one = sidecars;
     add(one.cpu, c, kCpu);
     add(one.memory, c, kMemory);
     add(one.ephemeral_storage, c, kEphemeralStorage);

@@ -40,8 +40,12 @@ std::string quantity_key(const std::optional<Quantity>& quantity) {
 }
 
 // Everything that makes two nodes different to sizing, as one string.
-std::string class_key(const NodeInfo& node) {
-  std::string key;
+// REQUIRES: node is canonical(); hostname_is_name as it said.
+std::string class_key(const NodeInfo& node, bool hostname_is_name) {
+  // A node whose hostname label was its name and one without the label have
+  // the same labels left, but a requirement on the label holds on the first
+  // (by its name) and never on the second.
+  std::string key = hostname_is_name ? "h" : "-";
   for (const auto& [name, value] : node.labels) key += name + '\x1f' + value + '\x1e';
   key += '\x1d';
   for (const Taint& taint : node.taints) {
@@ -54,10 +58,12 @@ std::string class_key(const NodeInfo& node) {
   return key;
 }
 
-// The node with its lists sorted and its own name out of its labels.
-NodeInfo canonical(NodeInfo node) {
-  std::erase_if(node.labels,
-                [&](const auto& label) { return label.first == kHostnameLabel && label.second == node.name; });
+// The node with its lists sorted and its own name out of its labels;
+// hostname_is_name says whether that label was there.
+NodeInfo canonical(NodeInfo node, bool& hostname_is_name) {
+  hostname_is_name = std::erase_if(node.labels, [&](const auto& label) {
+                       return label.first == kHostnameLabel && label.second == node.name;
+                     }) > 0;
   std::sort(node.labels.begin(), node.labels.end());
   std::sort(node.taints.begin(), node.taints.end());
   std::sort(node.extended.begin(), node.extended.end());
@@ -172,10 +178,15 @@ std::shared_ptr<const NodeInventory> NodeInventory::none() {
 InventoryBuilder::InventoryBuilder(InventorySource source, std::string origin)
     : source_(source), origin_(std::move(origin)) {}
 
-void InventoryBuilder::upsert(NodeInfo node) {
-  remove(node.name);
-  node = canonical(std::move(node));
-  std::string key = class_key(node);
+bool InventoryBuilder::upsert(NodeInfo node) {
+  bool hostname_is_name = false;
+  node = canonical(std::move(node), hostname_is_name);
+  std::string key = class_key(node, hostname_is_name);
+  if (const auto known = node_class_.find(node.name); known != node_class_.end()) {
+    // A heartbeat or a new resourceVersion: the node stays in its class.
+    if (known->second->first == key) return false;
+    remove(node.name);
+  }
   auto found = classes_.find(key);
   if (found == classes_.end()) {
     NodeClass shape;
@@ -187,19 +198,21 @@ void InventoryBuilder::upsert(NodeInfo node) {
     shape.ephemeral_storage = node.ephemeral_storage;
     shape.extended = std::move(node.extended);
     shape.gpu = node_gpu(shape.labels);
-    shape.hostname_is_name = !shape.label(kHostnameLabel);
+    shape.hostname_is_name = hostname_is_name;
     found = classes_.emplace(std::move(key), Entry{std::move(shape), 0}).first;
   }
   ++found->second.members;
   node_class_.emplace(std::move(node.name), found);
+  return true;
 }
 
-void InventoryBuilder::remove(std::string_view name) {
+bool InventoryBuilder::remove(std::string_view name) {
   auto node = node_class_.find(name);
-  if (node == node_class_.end()) return;
+  if (node == node_class_.end()) return false;
   const Classes::iterator entry = node->second;
   node_class_.erase(node);
   if (--entry->second.members == 0) classes_.erase(entry);
+  return true;
 }
 
 void InventoryBuilder::clear() {

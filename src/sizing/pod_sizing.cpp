@@ -7,6 +7,7 @@
 
 #include "gpusizer/sizing/messages.h"
 #include "gpusizer/sizing/sizing.h"
+#include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -78,13 +79,21 @@ class PodSizer {
     return {policy_, pod_, phases_, profile(), sizing_.profile_reason, options_.explain, &candidates_};
   }
 
-  // The nodes known (the caller's), else the policy's pools; why the known
-  // ones may be out of date carries over either way.
+  // The nodes known (the caller's), else the policy's pools, also when no
+  // known node is a candidate; why the known ones may be out of date
+  // carries over either way.
   void choose_candidates() {
     const NodeInventory& known = options_.nodes ? *options_.nodes : *NodeInventory::none();
     const NodeInventory& used =
         known.source != InventorySource::kNone || !policy_.pool_nodes ? known : *policy_.pool_nodes;
     candidates_ = candidate_nodes(used, policy_, pod_, phases_.gpus);
+    if (&used == &known && candidates_.known() && candidates_.nodes.empty() && policy_.pool_nodes) {
+      // No node the cluster has now may run the pod: it may be waiting
+      // for the autoscaler to add one of the pools' shapes.
+      const std::string why = "none of " + known.origin + " may run it now: " + candidates_.why_none;
+      candidates_ = candidate_nodes(*policy_.pool_nodes, policy_, pod_, phases_.gpus);
+      candidates_.pools_instead = why;
+    }
     candidates_.stale = known.stale;
     if (!candidates_.known()) return;
     const PodRequest written = pod_request(pod_, phases_.gpus, [](const ContainerFacts& c, std::string_view resource) {
@@ -119,7 +128,7 @@ class PodSizer {
         // floors the slots point at.
         if (capped_.empty()) capped_.reserve(std::size(kResources) * phases_.phases.size());
         capped_.push_back(
-            Floor{ceiling.phase, ceiling.resource, ceiling.amount, ceiling.basis, slot->arithmetic, slot->note});
+            Floor{ceiling.phase, ceiling.resource, ceiling.amount, ceiling.basis, slot->arithmetic, slot->note, true});
         slot = &capped_.back();
         sizing_.capped.push_back(ceiling.resource);
       }
@@ -177,24 +186,79 @@ class PodSizer {
   }
 
   // Each holder's share of its phase's binding floors; rounding up keeps
-  // the shares' sum at or above the floor.
+  // the shares' sum at or above the floor. A capped floor is the most the
+  // phase may have in all: its holders share out only the room left by
+  // what they already ask, so the phase never passes it.
   void find_shortfalls() {
     for (std::size_t p = 0; p < phases_.phases.size(); ++p) {
       const Phase& phase = phases_.phases[p];
-      for (const ContainerFacts* holder : phase.holders) {
-        for (std::string_view resource : kResources) {
-          const Floor* floor = binding(p, resource);
-          if (!floor) continue;
-          const Quantity granule = resource == kCpu ? Quantity::from_milli(1) : Quantity::from_bytes(1 << 20);
-          const Quantity need =
-              holder->gpus == phase.gpus ? floor->amount : floor->amount.share_ceil(holder->gpus, phase.gpus, granule);
-          const auto request = holder->effective_request(resource);
-          const auto limit = holder->limit(resource);
+      std::array<std::vector<Quantity>, std::size(kResources)> needs;
+      for (std::size_t r = 0; r < std::size(kResources); ++r) {
+        const Floor* floor = binding(p, kResources[r]);
+        if (floor) needs[r] = floor->capped ? capped_needs(phase, *floor) : shares(phase, *floor);
+      }
+      // Holder by holder, so that each container's changes read together.
+      for (std::size_t i = 0; i < phase.holders.size(); ++i) {
+        const ContainerFacts* holder = phase.holders[i];
+        for (std::size_t r = 0; r < std::size(kResources); ++r) {
+          if (needs[r].empty()) continue;
+          const Quantity& need = needs[r][i];
+          const auto request = holder->effective_request(kResources[r]);
+          const auto limit = holder->limit(kResources[r]);
           if (request && *request >= need && (!limit || *limit >= need)) continue;
-          shortfalls_.push_back({holder, &phase, floor, need, request, limit});
+          if (!request && need.is_zero()) continue;  // no room under a cap: nothing to set
+          shortfalls_.push_back({holder, &phase, binding(p, kResources[r]), need, request, limit});
         }
       }
     }
+  }
+
+  static Quantity granule(std::string_view resource) {
+    return resource == kCpu ? Quantity::from_milli(1) : Quantity::from_bytes(1 << 20);
+  }
+
+  // Each holder's share of the floor by its GPUs, rounded up.
+  static std::vector<Quantity> shares(const Phase& phase, const Floor& floor) {
+    std::vector<Quantity> out;
+    for (const ContainerFacts* holder : phase.holders) {
+      out.push_back(holder->gpus == phase.gpus
+                        ? floor.amount
+                        : floor.amount.share_ceil(holder->gpus, phase.gpus, granule(floor.resource)));
+    }
+    return out;
+  }
+
+  // What each holder may be raised to under a capped floor: its share of
+  // the cap (rounded down), or, when the shares would pass the room left
+  // by what the holders already ask, the room shared out in proportion to
+  // what each lacks. No room: none is raised.
+  static std::vector<Quantity> capped_needs(const Phase& phase, const Floor& floor) {
+    const std::string_view resource = floor.resource;
+    const int64_t step = resource_units(granule(resource), resource);
+    std::vector<int64_t> asked, lacks;
+    int128 asked_total = 0, lacking = 0;
+    for (const ContainerFacts* holder : phase.holders) {
+      const auto request = holder->effective_request(resource);
+      const int64_t ask = request ? std::max<int64_t>(0, resource_units(*request, resource)) : 0;
+      const Quantity share = holder->gpus == phase.gpus
+                                 ? floor.amount
+                                 : floor.amount.share_floor(holder->gpus, phase.gpus, granule(resource));
+      const int64_t lack = std::max<int64_t>(0, resource_units(share, resource) - ask);
+      asked.push_back(ask);
+      lacks.push_back(lack);
+      asked_total += ask;
+      lacking += lack;
+    }
+    const int128 room = int128(resource_units(floor.amount, resource)) - asked_total;
+    std::vector<Quantity> out;
+    for (std::size_t i = 0; i < asked.size(); ++i) {
+      int128 raise = 0;
+      if (room > 0 && lacks[i] > 0) {
+        raise = lacking <= room ? int128(lacks[i]) : int128(lacks[i]) * room / lacking / step * step;
+      }
+      out.push_back(of_resource_units(clamp_to_int64(int128(asked[i]) + raise), resource));
+    }
+    return out;
   }
 
   // What a container asks for once sized: its effective request, or the

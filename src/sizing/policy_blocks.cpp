@@ -200,8 +200,10 @@ void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out
 }
 
 void read_node_fit(const YAML::Node& node, bool complete, NodeFitPolicy& out) {
-  const Block block(node, "nodeFit", complete, {"action", "poolLabel", "pools"});
+  const Block block(node, "nodeFit", complete, {"action", "poolLabel", "pools", "extendedResourceToleration"});
   block.read("action", [&](const auto& value, const auto& path) { out.action = read_action(value, path); });
+  block.read("extendedResourceToleration",
+             [&](const auto& value, const auto& path) { out.extended_resource_toleration = read_bool(value, path); });
   block.read("poolLabel", [&](const auto& value, const auto& path) { out.pool_label = read_string(value, path); });
   block.read("pools", [&](const auto& value, const auto& path) {
     if (!value.IsSequence()) fail(path, value, "must be a list of node pools");

@@ -164,7 +164,10 @@ class Cluster:
             "--service-account-issuer=https://kubernetes.default.svc",
             "--service-cluster-ip-range=10.0.0.0/24",
             f"--token-auth-file={certs}/tokens.csv", "--authorization-mode=RBAC",
-            "--enable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
+            # ExtendedResourceToleration as GKE runs it: GPU pods get the
+            # toleration of the GPU nodes' taint before the webhook sees them.
+            "--enable-admission-plugins=ExtendedResourceToleration,MutatingAdmissionWebhook,"
+            "ValidatingAdmissionWebhook",
             # No controller-manager runs here to create service-account
             # tokens, which this plugin would otherwise wait for on every pod.
             "--disable-admission-plugins=ServiceAccount"]
@@ -655,11 +658,17 @@ def server_pod(name):
                                      "resources": {"limits": {"nvidia.com/gpu": "1", "cpu": "2", "memory": "10Gi"}}}]}}
 
 
-def sized(pod):
+def sized_pod(pod):
+    """The Pod as the API server would store it, and the warnings."""
     result, returned = dry_run_apply(pod)
     if result.returncode != 0:
         raise AssertionError(result.stderr)
-    return container(returned["spec"], "vllm")["resources"], warnings_of(result.stderr)
+    return returned, warnings_of(result.stderr)
+
+
+def sized(pod):
+    returned, warnings = sized_pod(pod)
+    return container(returned["spec"], "vllm")["resources"], warnings
 
 
 class NodeInventoryTest(unittest.TestCase):
@@ -699,6 +708,10 @@ class NodeInventoryTest(unittest.TestCase):
         # The API server defaulted the requests to the limits before the webhook saw the pod.
         self.assertIn('container "vllm": memory request 10Gi->26Gi, limit 10Gi->26Gi (1 GPU, infer profile, node cap)',
                       warnings)
+        # The webhook saw the toleration ExtendedResourceToleration added
+        # (the Pod as written has none): the capped Pod can use the node.
+        tolerations = sized_pod(server_pod("vllm-0"))[0]["spec"].get("tolerations", [])
+        self.assertIn({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}, tolerations)
 
         # A larger L4 node, added while the webhook runs, changes the next answer.
         create_node(node("l4-large-0", "g2-standard-48", 4, "47", "180Gi", "375Gi"))

@@ -224,6 +224,17 @@ TEST(CliCheck, LongPlainScalarsDoNotOverflowTheStack) {
   EXPECT_EQ(result.exit_code, 0) << result.output;
 }
 
+TEST(CliCheck, AnAliasInsideItsOwnAnchorIsAnErrorNotACrash) {
+  // yaml-cpp loads `&x {d: *x}` as a cycle: the copy that expands aliases
+  // must stop, not recurse until the stack runs out.
+  TempDir dir;
+  const std::string file = dir.path() + "/cycle.yaml";
+  std::ofstream(file) << "apiVersion: v1\nkind: Pod\nmetadata: &x\n  name: p\n  again: *x\n";
+  const auto result = run("check " + file);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("nested deeper than 1000 levels"), std::string::npos) << result.output;
+}
+
 TEST(CliCheck, FixFromStdinRoundTripsWithNoFindings) {
   TempDir dir;
   const std::string fixed = dir.path() + "/fixed.yaml";

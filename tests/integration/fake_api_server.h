@@ -3,7 +3,9 @@
 // NodeList paged with limit/continue, and GET /api/v1/nodes?watch=1 as a
 // chunked stream of the events a test pushes, one JSON object a line. It
 // records every request, and answers with a chosen HTTP status on demand,
-// which a real API server cannot be made to do.
+// which a real API server cannot be made to do. Given a path prefix, it
+// serves under it only, as Rancher's proxy serves a cluster's API under
+// /k8s/clusters/<id>.
 #pragma once
 
 #include <chrono>
@@ -49,13 +51,14 @@ inline nlohmann::json fake_node(const std::string& name, const std::string& inst
 class FakeApiServer {
  public:
   struct Request {
+    std::string path;
     bool watch = false;
     std::map<std::string, std::string> query;
     std::string authorization;
   };
 
   // Listens on an ephemeral port of 127.0.0.1 at once.
-  explicit FakeApiServer(const std::string& dir) {
+  explicit FakeApiServer(const std::string& dir, std::string path_prefix = "") : path_prefix_(std::move(path_prefix)) {
     auto files = write_self_signed(dir, {"localhost", "127.0.0.1"});
     if (!files) throw std::runtime_error("certificates: " + files.error());
     files_ = files.value();
@@ -74,6 +77,7 @@ class FakeApiServer {
     ApiServerConfig config;
     config.host = "127.0.0.1";
     config.port = port_;
+    config.path_prefix = path_prefix_;
     config.ca_pem = ca_pem_;
     config.description = "fake API server";
     return config;
@@ -87,7 +91,8 @@ class FakeApiServer {
     }
     server_ = std::make_unique<httplib::SSLServer>(files_.cert_file.c_str(), files_.key_file.c_str());
     if (!server_->is_valid()) throw std::runtime_error("SSLServer setup failed");
-    server_->Get("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) { answer(req, res); });
+    server_->Get(path_prefix_ + "/api/v1/nodes",
+                 [this](const httplib::Request& req, httplib::Response& res) { answer(req, res); });
     if (port_ == 0) {
       port_ = server_->bind_to_any_port("127.0.0.1");
     } else if (!server_->bind_to_port("127.0.0.1", port_)) {
@@ -179,7 +184,7 @@ class FakeApiServer {
 
  private:
   void answer(const httplib::Request& req, httplib::Response& res) {
-    Request recorded{req.get_param_value("watch") == "1", {}, req.get_header_value("Authorization")};
+    Request recorded{req.path, req.get_param_value("watch") == "1", {}, req.get_header_value("Authorization")};
     for (const auto& [key, value] : req.params) recorded.query[key] = value;
     std::unique_lock lock(mutex_);
     requests_.push_back(recorded);
@@ -251,6 +256,7 @@ class FakeApiServer {
     int times = -1;
   };
 
+  std::string path_prefix_;
   GeneratedCertificates files_;
   std::string ca_pem_;
   int port_ = 0;

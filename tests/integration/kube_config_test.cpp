@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "gpusizer/server/kube_client.h"
+#include "gpusizer/server/node_watcher.h"
 #include "gpusizer/util/base64.h"
 #include "integration/fake_api_server.h"
 #include "integration/webhook_process.h"
@@ -118,6 +119,50 @@ TEST_F(NodeWatchKubeconfig, ClientCertificateDataReachesTheApiServer) {
   ASSERT_TRUE(list) << list.error();
   EXPECT_NE(list.value().find("\"NodeList\""), std::string::npos);
   EXPECT_EQ(api.last(false).authorization, "");  // a certificate, no token
+}
+
+// Rancher (and other proxies) serve a cluster's API under a path of their
+// own: every request, the list and the watch, goes under it.
+TEST_F(NodeWatchKubeconfig, AServerPathPrefixesEveryRequest) {
+  const std::string prefix = "/k8s/clusters/c-abc";
+  FakeApiServer api(dir_.path() + "/api", prefix);
+  api.set_nodes({fake_node("gpu-0", "a2-highgpu-8g", 96, 8)}, "7");
+  const std::string server = "https://127.0.0.1:" + std::to_string(api.port()) + prefix;
+  auto config = read(kubeconfig(
+      "    server: " + server + "/\n    certificate-authority-data: " + base64_encode(api.config().ca_pem) + "\n",
+      "    token: t0\n"));
+  ASSERT_TRUE(config) << config.error();
+  EXPECT_EQ(config.value().path_prefix, prefix);
+  EXPECT_EQ(config.value().description, "kubeconfig " + path() + ", context kind (" + server + ")");
+
+  ApiClient client(config.value());
+  auto list = client.get("/api/v1/nodes?limit=500", 5);
+  ASSERT_TRUE(list) << list.error();
+  EXPECT_NE(list.value().find("gpu-0"), std::string::npos);
+  EXPECT_EQ(api.last(false).path, prefix + "/api/v1/nodes");
+
+  NodeWatchOptions options;
+  options.watch_seconds = 5;
+  NodeWatcher watcher(config.value(), options, nullptr);
+  watcher.start();
+  ASSERT_TRUE(eventually([&] { return watcher.status().state == NodeWatchStatus::State::kSynced && api.streaming(); }))
+      << watcher.status().last_error;
+  EXPECT_EQ(watcher.inventory()->node_count, 1U);
+  EXPECT_EQ(api.last(true).path, prefix + "/api/v1/nodes");
+  watcher.stop();
+
+  // A failure names the whole path.
+  api.fail_lists(403, R"({"kind":"Status","message":"forbidden"})");
+  auto refused = client.get("/api/v1/nodes", 5);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), "GET " + prefix + "/api/v1/nodes: 403 Forbidden: forbidden");
+}
+
+TEST_F(NodeWatchKubeconfig, AServerWithAQueryIsAnError) {
+  auto config = read(kubeconfig(
+      "    server: https://127.0.0.1:6443/k8s?cluster=a\n    insecure-skip-tls-verify: true\n", "    token: t\n"));
+  ASSERT_FALSE(config);
+  EXPECT_NE(config.error().find("has a query or fragment"), std::string::npos) << config.error();
 }
 
 TEST_F(NodeWatchKubeconfig, InsecureSkipTlsVerifyNeedsNoCa) {

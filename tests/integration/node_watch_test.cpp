@@ -3,18 +3,17 @@
 // the first lists, page them, push chosen watch events, answer 410, 403 or
 // 500, go away and come back. The inventory it publishes and the status
 // /status shows are polled with a deadline, never read after a fixed sleep.
-#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
-#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "gpusizer/server/node_watcher.h"
-#include "integration/fake_api_server.h"
-#include "integration/webhook_process.h"
+#include "integration/node_watch_support.h"
 
 namespace gpusizer::testing {
 namespace {
@@ -22,60 +21,7 @@ namespace {
 using State = NodeWatchStatus::State;
 using std::chrono::milliseconds;
 
-// Every node of an inventory, sorted.
-std::vector<std::string> node_names(const NodeInventory& inventory) {
-  std::vector<std::string> names;
-  for (const NodeClass& c : inventory.classes) names.insert(names.end(), c.names.begin(), c.names.end());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-// The class holding the node, or nullptr.
-const NodeClass* class_of(const NodeInventory& inventory, const std::string& node) {
-  for (const NodeClass& c : inventory.classes) {
-    if (std::find(c.names.begin(), c.names.end(), node) != c.names.end()) return &c;
-  }
-  return nullptr;
-}
-
-std::string status_body(int code, const std::string& reason, const std::string& message) {
-  return nlohmann::json{{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
-                        {"message", message}, {"reason", reason},   {"code", code}}
-      .dump();
-}
-
-class NodeWatch : public ::testing::Test {
- protected:
-  NodeWatch() {
-    api_.set_nodes({fake_node("small-0", "g2-standard-8", 8, 1), fake_node("small-1", "g2-standard-8", 8, 1)}, "100");
-  }
-
-  // Small backoff and watch timeout, so every retry is quick.
-  static NodeWatchOptions options() {
-    NodeWatchOptions options;
-    options.backoff_min = milliseconds(20);
-    options.backoff_max = milliseconds(100);
-    options.watch_seconds = 5;
-    options.gpu_resources = {"nvidia.com/gpu"};
-    return options;
-  }
-
-  std::unique_ptr<NodeWatcher> start(ApiServerConfig config, NodeWatchOptions options) {
-    auto watcher = std::make_unique<NodeWatcher>(std::move(config), std::move(options), nullptr);
-    watcher->start();
-    return watcher;
-  }
-  std::unique_ptr<NodeWatcher> start() { return start(api_.config(), options()); }
-
-  // Waits until the watcher has listed and a watch of it is open.
-  static void wait_watching(const NodeWatcher& watcher, const FakeApiServer& api) {
-    ASSERT_TRUE(eventually([&] { return watcher.status().state == State::kSynced && api.streaming(); }))
-        << "state " << to_string(watcher.status().state) << ", last error: " << watcher.status().last_error;
-  }
-
-  TempDir dir_;
-  FakeApiServer api_{dir_.path() + "/api"};
-};
+class NodeWatch : public NodeWatchFixture {};
 
 TEST_F(NodeWatch, BeforeTheFirstListTheNodesAreNotKnownYet) {
   api_.fail_lists(503, status_body(503, "ServiceUnavailable", "the server is currently unable to handle the request"));
@@ -261,24 +207,6 @@ TEST_F(NodeWatch, AnApiServerThatGoesAwayAndComesBackIsWatchedAgain) {
   EXPECT_EQ(api_.count(false), 1U);  // resumed from its resourceVersion, no list
 }
 
-// A watch that ends normally after the API server came back is in sync
-// again: state, last error and the inventory's stale text clear.
-TEST_F(NodeWatch, AWatchThatEndsCleanlyAfterALossClearsStale) {
-  auto watcher = start();
-  wait_watching(*watcher, api_);
-  api_.stop();
-  ASSERT_TRUE(eventually([&] { return watcher->status().state == State::kLost; }));
-
-  api_.start();
-  ASSERT_TRUE(eventually([&] { return api_.streaming(); }));
-  const std::size_t watches = api_.count(true);
-  api_.end_watch();  // the API server is back and nothing changed
-  ASSERT_TRUE(eventually([&] { return api_.count(true) > watches && api_.streaming(); }));
-  EXPECT_TRUE(eventually([&] { return watcher->status().state == State::kSynced; }, milliseconds(2000)))
-      << "state " << to_string(watcher->status().state) << ", last error: " << watcher->status().last_error;
-  EXPECT_EQ(watcher->inventory()->stale, "");
-}
-
 // A watch that resumed resets the backoff: brief failures far apart never
 // add up to the longest delay (9 single 500s at a 20 ms minimum take about
 // a second, not the doubling's several).
@@ -356,6 +284,26 @@ TEST_F(NodeWatch, StopReturnsPromptlyWhileAWatchIsStreaming) {
   EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(2));
   watcher->stop();                        // idempotent
   EXPECT_EQ(api_.requests().size(), 2U);  // the list and the watch, nothing after the stop
+}
+
+// A stop() that lands after the watch's connection is set up and before
+// its request is sent finds no socket to shut: the watcher stops the client
+// again until its thread is done, rather than wait out the watch (35 s here).
+TEST_F(NodeWatch, StopIsNotMissedBetweenAConnectionAndItsRequest) {
+  std::atomic<int> sends{0};
+  std::atomic<bool> in_window{false};
+  NodeWatchOptions hooked = options();
+  hooked.before_send = [&] {
+    if (++sends != 2) return;  // the first watch, after the list
+    in_window = true;
+    std::this_thread::sleep_for(milliseconds(300));
+  };
+  auto watcher = start(api_.config(), hooked);
+  ASSERT_TRUE(eventually([&] { return in_window.load(); }));
+  const auto before = std::chrono::steady_clock::now();
+  watcher->stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(3));
+  EXPECT_EQ(sends.load(), 2);
 }
 
 TEST_F(NodeWatch, StopReturnsPromptlyWhileBackingOff) {

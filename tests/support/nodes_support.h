@@ -2,6 +2,9 @@
 // rules that read nodes.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -16,6 +19,24 @@ inline NodeInventory inventory_of(std::vector<NodeClass> classes) {
   inventory.origin = "nodes.yaml";
   inventory.classes = std::move(classes);
   return inventory;
+}
+
+// A cluster of one node, "<shape>-0" of that instance type, with `gpus`
+// NVIDIA GPUs, as a --nodes file gives it.
+inline std::shared_ptr<const NodeInventory> one_node_inventory(const std::string& shape, int64_t gpus, const char* cpu,
+                                                               const char* memory, const char* storage,
+                                                               std::vector<Taint> taints = {}) {
+  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
+  NodeInfo info;
+  info.name = shape + "-0";
+  info.labels = {{"node.kubernetes.io/instance-type", shape}};
+  info.cpu = Quantity::parse(cpu).value();
+  info.memory = Quantity::parse(memory).value();
+  info.ephemeral_storage = Quantity::parse(storage).value();
+  info.extended = {{"nvidia.com/gpu", gpus}};
+  info.taints = std::move(taints);
+  builder.upsert(info);
+  return builder.build();
 }
 
 }  // namespace gpusizer::testing

@@ -161,6 +161,31 @@ TEST(Candidates, TheHostnameLabelIsMatchedByNodeName) {
   EXPECT_FALSE(matches(requirement(std::string(kHostnameLabel), Op::kIn, {"gpu-c"}), renamed));
 }
 
+// A node without the hostname label is matched as the scheduler matches it,
+// by its labels: it is not in the class of nodes whose label was their name.
+TEST(Candidates, ANodeWithoutAHostnameLabelIsNotMatchedByItsName) {
+  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
+  NodeInfo labelled;
+  labelled.name = "gpu-a";
+  labelled.labels = {{std::string(kHostnameLabel), "gpu-a"}};
+  labelled.extended = {{"nvidia.com/gpu", 8}};
+  NodeInfo unlabelled = labelled;
+  unlabelled.name = "gpu-b";
+  unlabelled.labels.clear();
+  builder.upsert(labelled);
+  builder.upsert(unlabelled);
+  const auto inventory = builder.build();
+  ASSERT_EQ(inventory->classes.size(), 2u);
+  for (const NodeClass& c : inventory->classes) {
+    ASSERT_EQ(c.names.size(), 1u);
+    const bool has_label = c.names[0] == "gpu-a";
+    EXPECT_EQ(c.hostname_is_name, has_label) << c.names[0];
+    EXPECT_EQ(matches(requirement(std::string(kHostnameLabel), Op::kIn, {c.names[0]}), c), has_label) << c.names[0];
+    EXPECT_EQ(matches(requirement(std::string(kHostnameLabel), Op::kExists), c), has_label) << c.names[0];
+    EXPECT_EQ(matches(requirement(std::string(kHostnameLabel), Op::kDoesNotExist), c), !has_label) << c.names[0];
+  }
+}
+
 // Requirements on a node's name must all hold on one node of the class: no
 // node of {gpu-a, gpu-b} is both.
 TEST(Candidates, ATermsNameRequirementsMustHoldOnOneNode) {
@@ -285,6 +310,51 @@ TEST(CandidateNodes, CordonedNodesAreLeftOut) {
   const Candidates candidates = candidate_nodes(nodes, default_policy(), gpu_pod(), 1);
   EXPECT_TRUE(candidates.placeable.empty());
   EXPECT_EQ(candidates.why_none, "1 node shape: 1 are cordoned (unschedulable)");
+}
+
+TEST(CandidateNodes, WithoutThePluginOrOnceItRanNoTolerationIsAdded) {
+  NodeClass gke = node_class({"gke-l4"}, {}, 1);
+  gke.taints = {taint("nvidia.com/gpu", "present", TaintEffect::kNoSchedule)};
+  const NodeInventory nodes = inventory_of({gke});
+  // The cluster does not run ExtendedResourceToleration.
+  Policy off = default_policy();
+  off.node_fit.extended_resource_toleration = false;
+  EXPECT_TRUE(candidate_nodes(nodes, off, gpu_pod(), 1).nodes.empty());
+  // A Pod under review: the plugin, if it runs, already added the
+  // toleration; this one has none, so it may not run there.
+  PodFacts admitted = gpu_pod();
+  admitted.tolerations_final = true;
+  const Candidates candidates = candidate_nodes(nodes, default_policy(), admitted, 1);
+  EXPECT_TRUE(candidates.nodes.empty());
+  EXPECT_EQ(candidates.why_none, "1 node shape: 1 have taint nvidia.com/gpu=present:NoSchedule, not tolerated");
+  admitted.tolerations = {toleration("nvidia.com/gpu", true, "", "NoSchedule")};
+  EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), admitted, 1).nodes), Shapes{"gke-l4"});
+}
+
+TEST(CandidateNodes, APodToleratingTheUnschedulableTaintMayRunOnACordonedNode) {
+  NodeClass cordoned = node_class({"cordoned"});
+  cordoned.unschedulable = true;
+  const NodeInventory nodes = inventory_of({cordoned});
+  PodFacts pod = gpu_pod();
+  pod.tolerations = {toleration("node.kubernetes.io/unschedulable", true, "", "NoSchedule")};
+  EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), pod, 1).nodes), Shapes{"cordoned"});
+}
+
+TEST(CandidateNodes, APodNamingItsNodeIgnoresCordonsAndNoScheduleTaintsAsTheKubeletDoes) {
+  NodeClass cordoned = node_class({"cordoned"});
+  cordoned.unschedulable = true;
+  cordoned.taints = {taint("dedicated", "team-a", TaintEffect::kNoSchedule)};
+  NodeClass evicting = node_class({"evicting"});
+  evicting.taints = {taint("dedicated", "team-a", TaintEffect::kNoExecute)};
+  const NodeInventory nodes = inventory_of({cordoned, evicting});
+  PodFacts pod = gpu_pod();
+  pod.node_name = "cordoned";
+  EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), pod, 1).nodes), Shapes{"cordoned"});
+  pod.node_name = "evicting";
+  const Candidates candidates = candidate_nodes(nodes, default_policy(), pod, 1);
+  EXPECT_TRUE(candidates.nodes.empty());
+  EXPECT_EQ(candidates.why_none,
+            "2 node shapes: 1 are not spec.nodeName evicting, 1 have taint dedicated=team-a:NoExecute, not tolerated");
 }
 
 TEST(CandidateNodes, OnlyNodesWithThePodsGpuResourceCount) {

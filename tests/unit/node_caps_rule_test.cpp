@@ -194,11 +194,16 @@ TEST(NodeCapsRule, FloorsTheNodeHoldsAreNotCapped) {
             "the floors fit g2-standard-8 (1 nvidia.com/gpu, cpu 7910m, memory 27Gi, ephemeral-storage 95Gi)");
 }
 
-TEST(NodeCapsRule, AResourceTheNodeDoesNotReportIsNotCapped) {
+TEST(NodeCapsRule, AResourceTheNodeDoesNotReportIsNoneAsTheSchedulerCountsIt) {
+  // The scheduler reads a missing allocatable as 0: nothing can be given.
   const NodeInventory nodes = inventory_of({node("bare", 1, "-", "27Gi", "-")});
   const RuleResult result = run(trainer(1), nodes, floors("16", "64Gi", "300Gi"));
-  ASSERT_EQ(result.ceilings.size(), 1u);
   EXPECT_EQ(ceiling(result, kMemory), "26Gi");
+  EXPECT_EQ(ceiling(result, kCpu), "0");
+  EXPECT_EQ(ceiling(result, kEphemeralStorage), "0");
+  std::string said;
+  for (const std::string& brief : briefs(result)) said += brief + "\n";
+  EXPECT_NE(said.find("capped to 0: bare has cpu none (unreported)"), std::string::npos) << said;
 }
 
 TEST(NodeCapsRule, TheExplainRowNamesTheNodeAndTheReserve) {
@@ -272,16 +277,7 @@ TEST(NodeCapsRule, TheNodeChosenHoldsThePodAsWrittenAndKeepsMostMemoryThenCpu) {
 // The decider: a 1-GPU train pod (table: cpu 16, memory 64Gi, storage
 // 300Gi) on a cluster of one 1-GPU L4 node.
 std::shared_ptr<const NodeInventory> one_l4_node() {
-  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
-  NodeInfo info;
-  info.name = "gke-l4-0";
-  info.labels = {{"node.kubernetes.io/instance-type", "g2-standard-8"}};
-  info.cpu = q("7910m");
-  info.memory = q("27Gi");
-  info.ephemeral_storage = q("95Gi");
-  info.extended = {{"nvidia.com/gpu", 1}};
-  builder.upsert(info);
-  return builder.build();
+  return testing::one_node_inventory("g2-standard-8", 1, "7910m", "27Gi", "95Gi");
 }
 
 TEST(NodeCapsDecision, AOneGpuTrainPodIsSizedToWhatItsNodeHolds) {

@@ -136,6 +136,22 @@ TEST(ReadNode, ErrorsNameTheFieldAndTheValue) {
   EXPECT_EQ(error_of("gke-l4-0"), "is a string, not a Node");
 }
 
+// A negative cpu, memory or storage would be a negative cap: the node is
+// malformed, as one whose value is not a quantity.
+TEST(ReadNode, ANegativeAllocatableIsAnErrorNamingTheField) {
+  for (const char* resource : {"cpu", "memory", "ephemeral-storage"}) {
+    json node = l4_node();
+    node["status"]["allocatable"][resource] = "-1Gi";
+    EXPECT_EQ(error_of(node), "status.allocatable." + std::string(resource) + " \"-1Gi\" is negative");
+  }
+  json number = l4_node();
+  number["status"]["allocatable"]["cpu"] = -8;
+  EXPECT_EQ(error_of(number), "status.allocatable.cpu \"-8\" is negative");
+  json zero = l4_node();
+  zero["status"]["allocatable"]["memory"] = "0";
+  EXPECT_TRUE(read(zero).ok()) << "zero is a quantity a node may report";
+}
+
 Status add(const json& document, InventoryBuilder& builder) {
   JsonReader reader;
   return add_nodes(reader.view_of(document), "nodes.yaml: document 1", builder);
@@ -179,6 +195,14 @@ TEST(AddNodes, ANodeErrorNamesTheItemAndTheNode) {
             "nodes.yaml: document 1: items[1] (node gke-l4-7): status.allocatable.cpu \"8 cores\" is not a quantity");
   EXPECT_EQ(add(bad, builder).message(),
             "nodes.yaml: document 1: node gke-l4-7: status.allocatable.cpu \"8 cores\" is not a quantity");
+}
+
+TEST(AddNodes, ANegativeAllocatableNamesTheNodeAndTheField) {
+  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
+  json bad = l4_node("gke-l4-9");
+  bad["status"]["allocatable"]["memory"] = "-1Gi";
+  EXPECT_EQ(add({{"kind", "List"}, {"items", {l4_node(), bad}}}, builder).message(),
+            "nodes.yaml: document 1: items[1] (node gke-l4-9): status.allocatable.memory \"-1Gi\" is negative");
 }
 
 // A file in the test's own name, removed after it.

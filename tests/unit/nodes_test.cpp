@@ -3,6 +3,7 @@
 // the policy's nodeFit.pools as classes.
 #include "gpusizer/sizing/nodes.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -221,6 +222,29 @@ TEST(InventoryBuilder, RemoveDropsTheNodeAndAClassItEmpties) {
   builder.clear();
   EXPECT_EQ(builder.size(), 0u);
   EXPECT_TRUE(builder.build()->classes.empty());
+}
+
+// The watch publishes a new inventory only when the classes changed: most
+// MODIFIED events are heartbeats, conditions or a new resourceVersion, and
+// each publish costs decisions their candidates memo.
+TEST(InventoryBuilder, UpsertAndRemoveSayWhetherTheClassesChanged) {
+  InventoryBuilder builder(InventorySource::kCluster, "the cluster's nodes");
+  EXPECT_TRUE(builder.upsert(gpu_node("a")));
+  EXPECT_TRUE(builder.upsert(gpu_node("b"))) << "a new node in a known class changes its names";
+  EXPECT_FALSE(builder.upsert(gpu_node("a"))) << "the same node again, as a heartbeat sends it";
+  NodeInfo reordered = gpu_node("a", {{"zone", "a"}, {"rack", "1"}});
+  EXPECT_TRUE(builder.upsert(reordered));
+  std::reverse(reordered.labels.begin(), reordered.labels.end());
+  EXPECT_FALSE(builder.upsert(reordered)) << "label order is not a change";
+  NodeInfo smaller = reordered;
+  smaller.memory = q("1200Gi");
+  EXPECT_TRUE(builder.upsert(smaller));
+  EXPECT_EQ(builder.size(), 2u);
+  EXPECT_EQ(builder.build()->classes.size(), 2u);
+  EXPECT_TRUE(builder.remove("a"));
+  EXPECT_FALSE(builder.remove("a"));
+  EXPECT_FALSE(builder.remove("never-added"));
+  EXPECT_EQ(builder.size(), 1u);
 }
 
 TEST(InventoryBuilder, ABuiltInventoryDoesNotChangeWithLaterUpserts) {

@@ -161,6 +161,7 @@ TEST(DefaultPolicy, BeyondTheTableBlocksEqualTheSeeds) {
   EXPECT_EQ(policy.gpu_memory.find_gpu("NVIDIA-B200"), nullptr);
   EXPECT_EQ(policy.node_fit.action, CheckAction::kWarn);
   EXPECT_EQ(policy.node_fit.pool_label, "osmo.pool");
+  EXPECT_TRUE(policy.node_fit.extended_resource_toleration);
   EXPECT_TRUE(policy.node_fit.pools.empty());
 }
 
@@ -206,11 +207,21 @@ TEST(ParsePolicy, NodePoolsParse) {
   ASSERT_TRUE(parsed.ok()) << parsed.error();
   const NodeFitPolicy& fit = parsed.value().node_fit;
   EXPECT_EQ(fit.action, CheckAction::kDeny);
+  EXPECT_TRUE(fit.extended_resource_toleration);  // kept from the default
   ASSERT_EQ(fit.pools.size(), 1u);
   EXPECT_EQ(fit.pools[0].node_selector.at("nvidia.com/gpu.product"), "NVIDIA-A100-SXM4-80GB");
   ASSERT_EQ(fit.pools[0].nodes.size(), 1u);
   EXPECT_EQ(fit.pools[0].nodes[0].gpus, 8);
   EXPECT_EQ(fit.pools[0].nodes[0].memory, Quantity::from_bytes(1960 * kGi));
+}
+
+TEST(ParsePolicy, AClusterWithoutTheExtendedResourceTolerationPlugin) {
+  const auto parsed = parse_policy("nodeFit:\n  extendedResourceToleration: false\n", "test");
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  EXPECT_FALSE(parsed.value().node_fit.extended_resource_toleration);
+  const auto wrong = parse_policy("nodeFit:\n  extendedResourceToleration: maybe\n", "test");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().find("nodeFit.extendedResourceToleration"), std::string::npos) << wrong.error();
 }
 
 TEST(DefaultPolicy, Sha256IsOfTheEmbeddedText) {

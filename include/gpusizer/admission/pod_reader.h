@@ -39,6 +39,9 @@ struct PodTarget {
   // A long-lived controller's template that is not patched (policy
   // longLived): its Pods are sized when created.
   bool sized_at_creation = false;
+  // A Pod under review by the API server: its admission plugins already
+  // added what they add to its tolerations.
+  bool tolerations_final = false;
 };
 
 struct PodReading {

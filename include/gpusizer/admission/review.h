@@ -19,6 +19,10 @@ struct ObjectIdentity {
   std::string kind;
   std::string namespace_name;
   std::string name;
+  // Under review by the API server, whose mutating admission plugins
+  // (ExtendedResourceToleration) ran before its webhooks: a Pod's
+  // tolerations are final. Offline checks see manifests before them.
+  bool admitted = false;
 };
 
 // Decides every pod of one object: the Pod itself, or each pod template of

@@ -16,7 +16,8 @@
 namespace gpusizer {
 
 // One Node. Fails naming the field and the value: `status.allocatable.memory
-// "27Gb" is not a quantity`. Allocatable resources that are absent are not
+// "27Gb" is not a quantity`, `status.allocatable.memory "-1Gi" is negative`
+// (the caller names the node). Allocatable resources that are absent are not
 // known (nullopt), not zero.
 Result<NodeInfo> read_node(JsonView node);
 

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "gpusizer/util/result.h"
 
@@ -24,6 +25,10 @@ inline constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.i
 struct ApiServerConfig {
   std::string host;
   int port = 443;
+  // The server URL's path without its last '/', which every request's path
+  // starts with: "/k8s/clusters/c-abc" for a cluster behind Rancher's
+  // proxy; empty for an API server of its own.
+  std::string path_prefix;
   std::string ca_pem;     // the CAs the API server's certificate must chain to
   bool insecure = false;  // kubeconfig insecure-skip-tls-verify: no check at all
   std::string token;      // a bearer token given once
@@ -51,8 +56,10 @@ Result<ApiServerConfig> in_cluster_config(const std::string& account_dir = kServ
 // supported; use a token, tokenFile or client certificate`.
 Result<ApiServerConfig> kubeconfig_config(const std::string& path);
 
-// GETs against one API server, one connection each. Thread-compatible,
-// except stop(), which any thread may call to end the request in flight.
+// GETs against one API server, one connection each. A target is the API
+// path and query ("/api/v1/nodes?limit=500"); the config's path_prefix goes
+// before it. Thread-compatible, except stop(), which any thread may call to
+// end the request in flight.
 class ApiClient {
  public:
   explicit ApiClient(ApiServerConfig config);
@@ -69,18 +76,28 @@ class ApiClient {
 
   // A streamed response, one line at a time (a watch sends one JSON event
   // per line) until the server ends it, on_line returns false, or stop().
-  // Waits at most read_timeout_seconds for each chunk. Fails as get() does.
-  Status stream_lines(const std::string& target, int read_timeout_seconds,
+  // on_open (may be empty) runs once when the server answers 200, before
+  // any line: an idle watch sends nothing else for minutes. Waits at most
+  // read_timeout_seconds for each chunk. Fails as get() does.
+  Status stream_lines(const std::string& target, int read_timeout_seconds, const std::function<void()>& on_open,
                       const std::function<bool(std::string_view line)>& on_line);
 
-  // Ends the request in flight, from another thread; later calls fail at once.
+  // Ends the request in flight, from another thread; later calls fail at
+  // once. A stop() that lands after a request's connection is set up and
+  // before it is sent is missed by that request (the TLS client has no
+  // socket to shut yet): call it again until the caller's thread is done.
   void stop();
+
+  // Runs on the requesting thread in that window, after the connection is
+  // set up and before the request is sent. For tests, to land a stop() there.
+  void set_before_send(std::function<void()> hook) { before_send_ = std::move(hook); }
 
  private:
   // A connection with the CA, the client certificate and the token read now.
   Result<std::shared_ptr<httplib::SSLClient>> connect(int read_timeout_seconds);
 
   ApiServerConfig config_;
+  std::function<void()> before_send_;
   std::mutex mutex_;
   std::shared_ptr<httplib::SSLClient> active_;  // the request in flight
   bool stopped_ = false;

@@ -3,10 +3,12 @@
 // them: schedulable, with at least the pod's GPUs of the GPU resource it
 // asks for, matching its nodeSelector, its required node affinity (In,
 // NotIn, Exists, DoesNotExist, Gt, Lt; matchFields on metadata.name) and
-// spec.nodeName, with every NoSchedule and NoExecute taint tolerated. A
-// pod asking for an extended resource tolerates that resource's NoSchedule
-// taint (the ExtendedResourceToleration admission plugin, on in GKE, adds
-// the toleration after this check would see the manifest).
+// spec.nodeName, with every NoSchedule and NoExecute taint tolerated (a
+// pod naming its node: NoExecute only, cordons ignored, as the kubelet
+// admits it). Unless the pod's tolerations are final (a Pod under review),
+// a pod asking for an extended resource tolerates that resource's
+// NoSchedule taint while policy nodeFit.extendedResourceToleration says
+// the API server's ExtendedResourceToleration plugin will add it.
 //
 // The policy's nodeFit.pools are chosen from as node fit always chose
 // them (node_fit.h pod_pool): the pool the pod names or selects, else all.
@@ -38,6 +40,10 @@ struct Candidates {
   // was left out, the most common reason first: "12 node shapes: 9 have
   // fewer than 8 nvidia.com/gpu, 3 have taint sku=gpu:NoSchedule, not tolerated".
   std::string why_none;
+  // Set when no known node was a candidate and the policy's pools stood in
+  // (a pool the autoscaler scaled to zero has no nodes until a pod asks for
+  // one): "none of the cluster's nodes may run it now: <why_none>".
+  std::string pools_instead;
   // Why the nodes may be out of date (NodeInventory::stale of the nodes the
   // caller knows, even when the policy's pools stood in for them).
   std::string_view stale;

@@ -54,12 +54,12 @@ const NodePool* pod_pool(const NodeFitPolicy& policy, const std::map<std::string
 
 // Whether the node holds the pod: its GPUs of gpu_resource, cpu, memory
 // and ephemeral storage each at most the node's allocatable (a resource the
-// node does not report does not limit it).
+// node does not report is none, as the scheduler counts it).
 bool holds(const NodeClass& node, const PodRequest& request, std::string_view gpu_resource);
 
 // Whether some placeable candidate (candidates.h) holds the pod: its GPUs
 // of the pod's GPU resource, cpu, memory and ephemeral storage each at most
-// the node's allocatable (a resource the node does not report does not limit).
+// the node's allocatable (a resource the node does not report is none).
 NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates);
 
 // A pod's effective request as the scheduler sums it: its app containers

@@ -28,6 +28,8 @@ namespace gpusizer {
 // The label every node carries with its own name; a class keeps its nodes'
 // names instead (NodeClass::names), so it does not split the fleet.
 inline constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
+// The taint a cordoned node carries for the scheduler.
+inline constexpr std::string_view kUnschedulableTaint = "node.kubernetes.io/unschedulable";
 
 enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
 // "NoSchedule", "PreferNoSchedule", "NoExecute".
@@ -66,7 +68,9 @@ struct NodeClass {
   std::string shape;
   std::vector<std::pair<std::string, std::string>> labels;  // sorted by key; no hostname equal to the name
   // Its nodes' kubernetes.io/hostname labels were their names (and left
-  // out of labels): a requirement on the label is one on the names.
+  // out of labels): a requirement on the label is one on the names. False
+  // when they have no such label (nodes with and without it are different
+  // classes), or another value (kept in labels, matched as a label).
   bool hostname_is_name = true;
   std::vector<Taint> taints;  // sorted
   bool unschedulable = false;
@@ -137,9 +141,13 @@ class InventoryBuilder {
  public:
   InventoryBuilder(InventorySource source, std::string origin);
 
-  // Adds the node, or replaces the node of the same name.
-  void upsert(NodeInfo node);
-  void remove(std::string_view name);
+  // Adds the node, or replaces the node of the same name. Returns whether
+  // the classes changed: false when the node was known and is still in the
+  // same class (a watch's MODIFIED event for a heartbeat, a condition or a
+  // resourceVersion), so an inventory built now would equal the last one.
+  bool upsert(NodeInfo node);
+  // Returns whether the node was known (and so the classes changed).
+  bool remove(std::string_view name);
   void clear();
   std::size_t size() const { return node_class_.size(); }
 

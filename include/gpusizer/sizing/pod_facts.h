@@ -25,6 +25,15 @@ inline constexpr std::string_view kCpu = "cpu";
 inline constexpr std::string_view kMemory = "memory";
 inline constexpr std::string_view kEphemeralStorage = "ephemeral-storage";
 
+// A resource in whole units (millicores for cpu, bytes otherwise), rounded
+// up, for the integer arithmetic of caps; and back.
+inline int64_t resource_units(const Quantity& quantity, std::string_view resource) {
+  return resource == kCpu ? quantity.milli_ceil() : quantity.value_ceil();
+}
+inline Quantity of_resource_units(int64_t units, std::string_view resource) {
+  return resource == kCpu ? Quantity::from_milli(units) : Quantity::from_bytes(units);
+}
+
 // Annotation "false" opts a pod out of mutation; validation still applies.
 inline constexpr const char* kMutateOptOutKey = "gpu-sizer.io/mutate";
 
@@ -59,6 +68,7 @@ struct ContainerFacts {
   Quantities limits;
   int64_t gpus = 0;
   std::string gpu_resource;  // the first of policy.gpuResources it asks for; empty: none
+  bool sidecar = false;      // an init container with restartPolicy Always (in PodFacts::app)
 
   // What the container asks for: the request, or the limit it defaults to.
   std::optional<Quantity> effective_request(std::string_view resource) const {
@@ -143,6 +153,9 @@ struct PodFacts {
   std::vector<NodeSelectorTerm> affinity_terms;
   bool has_affinity = false;  // a required node affinity was read (the first source wins)
   std::vector<Toleration> tolerations;
+  // A Pod under review by the API server: its tolerations already hold
+  // what the admission plugins add (candidates.h).
+  bool tolerations_final = false;
   std::string node_name;
 
   // The annotation's value, or nullptr.

@@ -182,6 +182,10 @@ struct NodeFitPolicy {
   CheckAction action = CheckAction::kWarn;
   std::string pool_label;  // a pod label naming its pool
   std::vector<NodePool> pools;
+  // The API server runs the ExtendedResourceToleration admission plugin
+  // (GKE does; upstream it is off by default): a pod asking for a GPU
+  // resource tolerates that resource's NoSchedule taint (candidates.h).
+  bool extended_resource_toleration = true;
 };
 
 // Node caps (docs/rules.md "Node caps"): what the node's own DaemonSets

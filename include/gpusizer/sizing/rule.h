@@ -52,6 +52,10 @@ struct Floor {
   // The warning to give once when this floor binds and a container is
   // below it (the per-container warnings only name the basis); empty: none.
   std::string note;
+  // Lowered by a ceiling: the phase's containers together get at most this
+  // much, however much some of them already ask (the decider shares out
+  // only the room left).
+  bool capped = false;
 };
 
 // The most one phase of a pod may be given of one resource, so that some

@@ -27,12 +27,6 @@ Quantity reserved(const NodeCapsPolicy& caps, std::string_view resource) {
   return caps.reserve_ephemeral_storage;
 }
 
-// Caps are worked out in whole units of each resource (millicores, bytes):
-// plain int64 arithmetic, as a decision weighs every candidate.
-int64_t units(const Quantity& quantity, std::string_view resource) {
-  return resource == kCpu ? quantity.milli_ceil() : quantity.value_ceil();
-}
-
 class Capper {
  public:
   explicit Capper(const RuleInput& input)
@@ -42,8 +36,9 @@ class Capper {
           return c.effective_request(resource);
         })) {
     for (std::size_t i = 0; i < kByWeight.size(); ++i) {
-      reserve_[i] = units(reserved(input.policy.node_caps, kByWeight[i]), kByWeight[i]);
-      app_others_[i] = others(kByWeight[i]);
+      reserve_[i] = resource_units(reserved(input.policy.node_caps, kByWeight[i]), kByWeight[i]);
+      app_others_[i] = others(kByWeight[i], false);
+      sidecars_[i] = others(kByWeight[i], true);
     }
   }
 
@@ -64,19 +59,20 @@ class Capper {
     for (std::size_t p = 0; p < input_.phases.phases.size(); ++p) {
       for (std::string_view resource : kByWeight) {
         const Floor* floor = input_.binding(p, resource);
-        // A phase that already asks for its floor is raised by no one: no cap.
-        if (!floor || holders_ask(input_.phases.phases[p], resource) >= floor->amount) continue;
-        const auto most = cap(node, p, resource);
-        if (!most || floor->amount <= *most) continue;
-        result.ceilings.push_back({p, resource, *most, floor->basis + ", node cap"});
-        result.findings.push_back(warning(cap_text(node, p, *floor, *most)));
-        capped.push_back(std::string(resource) + " " + most->to_string());
+        // A phase whose holders each ask for their share is raised by no one: no cap.
+        if (!floor || !someone_short(input_.phases.phases[p], *floor)) continue;
+        const Quantity most = cap(node, p, resource);
+        if (floor->amount <= most) continue;
+        result.ceilings.push_back({p, resource, most, floor->basis + ", node cap"});
+        result.findings.push_back(warning(cap_text(node, p, *floor, most)));
+        capped.push_back(std::string(resource) + " " + most.to_string());
       }
     }
     if (input_.explain) {
-      result.row = capped.empty() ? RuleRow{RuleKind::kNodeCaps, "-", "the floors fit " + node.describe()}
-                                  : RuleRow{RuleKind::kNodeCaps, join(capped, ", "),
-                                            "capped to " + node.describe() + reserve_text()};
+      std::string detail =
+          capped.empty() ? "the floors fit " + node.describe() : "capped to " + node.describe() + reserve_text();
+      if (!candidates_.pools_instead.empty()) detail += "; of nodeFit.pools, as " + candidates_.pools_instead;
+      result.row = RuleRow{RuleKind::kNodeCaps, capped.empty() ? "-" : join(capped, ", "), std::move(detail)};
     }
     return result;
   }
@@ -93,53 +89,57 @@ class Capper {
   // The node's GPUs of the pod's GPU resource.
   int64_t node_gpus(const NodeClass& node) const { return node.count(candidates_.gpu_resource); }
 
-  // What the phase's GPU holders ask for together, as written.
-  static Quantity holders_ask(const Phase& phase, std::string_view resource) {
-    Quantity total;
-    for (const ContainerFacts* holder : phase.holders) {
-      if (auto request = holder->effective_request(resource)) total = total.plus(*request);
-    }
-    return total;
+  // Some GPU holder of the phase asks for less than its share of the
+  // floor, so the floor would raise it.
+  static bool someone_short(const Phase& phase, const Floor& floor) {
+    return std::any_of(phase.holders.begin(), phase.holders.end(), [&](const ContainerFacts* holder) {
+      const auto request = holder->effective_request(floor.resource);
+      const Quantity share = floor.amount.share_ceil(holder->gpus, phase.gpus, of_resource_units(1, floor.resource));
+      return !request || *request < share;
+    });
   }
 
-  // What the app containers that hold no GPU already ask, in units.
-  int64_t others(std::string_view resource) const {
+  // What the app containers that hold no GPU already ask, in units; with
+  // sidecars_only, only the sidecars (restartable init containers), which
+  // run beside every init container started after them.
+  int64_t others(std::string_view resource, bool sidecars_only) const {
     const Phase* app = input_.phases.app();
-    int64_t total = 0;
+    int128 total = 0;
     for (const ContainerFacts& c : input_.pod.app) {
-      if (app && std::find(app->holders.begin(), app->holders.end(), &c) != app->holders.end()) continue;
-      if (auto request = c.effective_request(resource))
-        total = clamp_to_int64(int128(total) + units(*request, resource));
+      if (sidecars_only ? !c.sidecar
+                        : app && std::find(app->holders.begin(), app->holders.end(), &c) != app->holders.end()) {
+        continue;
+      }
+      if (auto request = c.effective_request(resource)) total += resource_units(*request, resource);
     }
-    return total;
+    return clamp_to_int64(total);
   }
 
   static std::size_t index_of(std::string_view resource) {
     return static_cast<std::size_t>(std::find(kByWeight.begin(), kByWeight.end(), resource) - kByWeight.begin());
   }
 
-  // The most phase p may be given of a resource on the node; nullopt when
-  // the node does not report it (it does not limit the pod).
-  std::optional<Quantity> cap(const NodeClass& node, std::size_t p, std::string_view resource) const {
+  // The most phase p may be given of a resource on the node. A resource
+  // the node does not report is none, as the scheduler counts it.
+  Quantity cap(const NodeClass& node, std::size_t p, std::string_view resource) const {
     const auto has = allocatable(node, resource);
-    if (!has) return std::nullopt;
     const std::size_t i = index_of(resource);
     const Phase& phase = input_.phases.phases[p];
-    int64_t room = std::max<int64_t>(0, units(*has, resource) - reserve_[i]);
+    int128 room = std::max<int128>(0, int128(has ? resource_units(*has, resource) : 0) - reserve_[i]);
     const int64_t gpus = node_gpus(node);
     // cpu and ephemeral storage are shared by GPU: the table asks them of
     // every pod whatever the node, so a whole node's worth to each 1-GPU pod
     // would leave the node's other GPUs unusable. Memory is the node's: the
     // table's per-rank memory is what a rank needs to run at all.
-    if (resource != kMemory && gpus > phase.gpus) {
-      room = room / gpus * phase.gpus + room % gpus * phase.gpus / gpus;
-    }
+    if (resource != kMemory && gpus > phase.gpus) room = room * phase.gpus / gpus;
     // Rounded down to a value people write: a tenth of a core, a whole Gi.
     const int64_t granule = resource == kCpu ? 100 : int64_t{1} << 30;
     room = room / granule * granule;
-    if (phase.app) room -= app_others_[i];
-    room = std::max<int64_t>(0, room);
-    return resource == kCpu ? Quantity::from_milli(room) : Quantity::from_bytes(room);
+    // The phase's other containers already take their part: the app's
+    // containers without GPUs; for an init container, the sidecars that
+    // run beside it.
+    room -= phase.app ? app_others_[i] : sidecars_[i];
+    return of_resource_units(clamp_to_int64(std::max<int128>(0, room)), resource);
   }
 
   // Of the first phase (the app's, when it holds GPUs), what each resource's
@@ -148,8 +148,7 @@ class Capper {
     std::array<Quantity, 3> out;
     for (std::size_t i = 0; i < kByWeight.size(); ++i) {
       if (!floors[i]) continue;
-      const auto most = cap(node, 0, kByWeight[i]);
-      out[i] = most ? std::min(floors[i]->amount, *most) : floors[i]->amount;
+      out[i] = std::min(floors[i]->amount, cap(node, 0, kByWeight[i]));
     }
     return out;
   }
@@ -188,7 +187,8 @@ class Capper {
     const std::string resource(floor.resource);
     const std::string head = "node cap: " + resource + " " + floor.amount.to_string() + " (" + floor.basis +
                              ") capped to " + most.to_string() + ": ";
-    const std::string has = allocatable(node, floor.resource)->to_string();
+    const auto reported = allocatable(node, floor.resource);
+    const std::string has = reported ? reported->to_string() : "none (unreported)";
     const int64_t gpus = node_gpus(node);
     const int64_t phase_gpus = input_.phases.phases[p].gpus;
     if (floor.resource != kMemory && gpus > phase_gpus) {
@@ -207,10 +207,11 @@ class Capper {
   const RuleInput& input_;
   const Candidates& candidates_;
   const PodRequest written_;  // the pod as given: a node that holds it could be its node
-  // In units, by kByWeight: the reserve, and what the app phase's other
-  // containers ask.
+  // In units, by kByWeight: the reserve, what the app phase's other
+  // containers ask, and what the sidecars ask.
   std::array<int64_t, 3> reserve_{};
   std::array<int64_t, 3> app_others_{};
+  std::array<int64_t, 3> sidecars_{};
 };
 
 }  // namespace
