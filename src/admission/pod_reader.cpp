@@ -304,11 +304,12 @@ class PodReader {
       problem(field(tokens), "is not a list");
       return;
     }
-    std::size_t index = 0;
+    int index = 0;
     list.for_each_element([&](JsonView item) {
       std::vector<std::string> path = absolute(tokens);
-      path.push_back(std::to_string(index++));
-      read_container(item, std::move(path), role, JsonView(), "", "");
+      path.push_back(std::to_string(index));
+      read_container(item, std::move(path), role, JsonView(), "", "", role == Role::kInit ? index : -1);
+      ++index;
     });
   }
 
@@ -316,13 +317,14 @@ class PodReader {
   // its main container "main"); empty means its field path. defaults:
   // Argo's templateDefaults for this container, or absent.
   void read_container(JsonView item, std::vector<std::string> path, Role role, JsonView defaults,
-                      const std::string& defaults_field, const std::string& unnamed) {
+                      const std::string& defaults_field, const std::string& unnamed, int init_index = -1) {
     if (!item.is_object()) {
       problem(field_path(path), "is not an object");
       return;
     }
     ContainerFacts container;
     container.path = std::move(path);
+    container.init_index = init_index;
     const FieldName where(container.path);
     container.name = string_member(item, "name");
     if (container.name.empty()) container.name = unnamed.empty() ? where.text() : unnamed;

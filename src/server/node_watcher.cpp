@@ -162,16 +162,25 @@ NodeWatcher::WatchEnd NodeWatcher::watch(std::string& resource_version) {
   const std::string target = std::string(kNodes) +
                              "?watch=1&allowWatchBookmarks=true&resourceVersion=" + resource_version +
                              "&timeoutSeconds=" + std::to_string(options_.watch_seconds);
-  const auto started = std::chrono::steady_clock::now();
-  std::optional<SyncTime> before_open;
+  auto started = std::chrono::steady_clock::now();
+  // What the watch was before the API server answered it, to go back to if
+  // that answer turns out to be no sync after all.
+  struct BeforeOpen {
+    SyncTime sync;
+    NodeWatchStatus::State state;
+    std::string error;
+  };
+  std::optional<BeforeOpen> before_open;
   std::optional<WatchEnd> ended;
   std::string error;
   // The API server answering 200 is in sync from the resourceVersion on:
   // a cluster where no node changes sends no event for minutes, and must
   // not read as lost after a reconnect meanwhile.
   const auto on_open = [&] {
-    before_open = mark_synced();
-    if (status().state != NodeWatchStatus::State::kSynced) publish(NodeWatchStatus::State::kSynced, "");
+    started = std::chrono::steady_clock::now();
+    const NodeWatchStatus was = status();
+    before_open = BeforeOpen{mark_synced(), was.state, was.last_error};
+    if (was.state != NodeWatchStatus::State::kSynced) publish(NodeWatchStatus::State::kSynced, "");
   };
   // The server sends a bookmark or an event at least every few minutes; a
   // silent connection past the watch's own timeout is a dead one.
@@ -187,9 +196,19 @@ NodeWatcher::WatchEnd NodeWatcher::watch(std::string& resource_version) {
   // timeout to resume from at once.
   const auto lasted = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   const bool at_once = !heard_ && lasted < options_.shortest_watch;
-  if (at_once && before_open) restore_sync(*before_open);
   if (stopping_) return WatchEnd::kStopped;
-  if (ended == WatchEnd::kGone) return WatchEnd::kGone;
+  if (ended == WatchEnd::kGone) {
+    // Answered 200 and then refused with a 410 event before any node: the
+    // resourceVersion was too old, so nothing was in sync; the backoff
+    // before the next list reads as what the watch was before.
+    if (!heard_ && before_open) {
+      restore_sync(before_open->sync);
+      if (before_open->state != NodeWatchStatus::State::kSynced) publish(before_open->state, before_open->error);
+    }
+    return WatchEnd::kGone;
+  }
+  // Lost, published below, in every case but a 410 answer (no on_open).
+  if (at_once && before_open) restore_sync(before_open->sync);
   if (!ended) {
     if (!streamed.ok()) {
       // A watch refused with 410 (its resourceVersion too old) lists again.
@@ -265,8 +284,6 @@ void NodeWatcher::publish(NodeWatchStatus::State state, const std::string& error
   std::shared_ptr<const NodeInventory> inventory;
   {
     std::lock_guard lock(mutex_);
-    status_.state = state;
-    status_.last_error = error;
     if (state == NodeWatchStatus::State::kStarting) {
       stale = "the cluster's nodes are not known yet (the first list of nodes has not completed" +
               (error.empty() ? std::string(")") : ": " + error + ")");
@@ -283,13 +300,16 @@ void NodeWatcher::publish(NodeWatchStatus::State state, const std::string& error
     inventory = builder_.build(std::move(stale));
   }
   const std::size_t shapes = inventory->gpu_shapes(options_.gpu_resources);
-  {
-    std::lock_guard lock(mutex_);
-    status_.nodes = inventory->node_count;
-    status_.gpu_shapes = shapes;
-  }
-  if (metrics_) metrics_->set_node_inventory(inventory->node_count, shapes);
+  const std::size_t nodes = inventory->node_count;
+  if (metrics_) metrics_->set_node_inventory(nodes, shapes);
+  // The inventory before the state: whoever reads the state and then the
+  // inventory (/status, the tests) sees this inventory or a newer one.
   inventory_.store(std::move(inventory));
+  std::lock_guard lock(mutex_);
+  status_.state = state;
+  status_.last_error = error;
+  status_.nodes = nodes;
+  status_.gpu_shapes = shapes;
 }
 
 void NodeWatcher::count_restart(const char* reason) {

@@ -70,7 +70,9 @@ class Filter {
   // Everything placeable() reads of the pod, as one string: pods that
   // write the same constraints get the same candidates.
   std::string signature() const {
-    std::string out;
+    // Whether the pod names its node: the kubelet's rules, not the
+    // scheduler's (the same name pinned by affinity is not).
+    std::string out = pod_.node_name.empty() ? "s" : "n";
     const auto add = [&](std::string_view text) {
       out += text;
       out += '\x1f';

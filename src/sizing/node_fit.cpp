@@ -147,17 +147,15 @@ PodRequest pod_request(
     add(app.memory, c, kMemory);
     add(app.ephemeral_storage, c, kEphemeralStorage);
   }
-  // An init container runs beside the sidecars started before it: all of
-  // them, to be safe (their order is not kept).
-  PodRequest sidecars;
-  for (const ContainerFacts& c : pod.app) {
-    if (!c.sidecar) continue;
-    add(sidecars.cpu, c, kCpu);
-    add(sidecars.memory, c, kMemory);
-    add(sidecars.ephemeral_storage, c, kEphemeralStorage);
-  }
   for (const ContainerFacts& c : pod.init) {
-    PodRequest one = sidecars;
+    // An init container runs beside the sidecars listed before it.
+    PodRequest one;
+    for (const ContainerFacts& sidecar : pod.app) {
+      if (!sidecar.sidecar || sidecar.init_index >= c.init_index) continue;
+      add(one.cpu, sidecar, kCpu);
+      add(one.memory, sidecar, kMemory);
+      add(one.ephemeral_storage, sidecar, kEphemeralStorage);
+    }
     add(one.cpu, c, kCpu);
     add(one.memory, c, kMemory);
     add(one.ephemeral_storage, c, kEphemeralStorage);

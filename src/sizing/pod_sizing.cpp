@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "gpusizer/sizing/messages.h"
+#include "gpusizer/sizing/shares.h"
 #include "gpusizer/sizing/sizing.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
@@ -114,7 +115,8 @@ class PodSizer {
     find_shortfalls();
   }
 
-  // Each ceiling below its binding floor replaces it with a capped copy.
+  // Each ceiling replaces its binding floor with a copy that holds it, and
+  // is lowered to it when above it.
   void run_cap_rules() {
     RuleInput input = rule_input();
     input.binding = [this](std::size_t phase, std::string_view resource) { return binding(phase, resource); };
@@ -123,14 +125,19 @@ class PodSizer {
       keep(rule->evaluate(input));
       for (const Ceiling& ceiling : results().back().ceilings) {
         const Floor*& slot = binding_[ceiling.phase][resource_index(ceiling.resource)];
-        if (!slot || slot->amount <= ceiling.amount) continue;
+        if (!slot) continue;
         // At most one per slot: reserved once, the vector never moves the
         // floors the slots point at.
         if (capped_.empty()) capped_.reserve(std::size(kResources) * phases_.phases.size());
-        capped_.push_back(
-            Floor{ceiling.phase, ceiling.resource, ceiling.amount, ceiling.basis, slot->arithmetic, slot->note, true});
+        Floor held = *slot;
+        held.most = ceiling.amount;
+        held.basis = ceiling.basis;
+        if (held.amount > ceiling.amount) {
+          held.amount = ceiling.amount;
+          sizing_.capped.push_back(ceiling.resource);
+        }
+        capped_.push_back(std::move(held));
         slot = &capped_.back();
-        sizing_.capped.push_back(ceiling.resource);
       }
     }
   }
@@ -186,16 +193,15 @@ class PodSizer {
   }
 
   // Each holder's share of its phase's binding floors; rounding up keeps
-  // the shares' sum at or above the floor. A capped floor is the most the
-  // phase may have in all: its holders share out only the room left by
-  // what they already ask, so the phase never passes it.
+  // the shares' sum at or above the floor. Under a node cap the phase may
+  // have at most the cap in all: its holders share out only the room left
+  // by what they already ask, so the phase never passes it.
   void find_shortfalls() {
     for (std::size_t p = 0; p < phases_.phases.size(); ++p) {
       const Phase& phase = phases_.phases[p];
       std::array<std::vector<Quantity>, std::size(kResources)> needs;
       for (std::size_t r = 0; r < std::size(kResources); ++r) {
-        const Floor* floor = binding(p, kResources[r]);
-        if (floor) needs[r] = floor->capped ? capped_needs(phase, *floor) : shares(phase, *floor);
+        if (const Floor* floor = binding(p, kResources[r])) needs[r] = holder_needs(phase, *floor);
       }
       // Holder by holder, so that each container's changes read together.
       for (std::size_t i = 0; i < phase.holders.size(); ++i) {
@@ -211,54 +217,6 @@ class PodSizer {
         }
       }
     }
-  }
-
-  static Quantity granule(std::string_view resource) {
-    return resource == kCpu ? Quantity::from_milli(1) : Quantity::from_bytes(1 << 20);
-  }
-
-  // Each holder's share of the floor by its GPUs, rounded up.
-  static std::vector<Quantity> shares(const Phase& phase, const Floor& floor) {
-    std::vector<Quantity> out;
-    for (const ContainerFacts* holder : phase.holders) {
-      out.push_back(holder->gpus == phase.gpus
-                        ? floor.amount
-                        : floor.amount.share_ceil(holder->gpus, phase.gpus, granule(floor.resource)));
-    }
-    return out;
-  }
-
-  // What each holder may be raised to under a capped floor: its share of
-  // the cap (rounded down), or, when the shares would pass the room left
-  // by what the holders already ask, the room shared out in proportion to
-  // what each lacks. No room: none is raised.
-  static std::vector<Quantity> capped_needs(const Phase& phase, const Floor& floor) {
-    const std::string_view resource = floor.resource;
-    const int64_t step = resource_units(granule(resource), resource);
-    std::vector<int64_t> asked, lacks;
-    int128 asked_total = 0, lacking = 0;
-    for (const ContainerFacts* holder : phase.holders) {
-      const auto request = holder->effective_request(resource);
-      const int64_t ask = request ? std::max<int64_t>(0, resource_units(*request, resource)) : 0;
-      const Quantity share = holder->gpus == phase.gpus
-                                 ? floor.amount
-                                 : floor.amount.share_floor(holder->gpus, phase.gpus, granule(resource));
-      const int64_t lack = std::max<int64_t>(0, resource_units(share, resource) - ask);
-      asked.push_back(ask);
-      lacks.push_back(lack);
-      asked_total += ask;
-      lacking += lack;
-    }
-    const int128 room = int128(resource_units(floor.amount, resource)) - asked_total;
-    std::vector<Quantity> out;
-    for (std::size_t i = 0; i < asked.size(); ++i) {
-      int128 raise = 0;
-      if (room > 0 && lacks[i] > 0) {
-        raise = lacking <= room ? int128(lacks[i]) : int128(lacks[i]) * room / lacking / step * step;
-      }
-      out.push_back(of_resource_units(clamp_to_int64(int128(asked[i]) + raise), resource));
-    }
-    return out;
   }
 
   // What a container asks for once sized: its effective request, or the

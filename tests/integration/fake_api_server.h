@@ -148,6 +148,11 @@ class FakeApiServer {
     }
     changed_.notify_all();
   }
+  // Pushed lines no watch stream has taken yet.
+  std::size_t pending_lines() const {
+    std::lock_guard lock(mutex_);
+    return lines_.size();
+  }
   // Ends the watch stream open now as the API server does at its
   // timeoutSeconds: the last chunk, then the connection closes.
   void end_watch() {

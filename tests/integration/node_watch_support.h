@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,12 +27,13 @@ inline std::vector<std::string> node_names(const NodeInventory& inventory) {
   return names;
 }
 
-// The class holding the node, or nullptr.
-inline const NodeClass* class_of(const NodeInventory& inventory, const std::string& node) {
+// A copy of the class holding the node, if any: a copy, because the watcher
+// may replace (and free) the inventory it came from at any moment.
+inline std::optional<NodeClass> class_of(const NodeInventory& inventory, const std::string& node) {
   for (const NodeClass& c : inventory.classes) {
-    if (std::find(c.names.begin(), c.names.end(), node) != c.names.end()) return &c;
+    if (std::find(c.names.begin(), c.names.end(), node) != c.names.end()) return c;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 // A Kubernetes Status object, as the API server answers a failure with.

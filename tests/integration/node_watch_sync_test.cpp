@@ -49,6 +49,34 @@ TEST_F(NodeWatchSync, AWatchAnsweredAfterALossIsInSyncWithoutAnEvent) {
   EXPECT_EQ(api_.count(false), 1U);  // resumed, no list
 }
 
+// An API server back from a loss may answer the watch 200 and then refuse
+// its resourceVersion with a 410 event: that was no sync, so while the
+// watcher backs off before listing again it still reads lost.
+TEST_F(NodeWatchSync, AWatchAnsweredAndRefusedAtOnceIsNoSync) {
+  NodeWatchOptions slower = options();
+  slower.backoff_min = milliseconds(1000);  // each backoff at least 500 ms
+  slower.backoff_max = milliseconds(2000);
+  auto watcher = start(api_.config(), slower);
+  wait_watching(*watcher, api_);
+  lose(*watcher);
+  const std::string lost_error = watcher->status().last_error;
+
+  api_.fail_lists(500, status_body(500, "InternalError", "etcdserver: leader changed"));
+  api_.push_event("ERROR", nlohmann::json::parse(status_body(410, "Expired", "too old resource version: 100 (300)")));
+  api_.fail_watches(0);
+  // Every watch the server saw has ended in a restart once the one that
+  // took the 410 has: the watcher now backs off before listing again.
+  ASSERT_TRUE(eventually([&] { return api_.pending_lines() == 0 && watcher->status().restarts == api_.count(true); }));
+  EXPECT_EQ(watcher->status().state, State::kLost) << "while backing off after a 410";
+  EXPECT_EQ(api_.count(false), 1U) << "listed again before the check: the backoff was too short to test";
+  EXPECT_EQ(watcher->status().last_error, lost_error);
+  EXPECT_NE(watcher->inventory()->stale, "");
+  EXPECT_GT(watcher->seconds_since_sync(), 0.1);
+
+  api_.fail_lists(0);
+  EXPECT_TRUE(eventually([&] { return watcher->status().state == State::kSynced && api_.count(false) >= 2; }));
+}
+
 // A watch that ends normally after the API server came back is in sync
 // again: state, last error and the inventory's stale text clear.
 TEST_F(NodeWatchSync, AWatchThatEndsCleanlyAfterALossClearsStale) {
@@ -129,7 +157,7 @@ TEST_F(NodeWatchSync, AHeartbeatIsASyncThatPublishesNoNewInventory) {
   // A change of class is published.
   api_.push_event("MODIFIED", fake_node("small-0", "g2-standard-24", 24, 2, "151"));
   ASSERT_TRUE(eventually([&] {
-    const NodeClass* modified = class_of(*watcher->inventory(), "small-0");
+    const std::optional<NodeClass> modified = class_of(*watcher->inventory(), "small-0");
     return modified && modified->count("nvidia.com/gpu") == 2;
   }));
   EXPECT_NE(watcher->inventory()->id, listed->id);
@@ -153,8 +181,8 @@ TEST_F(NodeWatchSync, ANodeWithNegativeAllocatableIsSkipped) {
   api_.end_watch();
   ASSERT_TRUE(
       eventually([&] { return api_.count(true) == 2 && api_.last(true).query.at("resourceVersion") == "160"; }));
-  const NodeClass* kept = class_of(*watcher->inventory(), "small-0");
-  ASSERT_NE(kept, nullptr);
+  const std::optional<NodeClass> kept = class_of(*watcher->inventory(), "small-0");
+  ASSERT_TRUE(kept);
   EXPECT_EQ(kept->cpu->to_string(), "8");
 }
 

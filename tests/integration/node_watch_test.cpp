@@ -94,15 +94,15 @@ TEST_F(NodeWatch, EventsChangeTheNextInventoryAndABookmarkMovesTheResourceVersio
 
   api_.push_event("ADDED", fake_node("big-0", "a2-highgpu-8g", 96, 8, "101"));
   ASSERT_TRUE(eventually([&] { return watcher->inventory()->node_count == 3; }));
-  const NodeClass* big = class_of(*watcher->inventory(), "big-0");
-  ASSERT_NE(big, nullptr);
+  const std::optional<NodeClass> big = class_of(*watcher->inventory(), "big-0");
+  ASSERT_TRUE(big);
   EXPECT_EQ(big->shape, "a2-highgpu-8g");
   EXPECT_EQ(big->count("nvidia.com/gpu"), 8);
   EXPECT_EQ(listed->node_count, 2U);  // an inventory taken before does not change
 
   api_.push_event("MODIFIED", fake_node("small-1", "g2-standard-24", 24, 2, "102"));
   ASSERT_TRUE(eventually([&] {
-    const NodeClass* modified = class_of(*watcher->inventory(), "small-1");
+    const std::optional<NodeClass> modified = class_of(*watcher->inventory(), "small-1");
     return modified && modified->count("nvidia.com/gpu") == 2;
   }));
   EXPECT_EQ(watcher->inventory()->classes.size(), 3U);
@@ -201,9 +201,10 @@ TEST_F(NodeWatch, AnApiServerThatGoesAwayAndComesBackIsWatchedAgain) {
   api_.start();
   ASSERT_TRUE(eventually([&] { return api_.streaming(); }));
   api_.push_event("ADDED", fake_node("small-2", "g2-standard-8", 8, 1, "140"));
-  ASSERT_TRUE(eventually([&] { return watcher->status().state == State::kSynced; }));
+  // In sync from the answer on (before the event), with the event's node soon after.
+  ASSERT_TRUE(eventually([&] { return watcher->inventory()->node_count == 3; }));
+  EXPECT_EQ(watcher->status().state, State::kSynced);
   EXPECT_EQ(watcher->inventory()->stale, "");
-  EXPECT_EQ(watcher->inventory()->node_count, 3U);
   EXPECT_EQ(api_.count(false), 1U);  // resumed from its resourceVersion, no list
 }
 

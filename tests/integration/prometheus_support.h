@@ -44,6 +44,16 @@ inline std::string repo_file(const std::string& relative) { return std::string(G
 inline std::string dashboard_file() { return repo_file("deploy/monitoring/grafana-dashboard.json"); }
 inline std::string alerts_file() { return repo_file("deploy/monitoring/alerts.yaml"); }
 
+// In a forked child: runs argv[0] with argv, or exits 127 when it cannot.
+[[noreturn]] inline void exec_or_exit(const std::vector<std::string>& argv) {
+  std::vector<std::string> copy = argv;
+  std::vector<char*> raw;
+  for (auto& a : copy) raw.push_back(a.data());
+  raw.push_back(nullptr);
+  ::execv(raw[0], raw.data());
+  ::_exit(127);
+}
+
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -82,12 +92,7 @@ inline CommandResult run_command(const std::vector<std::string>& argv) {
     ::dup2(out[1], STDOUT_FILENO);
     ::dup2(out[1], STDERR_FILENO);
     ::close(out[0]);
-    std::vector<std::string> copy = argv;
-    std::vector<char*> raw;
-    for (auto& a : copy) raw.push_back(a.data());
-    raw.push_back(nullptr);
-    ::execv(raw[0], raw.data());
-    ::_exit(127);
+    exec_or_exit(argv);
   }
   ::close(out[1]);
   CommandResult result;
@@ -214,12 +219,7 @@ class PrometheusServer {
       const int log = ::open((dir_ + "/prometheus.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(log, STDOUT_FILENO);
       ::dup2(log, STDERR_FILENO);
-      std::vector<std::string> copy = argv;
-      std::vector<char*> raw;
-      for (auto& a : copy) raw.push_back(a.data());
-      raw.push_back(nullptr);
-      ::execv(raw[0], raw.data());
-      ::_exit(127);
+      exec_or_exit(argv);
     }
   }
 

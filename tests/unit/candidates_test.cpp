@@ -357,6 +357,22 @@ TEST(CandidateNodes, APodNamingItsNodeIgnoresCordonsAndNoScheduleTaintsAsTheKube
             "2 node shapes: 1 are not spec.nodeName evicting, 1 have taint dedicated=team-a:NoExecute, not tolerated");
 }
 
+TEST(CandidateNodes, NamingTheNodeAndPinningItByAffinityAreNotTheSameShape) {
+  // The two write the same requirement, but only the named pod skips the
+  // scheduler's taints: the per-thread memo must not mix them up.
+  NodeClass tainted = node_class({"n1"});
+  tainted.taints = {taint("dedicated", "a", TaintEffect::kNoSchedule)};
+  const NodeInventory nodes = inventory_of({tainted});
+  PodFacts named = gpu_pod();
+  named.node_name = "n1";
+  PodFacts pinned = gpu_pod();
+  pinned.has_affinity = true;
+  pinned.affinity_terms = {NodeSelectorTerm{{name_field(Op::kIn, {"n1"})}}};
+  EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), named, 1).nodes), Shapes{"n1"});
+  EXPECT_TRUE(candidate_nodes(nodes, default_policy(), pinned, 1).nodes.empty());
+  EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), named, 1).nodes), Shapes{"n1"});
+}
+
 TEST(CandidateNodes, OnlyNodesWithThePodsGpuResourceCount) {
   const NodeInventory nodes = inventory_of({node_class({"nvidia"}, {}, 8, "nvidia.com/gpu"),
                                             node_class({"amd"}, {}, 8, "amd.com/gpu"), node_class({"cpu"}, {}, 0)});

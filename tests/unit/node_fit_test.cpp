@@ -15,6 +15,7 @@
 #include "gpusizer/sizing/candidates.h"
 #include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/policy.h"
+#include "support/pod_facts_support.h"
 
 namespace gpusizer {
 namespace {
@@ -272,6 +273,39 @@ TEST(NodeFit, NoPoolsNoCheck) {
   EXPECT_EQ(fit.largest, nullptr);
   EXPECT_EQ(fit.message, "");
   EXPECT_EQ(fit.brief, "");
+}
+
+// The scheduler's sum: an init container runs beside the sidecars listed
+// before it (Kubernetes resourcehelper.PodRequests), not those after it.
+TEST(PodRequest, AnInitContainerIsSummedWithTheSidecarsListedBeforeIt) {
+  PodFacts facts = testing::pod_of({testing::gpu_container("trainer", 1, "1", "33Gi")});
+  ContainerFacts fetch = testing::gpu_container("fetch", 0, "1", "40Gi");
+  fetch.init_index = 0;
+  facts.init.push_back(fetch);
+  ContainerFacts proxy = testing::gpu_container("proxy", 0, "1", "30Gi");
+  proxy.init_index = 1;
+  proxy.sidecar = true;
+  facts.app.push_back(proxy);
+  const auto as_written = [](const ContainerFacts& c, std::string_view resource) {
+    return c.effective_request(resource);
+  };
+  // max(fetch 40Gi alone, trainer 33Gi + proxy 30Gi)
+  EXPECT_EQ(pod_request(facts, 1, as_written).memory, Quantity::from_bytes(63 * kGi));
+  // An init container after the sidecar runs beside it.
+  ContainerFacts warm = testing::gpu_container("warm", 0, "1", "40Gi");
+  warm.init_index = 2;
+  facts.init.push_back(warm);
+  EXPECT_EQ(pod_request(facts, 1, as_written).memory, Quantity::from_bytes(70 * kGi));
+}
+
+TEST(NodeFit, AResourceTheNodeDoesNotReportHoldsNone) {
+  NodeClass bare;
+  bare.shape = "bare";
+  bare.extended = {{"nvidia.com/gpu", 8}};
+  bare.cpu = Quantity::from_milli(64000);
+  bare.memory = Quantity::from_bytes(512 * kGi);
+  EXPECT_FALSE(holds(bare, pod(1, 1000, kGi, kGi), "nvidia.com/gpu"));
+  EXPECT_TRUE(holds(bare, pod(1, 1000, kGi, 0), "nvidia.com/gpu"));
 }
 
 }  // namespace

@@ -69,6 +69,9 @@ struct ContainerFacts {
   int64_t gpus = 0;
   std::string gpu_resource;  // the first of policy.gpuResources it asks for; empty: none
   bool sidecar = false;      // an init container with restartPolicy Always (in PodFacts::app)
+  // Its place in the pod's initContainers, which start in that order (a
+  // sidecar runs beside the init containers after it); -1: not there.
+  int init_index = -1;
 
   // What the container asks for: the request, or the limit it defaults to.
   std::optional<Quantity> effective_request(std::string_view resource) const {
@@ -202,5 +205,4 @@ struct PodPhases {
 
 // REQUIRES: facts outlive the result (phases point at its containers).
 PodPhases pod_phases(const PodFacts& facts);
-
 }  // namespace gpusizer

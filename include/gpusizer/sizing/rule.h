@@ -52,15 +52,16 @@ struct Floor {
   // The warning to give once when this floor binds and a container is
   // below it (the per-container warnings only name the basis); empty: none.
   std::string note;
-  // Lowered by a ceiling: the phase's containers together get at most this
-  // much, however much some of them already ask (the decider shares out
-  // only the room left).
-  bool capped = false;
+  // Set by a node cap (Ceiling): the most the phase may have in all on the
+  // node it was capped to. The amount is at most this; the holders share
+  // out only the room their own requests leave under it.
+  std::optional<Quantity> most;
 };
 
 // The most one phase of a pod may be given of one resource, so that some
 // candidate node holds the pod (rules/node_caps_rule.h). A binding floor
-// above it is lowered to it.
+// above it is lowered to it; below it, the floor's holders are raised only
+// into the room left under it (some of them ask for more than their share).
 struct Ceiling {
   std::size_t phase = 0;
   std::string_view resource;  // kCpu, kMemory or kEphemeralStorage

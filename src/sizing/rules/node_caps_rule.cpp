@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "gpusizer/sizing/messages.h"
+#include "gpusizer/sizing/shares.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
@@ -37,8 +38,7 @@ class Capper {
         })) {
     for (std::size_t i = 0; i < kByWeight.size(); ++i) {
       reserve_[i] = resource_units(reserved(input.policy.node_caps, kByWeight[i]), kByWeight[i]);
-      app_others_[i] = others(kByWeight[i], false);
-      sidecars_[i] = others(kByWeight[i], true);
+      app_others_[i] = app_others(kByWeight[i]);
     }
   }
 
@@ -51,7 +51,9 @@ class Capper {
       return result;
     }
     if (candidates_.nodes.empty()) {
-      explain(result, "-", "no candidate node (" + candidates_.why_none + "): nothing is capped");
+      explain(result, "-",
+              "no candidate node (" + candidates_.why_none + "): nothing is capped" +
+                  (candidates_.pools_instead.empty() ? "" : "; of nodeFit.pools, as " + candidates_.pools_instead));
       return result;
     }
     const NodeClass& node = best_node();
@@ -59,13 +61,21 @@ class Capper {
     for (std::size_t p = 0; p < input_.phases.phases.size(); ++p) {
       for (std::string_view resource : kByWeight) {
         const Floor* floor = input_.binding(p, resource);
+        const Phase& phase = input_.phases.phases[p];
         // A phase whose holders each ask for their share is raised by no one: no cap.
-        if (!floor || !someone_short(input_.phases.phases[p], *floor)) continue;
+        if (!floor || !someone_short(phase, *floor)) continue;
         const Quantity most = cap(node, p, resource);
-        if (floor->amount <= most) continue;
-        result.ceilings.push_back({p, resource, most, floor->basis + ", node cap"});
-        result.findings.push_back(warning(cap_text(node, p, *floor, most)));
-        capped.push_back(std::string(resource) + " " + most.to_string());
+        if (floor->amount > most) {
+          result.ceilings.push_back({p, resource, most, floor->basis + ", node cap"});
+          result.findings.push_back(warning(cap_text(node, p, *floor, most)));
+          capped.push_back(std::string(resource) + " " + most.to_string());
+        } else if (raised_past(phase, *floor, most)) {
+          // The floor fits, but holders above their share leave the others
+          // less than theirs: they are raised only into the room left.
+          result.ceilings.push_back({p, resource, most, floor->basis + ", node cap"});
+          result.findings.push_back(warning(room_text(node, p, resource, most)));
+          capped.push_back(std::string(resource) + " " + most.to_string() + " in all");
+        }
       }
     }
     if (input_.explain) {
@@ -94,25 +104,51 @@ class Capper {
   static bool someone_short(const Phase& phase, const Floor& floor) {
     return std::any_of(phase.holders.begin(), phase.holders.end(), [&](const ContainerFacts* holder) {
       const auto request = holder->effective_request(floor.resource);
-      const Quantity share = floor.amount.share_ceil(holder->gpus, phase.gpus, of_resource_units(1, floor.resource));
-      return !request || *request < share;
+      return !request || *request < holder_share(floor.amount, *holder, phase, floor.resource);
     });
   }
 
-  // What the app containers that hold no GPU already ask, in units; with
-  // sidecars_only, only the sidecars (restartable init containers), which
-  // run beside every init container started after them.
-  int64_t others(std::string_view resource, bool sidecars_only) const {
+  // Each holder raised to its share of the floor (none lowered), the phase
+  // would ask for more than `most` in all.
+  static bool raised_past(const Phase& phase, const Floor& floor, const Quantity& most) {
+    int128 total = 0;
+    for (const ContainerFacts* holder : phase.holders) {
+      const Quantity share = holder_share(floor.amount, *holder, phase, floor.resource);
+      const auto request = holder->effective_request(floor.resource);
+      total += resource_units(request ? std::max(*request, share) : share, floor.resource);
+    }
+    return total > resource_units(most, floor.resource);
+  }
+
+  // What the app containers that hold no GPU already ask, in units.
+  int64_t app_others(std::string_view resource) const {
     const Phase* app = input_.phases.app();
     int128 total = 0;
     for (const ContainerFacts& c : input_.pod.app) {
-      if (sidecars_only ? !c.sidecar
-                        : app && std::find(app->holders.begin(), app->holders.end(), &c) != app->holders.end()) {
-        continue;
-      }
+      if (app && std::find(app->holders.begin(), app->holders.end(), &c) != app->holders.end()) continue;
       if (auto request = c.effective_request(resource)) total += resource_units(*request, resource);
     }
     return clamp_to_int64(total);
+  }
+
+  // What the sidecars listed before an init phase's container ask once
+  // sized, in units: they run beside it. A sidecar holding GPUs is raised
+  // with the app phase, to at most its share of the app's floor as capped
+  // on this node.
+  int128 sidecars_before(const NodeClass& node, const Phase& phase, std::string_view resource) const {
+    const int before = phase.holders.empty() ? -1 : phase.holders.front()->init_index;
+    const Phase* app = input_.phases.app();
+    const Floor* app_floor = app ? input_.binding(0, resource) : nullptr;
+    const std::optional<Quantity> app_amount =
+        app_floor ? std::optional(std::min(app_floor->amount, cap(node, 0, resource))) : std::nullopt;
+    int128 total = 0;
+    for (const ContainerFacts& c : input_.pod.app) {
+      if (!c.sidecar || c.init_index >= before) continue;
+      Quantity sized = c.effective_request(resource).value_or(Quantity());
+      if (app_amount && c.gpus > 0) sized = std::max(sized, holder_share(*app_amount, c, *app, resource));
+      total += resource_units(sized, resource);
+    }
+    return total;
   }
 
   static std::size_t index_of(std::string_view resource) {
@@ -135,10 +171,9 @@ class Capper {
     // Rounded down to a value people write: a tenth of a core, a whole Gi.
     const int64_t granule = resource == kCpu ? 100 : int64_t{1} << 30;
     room = room / granule * granule;
-    // The phase's other containers already take their part: the app's
-    // containers without GPUs; for an init container, the sidecars that
-    // run beside it.
-    room -= phase.app ? app_others_[i] : sidecars_[i];
+    // The phase's other containers take their part: the app's containers
+    // without GPUs; for an init container, the sidecars beside it.
+    room -= phase.app ? int128(app_others_[i]) : sidecars_before(node, phase, resource);
     return of_resource_units(clamp_to_int64(std::max<int128>(0, room)), resource);
   }
 
@@ -184,18 +219,31 @@ class Capper {
   // "node cap: memory 64Gi (train profile) capped to 26Gi: g2-standard-8 has 27Gi"
   // "node cap: cpu 16 (train profile) capped to 11.4: 1 of 8 GPUs of p4d.24xlarge (cpu 96)"
   std::string cap_text(const NodeClass& node, std::size_t p, const Floor& floor, const Quantity& most) const {
-    const std::string resource(floor.resource);
-    const std::string head = "node cap: " + resource + " " + floor.amount.to_string() + " (" + floor.basis +
-                             ") capped to " + most.to_string() + ": ";
-    const auto reported = allocatable(node, floor.resource);
-    const std::string has = reported ? reported->to_string() : "none (unreported)";
+    return "node cap: " + std::string(floor.resource) + " " + floor.amount.to_string() + " (" + floor.basis +
+           ") capped to " + most.to_string() + ": " + node_text(node, p, floor.resource);
+  }
+
+  // "node cap: memory raised to at most 199Gi in all: gpu-box has 200Gi, and some containers ask over their share"
+  std::string room_text(const NodeClass& node, std::size_t p, std::string_view resource, const Quantity& most) const {
+    return "node cap: " + std::string(resource) + " raised to at most " + most.to_string() +
+           " in all: " + node_text(node, p, resource) + ", and some containers ask over their share";
+  }
+
+  // What the node has for phase p: "g2-standard-8 has 27Gi", "1 of 8 GPUs of p4d.24xlarge (cpu 96)".
+  std::string node_text(const NodeClass& node, std::size_t p, std::string_view resource) const {
+    const std::string has = has_text(node, resource);
     const int64_t gpus = node_gpus(node);
     const int64_t phase_gpus = input_.phases.phases[p].gpus;
-    if (floor.resource != kMemory && gpus > phase_gpus) {
-      return head + std::to_string(phase_gpus) + " of " + std::to_string(gpus) + " GPUs of " + node.shape + " (" +
-             resource + " " + has + ")";
+    if (resource != kMemory && gpus > phase_gpus) {
+      return std::to_string(phase_gpus) + " of " + std::to_string(gpus) + " GPUs of " + node.shape + " (" +
+             std::string(resource) + " " + has + ")";
     }
-    return head + node.shape + " has " + (floor.resource == kMemory ? "" : resource + " ") + has;
+    return node.shape + " has " + (resource == kMemory ? "" : std::string(resource) + " ") + has;
+  }
+
+  static std::string has_text(const NodeClass& node, std::string_view resource) {
+    const auto reported = allocatable(node, resource);
+    return reported ? reported->to_string() : "none (unreported)";
   }
 
   std::string reserve_text() const {
@@ -207,11 +255,10 @@ class Capper {
   const RuleInput& input_;
   const Candidates& candidates_;
   const PodRequest written_;  // the pod as given: a node that holds it could be its node
-  // In units, by kByWeight: the reserve, what the app phase's other
-  // containers ask, and what the sidecars ask.
+  // In units, by kByWeight: the reserve, and what the app phase's other
+  // containers ask.
   std::array<int64_t, 3> reserve_{};
   std::array<int64_t, 3> app_others_{};
-  std::array<int64_t, 3> sidecars_{};
 };
 
 }  // namespace

@@ -24,7 +24,10 @@ RuleResult NodeFitRule::evaluate(const RuleInput& input) const {
   if (judged.verdict == NodeFit::Verdict::kNoCandidates) {
     result.findings.push_back({DenialReason::kNodeFit, false, "", fit(pod.label + judged.brief)});
   } else if (judged.verdict == NodeFit::Verdict::kNoFit) {
-    const bool deny = input.policy.node_fit.action == CheckAction::kDeny;
+    // Pools standing in for nodes the cluster has but the pod may not use
+    // now (cordoned, tainted, too small) are a guess at what the
+    // autoscaler adds: told, never denied.
+    const bool deny = input.policy.node_fit.action == CheckAction::kDeny && candidates->pools_instead.empty();
     result.findings.push_back(
         {DenialReason::kNodeFit, deny, deny ? pod.description + ": " + judged.message : "", pod.label + judged.brief});
   }
@@ -36,7 +39,8 @@ RuleResult NodeFitRule::evaluate(const RuleInput& input) const {
     result.row =
         RuleRow{RuleKind::kNodeFit,
                 gpus_text(request.gpus) + ", cpu " + request.cpu.to_string() + ", memory " + request.memory.to_string(),
-                judged.verdict == NodeFit::Verdict::kFits ? "fits " + where : judged.message};
+                (judged.verdict == NodeFit::Verdict::kFits ? "fits " + where : judged.message) +
+                    (candidates->pools_instead.empty() ? "" : " (" + candidates->pools_instead + ")")};
   }
   return result;
 }
