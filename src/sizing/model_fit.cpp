@@ -131,43 +131,58 @@ std::optional<std::string> read_value(std::string_view key, std::string_view val
 // Seed 002: "VRAM_inference (GB) ~ 2 x params(billions) + 1 x context
 // length(thousands)". Precision scales the weights only: the KV cache stays
 // at 16 bits (design 2.3). Tensor parallelism splits both over tp GPUs.
+// Only the weights are certain; the context and the overhead are allowances.
 VramNeed inference_need(const GpuMemoryPolicy& policy, const ModelSpec& spec) {
   const Milli bytes_per_param = policy.precision_bytes.at(spec.precision);  // parse_model checked the key
   const int128 weights_milli = int128(spec.params) * bytes_per_param;
   const int128 context_milli = int128(spec.context_tokens) * policy.context_bytes_per_token.value_ceil() * 1000;
   const int128 denominator = int128(std::max<int64_t>(1, spec.tp)) * 1000;
+  const int128 overhead_milli = int128(policy.overhead.value_ceil()) * denominator;  // per GPU, not split
   VramNeed need;
   need.weights = ceil_bytes(weights_milli, denominator);
   need.context = ceil_bytes(context_milli, denominator);
-  need.total = ceil_bytes(weights_milli + context_milli, denominator);
+  need.overhead = policy.overhead.value_ceil();
+  need.certain = need.weights;
+  need.total = ceil_bytes(weights_milli + context_milli + overhead_milli, denominator);
   return need;
 }
 
-// Seed 002's bytesPerParam for full training, divided in seed 004's
-// proportions: a part of `method` is bytesPerParam x params x share / (sum of
-// the full shares). ZeRO shards the parts over the ranks (seed 004's table):
-// the optimizer from stage 1, gradients from 2, weights from 3; activations
-// never. Every part is put over one denominator so the total is exact.
+// The components of training memory per GPU (docs/gpu-memory.md), over one
+// denominator so the sums are exact. Ψ parameters, T of them trained (all
+// for full fine-tuning, adapterShare of them for LoRA/QLoRA), N ranks:
+//   weights     Ψ x precision bytes (QLoRA: quantizedBytes) + the adapter's T x 2, / N from ZeRO stage 3
+//   gradients   T x precision bytes,                                          / N from stage 2
+//   optimizer   T x optimizerBytes (fp32 master weights + two Adam moments),  / N from stage 1
+//   activations Ψ x activationBytes of the method (an allowance, never sharded)
+//   overhead    per GPU (an allowance)
+// as the ZeRO paper (Rajbhandari et al. 2019, section 3) divides them:
+// 7.5B on 64 GPUs holds 120 GB, 31.4, 16.6 and 1.9 GB at stages 0 to 3.
 VramNeed training_need(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64_t ranks) {
-  const int64_t n = std::max<int64_t>(1, ranks);
-  const TrainingShares& shares =
-      policy.shares.at(std::string(method_name(spec.method)));  // parse_policy requires all three
-  const TrainingShares& full = policy.shares.at("full");
-  const Milli full_sum = full.weights + full.optimizer + full.gradients + full.activations;
-  const int128 denominator = int128(full_sum) * n * 1000;
-  auto part = [&](Milli share, bool sharded) {
-    return int128(policy.bytes_per_param) * spec.params * share * (sharded ? 1 : n);
-  };
-  const int128 weights = part(shares.weights, spec.zero >= 3);
-  const int128 optimizer = part(shares.optimizer, spec.zero >= 1);
-  const int128 gradients = part(shares.gradients, spec.zero >= 2);
-  const int128 activations = part(shares.activations, false);
+  const int128 n = std::max<int64_t>(1, ranks);
+  const bool adapter = spec.method != TrainingMethod::kFull;
+  const Milli precision = policy.precision_bytes.at(spec.precision);  // parse_model checked the key
+  const Milli stored = spec.method == TrainingMethod::kQlora ? policy.quantized_bytes : precision;
+  // T x 1000: the trainable parameters, in thousandths of a parameter.
+  const int128 trained_milli = adapter ? int128(spec.params) * policy.adapter_share : int128(spec.params) * 1000;
+  // Every part over n x 10^6: parameters x milli-bytes x milli-shares.
+  const int128 denominator = n * 1'000'000;
+  // Each GPU holds 1/n of a sharded part and all of another: over n, n times it.
+  const auto on_each_gpu = [&](int128 part, bool sharded) { return sharded ? part : part * n; };
+  const int128 weights =
+      on_each_gpu(int128(spec.params) * stored * 1000 + (adapter ? trained_milli * precision : 0), spec.zero >= 3);
+  const int128 gradients = on_each_gpu(trained_milli * precision, spec.zero >= 2);
+  const int128 optimizer = on_each_gpu(trained_milli * policy.optimizer_bytes, spec.zero >= 1);
+  const int128 activations = on_each_gpu(
+      int128(spec.params) * policy.activation_bytes.at(std::string(method_name(spec.method))) * 1000, false);
+  const int128 overhead = on_each_gpu(int128(policy.overhead.value_ceil()) * 1'000'000, false);
   VramNeed need;
   need.weights = ceil_bytes(weights, denominator);
-  need.optimizer = ceil_bytes(optimizer, denominator);
   need.gradients = ceil_bytes(gradients, denominator);
+  need.optimizer = ceil_bytes(optimizer, denominator);
   need.activations = ceil_bytes(activations, denominator);
-  need.total = ceil_bytes(weights + optimizer + gradients + activations, denominator);
+  need.overhead = policy.overhead.value_ceil();
+  need.certain = ceil_bytes(weights + gradients + optimizer, denominator);
+  need.total = ceil_bytes(weights + gradients + optimizer + activations + overhead, denominator);
   return need;
 }
 
@@ -188,17 +203,16 @@ std::string spec_text(const ModelSpec& spec) {
 }
 
 // The parts of the need: "40 bytes/param: weights 62.3 + optimizer 124.5 + ...".
-std::string breakdown_text(const GpuMemoryPolicy& policy, const ModelSpec& spec, const VramNeed& need) {
+std::string breakdown_text(const ModelSpec& spec, const VramNeed& need) {
+  const std::string allowances = " + overhead " + gb_text(need.overhead);
   if (spec.mode == ModelMode::kInfer) {
-    const std::string parts = "weights " + gb_text(need.weights) + " + context " + gb_text(need.context);
+    const std::string parts =
+        "weights " + gb_text(need.weights) + " certain, + context " + gb_text(need.context) + allowances;
     return spec.tp > 1 ? "split over tp=" + std::to_string(spec.tp) + ": " + parts : parts;
   }
-  const std::string per_param = milli_text(policy.bytes_per_param) + " bytes/param";
-  const std::string scale = spec.method == TrainingMethod::kFull
-                                ? per_param
-                                : std::string(method_name(spec.method)) + " share of " + per_param;
-  return scale + ": weights " + gb_text(need.weights) + " + optimizer " + gb_text(need.optimizer) + " + gradients " +
-         gb_text(need.gradients) + " + activations " + gb_text(need.activations);
+  return "weights " + gb_text(need.weights) + " + gradients " + gb_text(need.gradients) + " + optimizer " +
+         gb_text(need.optimizer) + " = " + gb_text(need.certain) + " certain, + activations " +
+         gb_text(need.activations) + allowances;
 }
 
 // "method=lora,zero=3 on 2 x 80 GB GPUs (A100-80GB, H100-80GB): 54.5 GB/GPU".
@@ -236,9 +250,10 @@ int64_t most_suggested_gpus(const GpuMemoryPolicy& policy, int64_t world) {
   return std::max(policy.max_suggested_gpus, world);
 }
 
-VramVerdict verdict_of(const GpuMemoryPolicy& policy, int64_t need, int64_t capacity) {
-  if (int128(need) * 1000 <= int128(capacity) * policy.safety_margin) return VramVerdict::kFits;
-  return need <= capacity ? VramVerdict::kTight : VramVerdict::kTooLarge;
+VramVerdict verdict_of(const GpuMemoryPolicy& policy, const VramNeed& need, int64_t capacity) {
+  if (need.certain > capacity) return VramVerdict::kTooLarge;
+  if (int128(need.total) * 1000 <= int128(capacity) * policy.safety_margin) return VramVerdict::kFits;
+  return VramVerdict::kTight;
 }
 
 std::string gb_text(int64_t bytes) { return tenths_text(ceil_bytes(bytes, kGB / 10)); }
@@ -303,7 +318,7 @@ VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64
   VramCheck check;
   check.need = vram_per_gpu(policy, spec, gpus);
   const int64_t capacity = gpu.memory.value_ceil();
-  check.verdict = verdict_of(policy, check.need.total, capacity);
+  check.verdict = verdict_of(policy, check.need, capacity);
   if (check.verdict != VramVerdict::kFits) check.options = vram_options(policy, spec, gpus, gpu);
 
   // Usable memory is shown rounded down, so a need shown above it never fits.
@@ -316,11 +331,16 @@ VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64
   std::string relation;
   switch (check.verdict) {
     case VramVerdict::kFits: relation = "within the usable memory of " + of_gpu + "."; break;
-    case VramVerdict::kTight: relation = "over the usable memory of " + of_gpu + "; it may run out of memory."; break;
-    case VramVerdict::kTooLarge: relation = "more than " + of_gpu + "."; break;
+    case VramVerdict::kTight:
+      relation = "over the usable memory of " + of_gpu + "; it may run out of memory" +
+                 (spec.mode == ModelMode::kTrain
+                      ? " (activation checkpointing or a smaller micro-batch lowers the activations)."
+                      : " (a shorter context or fewer concurrent sequences lowers the context).");
+      break;
+    case VramVerdict::kTooLarge: relation = "and its certain part alone is more than " + of_gpu + "."; break;
   }
   check.message = "model " + spec_text(spec) + " needs " + need_text + " GB per GPU (" +
-                  breakdown_text(policy, spec, check.need) + "), " + relation;
+                  breakdown_text(spec, check.need) + "), " + relation;
 
   const int64_t world = world_size(spec, gpus);
   std::set<int64_t> named_capacities = {capacity};  // the message already named the pod's GPU
@@ -348,8 +368,8 @@ VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64
                     gpu.name + "'s " + size_text(capacity) + " (" + usable_text + "); may run out of memory";
       break;
     case VramVerdict::kTooLarge:
-      check.brief = label + " needs " + need_text + " GB/GPU, " + gpu.name + " has " + size_text(capacity) +
-                    " (gpu-sizer explain lists options)";
+      check.brief = label + ": " + gb_text(check.need.certain) + " GB/GPU certain, " + gpu.name + " has " +
+                    size_text(capacity) + " (gpu-sizer explain lists options)";
       break;
   }
   check.brief = truncate_utf8(check.brief, 100);  // policy GPU names can be long

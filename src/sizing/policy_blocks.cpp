@@ -15,23 +15,6 @@ namespace gpusizer::policy_fields {
 
 namespace {
 
-TrainingShares read_shares(const YAML::Node& node, const std::string& path) {
-  const Block block(node, path, true, {"weights", "optimizer", "gradients", "activations"});
-  TrainingShares shares;
-  block.read("weights",
-             [&](const auto& value, const auto& at) { shares.weights = read_decimal(value, at, 0, 1000000); });
-  block.read("optimizer",
-             [&](const auto& value, const auto& at) { shares.optimizer = read_decimal(value, at, 0, 1000000); });
-  block.read("gradients",
-             [&](const auto& value, const auto& at) { shares.gradients = read_decimal(value, at, 0, 1000000); });
-  block.read("activations",
-             [&](const auto& value, const auto& at) { shares.activations = read_decimal(value, at, 0, 1000000); });
-  if (shares.weights + shares.optimizer + shares.gradients + shares.activations == 0) {
-    fail(path, node, "the four shares must not all be 0");
-  }
-  return shares;
-}
-
 std::vector<GpuModel> read_gpu_models(const YAML::Node& node, const std::string& path) {
   if (!node.IsSequence()) fail(path, node, "must be a list of {name, memory, match}");
   std::vector<GpuModel> gpus;
@@ -151,7 +134,7 @@ void read_data_loader(const YAML::Node& node, bool complete, DataLoaderPolicy& o
 void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out) {
   const Block block(node, "gpuMemory", complete,
                     {"action", "safetyMargin", "productLabel", "inferProfiles", "maxSuggestedGpus", "precisionBytes",
-                     "inference", "training", "gpus"});
+                     "overhead", "inference", "training", "gpus"});
   block.read("action", [&](const auto& value, const auto& path) { out.action = read_action(value, path); });
   block.read("safetyMargin",
              [&](const auto& value, const auto& path) { out.safety_margin = read_decimal(value, path, 1, 1000); });
@@ -175,15 +158,23 @@ void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out
       out.context_bytes_per_token = read_quantity(item, at, Zero::kAllowed);
     });
   });
+  block.read("overhead",
+             [&](const auto& value, const auto& path) { out.overhead = read_quantity(value, path, Zero::kAllowed); });
   block.read("training", [&](const auto& value, const auto& path) {
-    const Block training(value, path, complete, {"bytesPerParam", "shares"});
-    training.read("bytesPerParam",
-                  [&](const auto& item, const auto& at) { out.bytes_per_param = read_decimal(item, at, 1, 1000000); });
-    training.read("shares", [&](const auto& item, const auto& at) {
-      const Block shares(item, at, true, {"full", "lora", "qlora"});
+    const Block training(value, path, complete,
+                         {"optimizerBytes", "quantizedBytes", "adapterShare", "activationBytes"});
+    training.read("optimizerBytes",
+                  [&](const auto& item, const auto& at) { out.optimizer_bytes = read_decimal(item, at, 0, 64000); });
+    training.read("quantizedBytes",
+                  [&](const auto& item, const auto& at) { out.quantized_bytes = read_decimal(item, at, 1, 64000); });
+    training.read("adapterShare",
+                  [&](const auto& item, const auto& at) { out.adapter_share = read_decimal(item, at, 0, 1000); });
+    training.read("activationBytes", [&](const auto& item, const auto& at) {
+      const Block methods(item, at, true, {"full", "lora", "qlora"});
       for (const char* method : {"full", "lora", "qlora"}) {
-        shares.read(method,
-                    [&](const auto& one, const auto& one_path) { out.shares[method] = read_shares(one, one_path); });
+        methods.read(method, [&](const auto& one, const auto& one_path) {
+          out.activation_bytes[method] = read_decimal(one, one_path, 0, 1000000);
+        });
       }
     });
   });

@@ -155,12 +155,12 @@ class OptionSearch {
         variant.spec.ranks = where.gpus;
       }
     }
-    const int64_t need = vram_per_gpu(policy_, variant.spec, where.gpus).total;
+    const VramNeed need = vram_per_gpu(policy_, variant.spec, where.gpus);
     return VramOption{join(variant.changes, ","),
                       where.gpus,
                       Quantity::from_bytes(where.capacity),
                       where.names,
-                      need,
+                      need.total,
                       verdict_of(policy_, need, where.capacity) == VramVerdict::kFits};
   }
 

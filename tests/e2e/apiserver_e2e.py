@@ -513,8 +513,8 @@ class WebhookTest(unittest.TestCase):
         result, _ = dry_run_apply(pod)
         self.assertNotEqual(result.returncode, 0)
         self.assertIn('admission webhook "pods.validate.gpu-sizer.io" denied the request', result.stderr)
-        for part in ("needs 280.0 GB per GPU", "more than the 24 GB of RTX-4090", "Would fit:",
-                     "method=qlora,zero=3 on 2 x 80 GB GPUs (A100-80GB, H100-80GB): 46.7 GB/GPU"):
+        for part in ("needs 127.0 GB per GPU", "and its certain part alone is more than the 24 GB of RTX-4090",
+                     "Would fit:", "method=qlora: 12.8 GB/GPU"):
             self.assertIn(part, result.stderr)
 
     def test_pod_without_gpus_is_admitted_unchanged_without_warnings(self):

@@ -251,23 +251,23 @@ TEST_F(WebhookTest, SevenBFullFineTuneOnTwo24GBGpusIsDenied) {
   const json answer = webhook_->review("/validate", admission_review(pod));
   ASSERT_FALSE(answer["response"]["allowed"].get<bool>());
   const std::string message = answer["response"]["status"]["message"];
-  for (const char* part : {"280.0 GB per GPU", "24 GB of RTX-4090", "Would fit:", "method=qlora,zero=3 on 2 x 80 GB",
-                           "zero=3 on 7 x 80 GB GPUs: 66.7 GB/GPU"}) {
+  for (const char* part : {"127.0 GB per GPU", "112.0 certain", "24 GB of RTX-4090",
+                           "Would fit:", "method=qlora: 12.8 GB/GPU", "method=lora,zero=3: 15.6 GB/GPU"}) {
     EXPECT_NE(message.find(part), std::string::npos) << part << "\n" << message;
   }
 }
 
 TEST_F(WebhookTest, VramWithinTheSafetyMarginIsAllowedWithAWarning) {
   json pod = gpu_pod(
-      "qlora-2b",
+      "lora-7b",
       {{"limits", {{"cpu", "16"}, {"memory", "96Gi"}, {"ephemeral-storage", "300Gi"}, {"nvidia.com/gpu", "2"}}}},
-      {{"gpu-sizer.io/model", "params=2B,method=qlora"}});
+      {{"gpu-sizer.io/model", "params=7B,method=lora"}});
   pod["spec"]["nodeSelector"] = {{"nvidia.com/gpu.product", "NVIDIA-GeForce-RTX-4090"}};
   const json answer = webhook_->review("/validate", admission_review(pod));
   EXPECT_TRUE(answer["response"]["allowed"].get<bool>());
   const auto warnings = warnings_of(answer);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("22.3 GB/GPU"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("23.2 GB/GPU"), std::string::npos) << warnings[0];
 }
 
 struct VramCase {
@@ -280,7 +280,7 @@ void PrintTo(const VramCase& c, std::ostream* out) { *out << c.model; }
 class VramThresholds : public WebhookTest, public ::testing::WithParamInterface<VramCase> {};
 
 // Inference on one RTX 4090 (24 GB, 20.4 GB usable at 0.85): at the margin,
-// just over it, and just over the capacity.
+// just over it, and weights just over the capacity.
 TEST_P(VramThresholds, AllowWarnOrDeny) {
   json pod =
       gpu_pod("serve",
@@ -299,10 +299,10 @@ TEST_P(VramThresholds, AllowWarnOrDeny) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rtx4090, VramThresholds,
-                         ::testing::Values(VramCase{"params=10B,context=300", true, ""},
-                                           VramCase{"params=10B,context=400", true, ""},
-                                           VramCase{"params=10B,context=500", true, "20.5 GB/GPU"},
-                                           VramCase{"params=12B,context=100", false, ""}),
+                         ::testing::Values(VramCase{"params=9.5B,context=300", true, ""},
+                                           VramCase{"params=9.5B,context=400", true, ""},
+                                           VramCase{"params=9.5B,context=500", true, "20.5 GB/GPU"},
+                                           VramCase{"params=12.1B", false, ""}),
                          [](const auto& info) { return std::to_string(info.index); });
 
 struct LoaderBatch {

@@ -33,13 +33,13 @@ TEST(GpuMemoryRule, AModelThatFitsNoAllowedGpuIsDenied) {
   EXPECT_EQ(result.findings[0].reason, DenialReason::kVram);
   EXPECT_TRUE(result.findings[0].deny);
   EXPECT_TRUE(result.findings[0].message.starts_with(
-      "pod default/train-x: model params=7B method=full zero=0 needs 280.0 GB per GPU"))
+      "pod default/train-x: model params=7B method=full zero=0 needs 127.0 GB per GPU"))
       << result.findings[0].message;
   EXPECT_NE(result.findings[0].message.find("(nodeSelector nvidia.com/gpu.product=NVIDIA-GeForce-RTX-4090;"),
             std::string::npos);
   ASSERT_TRUE(result.row);
   EXPECT_EQ(result.row->rule, RuleKind::kGpuMemory);
-  EXPECT_EQ(result.row->floor, "280.0 GB per GPU");
+  EXPECT_EQ(result.row->floor, "127.0 GB per GPU");
 }
 
 TEST(GpuMemoryRule, TheWarnActionOnlyWarns) {
@@ -49,7 +49,7 @@ TEST(GpuMemoryRule, TheWarnActionOnlyWarns) {
       evaluate(GpuMemoryRule(), policy, model_pod("params=7B,method=full", "NVIDIA-GeForce-RTX-4090"), "train");
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_FALSE(result.findings[0].deny);
-  EXPECT_NE(result.findings[0].brief.find("280.0 GB"), std::string::npos) << result.findings[0].brief;
+  EXPECT_NE(result.findings[0].brief.find("112.0 GB/GPU certain"), std::string::npos) << result.findings[0].brief;
 }
 
 TEST(GpuMemoryRule, AnUnknownGpuIsNotCheckedAndNotDenied) {
@@ -107,7 +107,8 @@ RuleResult evaluate_on(const NodeInventory& nodes, const PodFacts& pod, const Po
 
 TEST(GpuMemoryRule, TheGpuEveryCandidateHasIsCheckedWithItsLabelsMemory) {
   // An A100 sold as 40GB in the table, labelled with 80GiB by GPU Feature
-  // Discovery: the label wins. 1.5B trained in full needs 60 GB per GPU.
+  // Discovery: the label wins. 3B trained in full holds 48 GB per GPU that
+  // cannot shrink, 55 GB in all.
   InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
   for (const char* zone : {"a", "b"}) {
     builder.upsert(labelled_node(std::string("gpu-") + zone, {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
@@ -116,7 +117,7 @@ TEST(GpuMemoryRule, TheGpuEveryCandidateHasIsCheckedWithItsLabelsMemory) {
   }
   const auto nodes = builder.build();
   ASSERT_EQ(nodes->classes.size(), 2u);
-  const RuleResult fits = evaluate_on(*nodes, model_pod("params=1.5B,method=full,zero=0"));
+  const RuleResult fits = evaluate_on(*nodes, model_pod("params=3B,method=full,zero=0"));
   EXPECT_TRUE(fits.findings.empty()) << fits.findings[0].brief;
   ASSERT_TRUE(fits.row);
   EXPECT_NE(fits.row->detail.find("node label nvidia.com/gpu.product=NVIDIA-A100-SXM4-40GB, nvidia.com/gpu.memory of "
@@ -127,7 +128,7 @@ TEST(GpuMemoryRule, TheGpuEveryCandidateHasIsCheckedWithItsLabelsMemory) {
   // Without the memory label the table's 40G decides: too small.
   InventoryBuilder unlabelled(InventorySource::kFile, "nodes.yaml");
   unlabelled.upsert(labelled_node("gpu-a", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"}}));
-  const RuleResult denied = evaluate_on(*unlabelled.build(), model_pod("params=1.5B,method=full,zero=0"));
+  const RuleResult denied = evaluate_on(*unlabelled.build(), model_pod("params=3B,method=full,zero=0"));
   ASSERT_EQ(denied.findings.size(), 1u);
   EXPECT_TRUE(denied.findings[0].deny);
 }

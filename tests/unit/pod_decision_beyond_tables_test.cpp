@@ -112,18 +112,17 @@ TEST(VramFit, SevenBFullFineTuneOnTwo24GBGpusIsDeniedWithTheOptionsThatFit) {
   EXPECT_FALSE(contains(mutated.ops.dump(), "model")) << "no patch fixes a model that does not fit";
   const Outcome r = validate(mutated.patched);
   ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});
-  for (const char* part : {"pod default/train-x: model params=7B method=full zero=0 needs 280.0 GB per GPU",
-                           "more than the 24 GB of RTX-4090",
-                           "Would fit:", "method=qlora,zero=3 on 2 x 80 GB GPUs (A100-80GB, H100-80GB): 46.7 GB/GPU",
-                           "zero=3 on 7 x 80 GB GPUs: 66.7 GB/GPU"}) {
+  for (const char* part : {"pod default/train-x: model params=7B method=full zero=0 needs 127.0 GB per GPU",
+                           "112.0 certain", "and its certain part alone is more than the 24 GB of RTX-4090",
+                           "Would fit:", "method=qlora: 12.8 GB/GPU", "method=lora,zero=3: 15.6 GB/GPU"}) {
     EXPECT_TRUE(contains(r.decision.denials[0], part)) << part << "\n" << r.decision.denials[0];
   }
 }
 
 TEST(VramFit, WithinTheSafetyMarginIsAllowedWithAWarning) {
-  const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", "params=2B,method=qlora"}}, rtx4090())));
+  const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,method=lora"}}, rtx4090())));
   EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
-  EXPECT_TRUE(has_line(r.decision.warnings, {"model 2B qlora: 22.3 GB/GPU", "20.4 GB usable"}))
+  EXPECT_TRUE(has_line(r.decision.warnings, {"model 7B lora: 23.2 GB/GPU", "20.4 GB usable"}))
       << all(r.decision.warnings);
 }
 
@@ -132,19 +131,21 @@ TEST(VramFit, WarnActionNeverDenies) {
   const Outcome r =
       validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}}, rtx4090())), Mode::kMutate, policy);
   EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
-  EXPECT_TRUE(has_line(r.decision.warnings, {"280.0 GB"})) << all(r.decision.warnings);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"112.0 GB/GPU certain"})) << all(r.decision.warnings);
 }
 
 TEST(VramFit, AuditSaysItWouldDeny) {
   const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}}, rtx4090())), Mode::kAudit);
   EXPECT_TRUE(r.decision.denials.empty());
-  EXPECT_TRUE(has_line(r.decision.warnings, {"audit: would deny:", "280.0 GB"})) << all(r.decision.warnings);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"audit: would deny:", "112.0 GB/GPU certain"}))
+      << all(r.decision.warnings);
 }
 
 TEST(GpuModel, NodeSelectorWinsOverTheAnnotationWhichServesWithoutOne) {
   // The scheduler enforces the nodeSelector: the annotation cannot talk a
   // 24 GB pod into an 80 GB verdict.
-  const json annotations = {{"gpu-sizer.io/model", "params=7B,method=lora,zero=3"}, {"gpu-sizer.io/gpu", "H100-80GB"}};
+  // 28 GB certain per GPU (112 GB over 4 ranks): more than 24 GB, within 80.
+  const json annotations = {{"gpu-sizer.io/model", "params=7B,zero=3,ranks=4"}, {"gpu-sizer.io/gpu", "H100-80GB"}};
   const Outcome pinned = validate(sized(annotated_pod(2, annotations, rtx4090())));
   ASSERT_EQ(pinned.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});
   EXPECT_TRUE(contains(pinned.decision.denials[0], "24 GB of RTX-4090 (nodeSelector")) << pinned.decision.denials[0];
@@ -160,7 +161,7 @@ TEST(GpuModel, AnUnknownAllowedModelTurnsTheDenialIntoAWarning) {
                        "values": ["NVIDIA-A10G", "NVIDIA-H200", "NVIDIA-A10G"]}]}])");
   const Outcome r = validate(sized(pod));
   EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
-  EXPECT_TRUE(has_line(r.decision.warnings, {"280.0 GB"})) << all(r.decision.warnings);
+  EXPECT_TRUE(has_line(r.decision.warnings, {"112.0 GB/GPU certain"})) << all(r.decision.warnings);
 }
 
 TEST(VramFit, ZeroDenialTellsAJobSpanningPodsToSetRanks) {
@@ -172,13 +173,13 @@ TEST(VramFit, ZeroDenialTellsAJobSpanningPodsToSetRanks) {
 }
 
 TEST(GpuModel, FromRequiredAffinityDeniesOnlyWhenNoCandidateFits) {
-  json pod = annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,method=qlora,zero=3"}});
+  json pod = annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,zero=3"}});  // 56 GB certain per GPU
   pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] =
       json::parse(R"([{"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
                        "values": ["NVIDIA-GeForce-RTX-4090", "NVIDIA-A100-SXM4-80GB"]}]}])");
   const Outcome some_fit = validate(sized(pod));
   EXPECT_TRUE(some_fit.decision.denials.empty()) << all(some_fit.decision.denials);
-  EXPECT_TRUE(has_line(some_fit.decision.warnings, {"46.7 GB/GPU"})) << all(some_fit.decision.warnings);
+  EXPECT_TRUE(has_line(some_fit.decision.warnings, {"56.0 GB/GPU certain"})) << all(some_fit.decision.warnings);
   pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
      ["matchExpressions"][0]["values"] = {"NVIDIA-GeForce-RTX-4090"};
   EXPECT_EQ(validate(sized(pod)).decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});
@@ -266,7 +267,7 @@ TEST(AuditLines, NameTheTemplateOfAWorkload) {
 }
 
 TEST(NodeFit, PoolGpuProductIsTheLastSourceOfTheGpuModel) {
-  json pod = annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,method=full,zero=3"}});
+  json pod = annotated_pod(2, {{"gpu-sizer.io/model", "params=13B,method=full,zero=3"}});  // 104 GB certain
   pod["metadata"]["labels"] = {{"osmo.pool", "a100"}};
   const Outcome r = validate(sized(pod), Mode::kMutate, node_pool_policy("warn"));
   ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});

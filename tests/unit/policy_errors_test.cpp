@@ -211,18 +211,13 @@ INSTANTIATE_TEST_SUITE_P(
         Invalid{"infer_profiles_unknown",
                 "gpuMemory:\n  inferProfiles: [inference]\n",
                 {"gpuMemory.inferProfiles[0] (line 2)", "\"inference\""}},
-        Invalid{"shares_missing_activations",
-                "gpuMemory:\n  training:\n    shares:\n      full: {weights: 8, optimizer: 16, gradients: 8, "
-                "activations: 4}\n"
-                "      lora: {weights: 8, optimizer: 1, gradients: 1}\n"
-                "      qlora: {weights: 2, optimizer: 4, gradients: 2, activations: 2}\n",
-                {"gpuMemory.training.shares.lora (line 5)", "missing field activations"}},
-        Invalid{"shares_all_zero",
-                "gpuMemory:\n  training:\n    shares:\n      full: {weights: 0, optimizer: 0, gradients: 0, "
-                "activations: 0}\n"
-                "      lora: {weights: 8, optimizer: 1, gradients: 1, activations: 2}\n"
-                "      qlora: {weights: 2, optimizer: 4, gradients: 2, activations: 2}\n",
-                {"gpuMemory.training.shares.full (line 4)", "must not all be 0"}},
+        Invalid{"activation_bytes_missing_a_method",
+                "gpuMemory:\n  training:\n    activationBytes: {full: 2, lora: 1}\n",
+                {"gpuMemory.training.activationBytes (line 3)", "missing field qlora"}},
+        Invalid{"adapter_share_above_one",
+                "gpuMemory:\n  training:\n    adapterShare: 1.5\n",
+                {"gpuMemory.training.adapterShare (line 3)", "1.5"}},
+        Invalid{"retired_shares", "gpuMemory:\n  training:\n    shares: {}\n", {"gpuMemory.training.shares (line 3)"}},
         Invalid{"gpu_empty_match",
                 "gpuMemory:\n  gpus:\n    - {name: L4, memory: 24G, match: []}\n",
                 {"gpuMemory.gpus[0].match (line 3)", "non-empty list of glob patterns"}},

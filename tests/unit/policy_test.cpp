@@ -148,10 +148,13 @@ TEST(DefaultPolicy, BeyondTheTableBlocksEqualTheSeeds) {
   EXPECT_EQ(policy.gpu_memory.safety_margin, 850);
   EXPECT_EQ(policy.gpu_memory.precision_bytes.at("int4"), 500);
   EXPECT_EQ(policy.gpu_memory.precision_bytes.at("fp16"), 2000);
-  EXPECT_EQ(policy.gpu_memory.bytes_per_param, 40000);
   EXPECT_EQ(policy.gpu_memory.context_bytes_per_token, Quantity::from_bytes(1000000));
-  EXPECT_EQ(policy.gpu_memory.shares.at("full").optimizer, 16000);
-  EXPECT_EQ(policy.gpu_memory.shares.at("qlora").weights, 2000);
+  EXPECT_EQ(policy.gpu_memory.overhead, Quantity::from_bytes(1'000'000'000));
+  EXPECT_EQ(policy.gpu_memory.optimizer_bytes, 12000);
+  EXPECT_EQ(policy.gpu_memory.quantized_bytes, 516);
+  EXPECT_EQ(policy.gpu_memory.adapter_share, 10);
+  EXPECT_EQ(policy.gpu_memory.activation_bytes.at("full"), 2000);
+  EXPECT_EQ(policy.gpu_memory.activation_bytes.at("qlora"), 1000);
   ASSERT_EQ(policy.gpu_memory.gpus.size(), 12u);
   const GpuModel* rtx4090 = policy.gpu_memory.find_gpu("NVIDIA-GeForce-RTX-4090");
   ASSERT_NE(rtx4090, nullptr);
@@ -169,7 +172,7 @@ TEST(ParsePolicy, NewBlocksMergeKeyByKey) {
   const auto parsed = parse_policy(
       "sharedMemory:\n  size: 64Gi\n"
       "dataLoader:\n  overheadFactor: 2\n"
-      "gpuMemory:\n  safetyMargin: 0.75\n  training:\n    bytesPerParam: 18\n",
+      "gpuMemory:\n  safetyMargin: 0.75\n  training:\n    optimizerBytes: 8\n",
       "test");
   ASSERT_TRUE(parsed.ok()) << parsed.error();
   const Policy& policy = parsed.value();
@@ -178,8 +181,8 @@ TEST(ParsePolicy, NewBlocksMergeKeyByKey) {
   EXPECT_EQ(policy.data_loader.overhead_factor, 2000);
   EXPECT_EQ(policy.data_loader.pod_base, Quantity::from_bytes(3 * kGi));
   EXPECT_EQ(policy.gpu_memory.safety_margin, 750);
-  EXPECT_EQ(policy.gpu_memory.bytes_per_param, 18000);
-  EXPECT_EQ(policy.gpu_memory.shares.at("full").optimizer, 16000);  // training.shares kept
+  EXPECT_EQ(policy.gpu_memory.optimizer_bytes, 8000);
+  EXPECT_EQ(policy.gpu_memory.adapter_share, 10);  // the rest of training kept
 }
 
 TEST(ParsePolicy, GpuEntriesExtendAndReplaceBuiltInsByName) {

@@ -42,17 +42,21 @@ struct ModelSpec {
 Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& policy, ModelMode default_mode,
                               int64_t pod_gpus);
 
-// Bytes one GPU holds, each part rounded up; `total` is computed from the
-// exact sum, so it can be a few bytes below the sum of the rounded parts.
-// Training fills weights, optimizer, gradients and activations; inference
-// fills weights and context.
+// Bytes one GPU holds, each part rounded up; `certain` and `total` are
+// computed from the exact sums, so they can be a few bytes below the sums of
+// the rounded parts. Training fills weights, gradients and optimizer (the
+// certain part: they cannot shrink without changing the method, the
+// sharding or the GPUs) and the allowances, activations and overhead;
+// inference fills weights (certain), context and overhead.
 struct VramNeed {
   int64_t total = 0;
+  int64_t certain = 0;
   int64_t weights = 0;
   int64_t optimizer = 0;
   int64_t gradients = 0;
   int64_t activations = 0;
   int64_t context = 0;
+  int64_t overhead = 0;
 };
 
 // The need per GPU of `spec` on a pod with `gpus` GPUs (the training world
@@ -60,9 +64,9 @@ struct VramNeed {
 VramNeed vram_per_gpu(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64_t gpus);
 
 enum class VramVerdict {
-  kFits,      // within safetyMargin x capacity
-  kTight,     // over the safety margin, within the capacity: may run out of memory
-  kTooLarge,  // over the capacity
+  kFits,      // the total within safetyMargin x capacity
+  kTight,     // the total over the safety margin, the certain part within the capacity: may run out of memory
+  kTooLarge,  // the certain part over the capacity: cannot run
 };
 
 // "full", "lora", "qlora", as the annotation writes the method.
@@ -75,8 +79,8 @@ int64_t world_size(const ModelSpec& spec, int64_t gpus);
 // K: options never suggest more GPUs than this, max(maxSuggestedGpus, world).
 int64_t most_suggested_gpus(const GpuMemoryPolicy& policy, int64_t world);
 
-// A need of `need` bytes against a GPU of `capacity` bytes.
-VramVerdict verdict_of(const GpuMemoryPolicy& policy, int64_t need, int64_t capacity);
+// A need against a GPU of `capacity` bytes.
+VramVerdict verdict_of(const GpuMemoryPolicy& policy, const VramNeed& need, int64_t capacity);
 
 // One change that was tried: the annotation parts to change ("method=lora,zero=3",
 // empty when only the GPUs change) on `gpus` GPUs of `gpu_memory` each.

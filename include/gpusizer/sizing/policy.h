@@ -135,14 +135,6 @@ struct GpuModel {
   std::vector<std::string> match;
 };
 
-// How a training method's memory divides (seed 004), as proportions.
-struct TrainingShares {
-  Milli weights = 0;
-  Milli optimizer = 0;
-  Milli gradients = 0;
-  Milli activations = 0;
-};
-
 // GPU memory (VRAM) fit, from the annotation gpu-sizer.io/model (seeds 002-004).
 struct GpuMemoryPolicy {
   CheckAction action = CheckAction::kDeny;
@@ -151,10 +143,19 @@ struct GpuMemoryPolicy {
   std::vector<std::string> infer_profiles;  // mode=infer by default for these
   int64_t max_suggested_gpus = 8;
   std::map<std::string, Milli, std::less<>> precision_bytes;  // per parameter
-  Quantity context_bytes_per_token;                           // inference KV cache and overhead
-  Milli bytes_per_param = 0;                                  // full training, Adam, mixed precision
-  std::map<std::string, TrainingShares, std::less<>> shares;  // full, lora, qlora
-  std::vector<GpuModel> gpus;                                 // first match wins
+  Quantity context_bytes_per_token;                           // inference: the KV cache per token of context
+  Quantity overhead;                                          // per GPU: CUDA context and framework kernels
+  // Training (docs/gpu-memory.md): per trainable parameter, the optimizer
+  // state (mixed-precision Adam: fp32 master weights and two moments);
+  // per parameter, QLoRA's 4-bit base weights with their quantization
+  // constants; the share of the parameters an adapter trains when its rank
+  // and the model's shape are not given; per parameter, the activation
+  // allowance of each method (full, lora, qlora).
+  Milli optimizer_bytes = 0;
+  Milli quantized_bytes = 0;
+  Milli adapter_share = 0;
+  std::map<std::string, Milli, std::less<>> activation_bytes;
+  std::vector<GpuModel> gpus;  // first match wins
 
   // The entry named `name` exactly, else the first whose glob matches it;
   // nullptr when none does.
