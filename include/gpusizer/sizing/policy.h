@@ -82,7 +82,7 @@ struct Exemption {
 // deny (at the validating endpoint; audit mode only warns).
 enum class CheckAction { kWarn, kDeny };
 
-// Decimal coefficients (safety margin, overhead factor, shares) are held in
+// Decimal coefficients (safety margin, overhead factor, adapter share) are held in
 // thousandths so every computation stays in exact integers: 0.85 -> 850.
 using Milli = int64_t;
 
