@@ -5,6 +5,7 @@
 #include "gpusizer/sizing/data_loader.h"
 #include "gpusizer/sizing/model_fit.h"
 #include "gpusizer/sizing/sizing.h"
+#include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -345,8 +346,51 @@ class PodReader {
       const JsonView mounts = item["volumeMounts"];
       if (!mounts.is_null() && !mounts.is_array()) problem(where.text() + ".volumeMounts", "is not a list");
       container.shm_volume = shm_mount(item);
+      container.gpu_memory_utilization = gpu_memory_utilization(item);
     }
     (role == Role::kInit && !sidecar ? facts().init : facts().app).push_back(std::move(container));
+  }
+
+  // vLLM's --gpu-memory-utilization (a share of the GPU it allocates up
+  // front) in thousandths, from the container's command and args, each
+  // string split on spaces so that `sh -c "vllm serve ..."` counts: as
+  // "--gpu-memory-utilization=0.9" or followed by "0.9". 0 when absent or
+  // not a decimal from 0.001 to 1 (an environment variable vLLM expands).
+  static int64_t gpu_memory_utilization(JsonView item) {
+    static constexpr std::string_view kFlag = "--gpu-memory-utilization";
+    std::vector<std::string_view> words;
+    for (const char* list : {"command", "args"}) {
+      item[list].for_each_element([&](JsonView element) {
+        const std::string_view text = element.string();
+        std::size_t start = 0;
+        while (start < text.size()) {
+          const std::size_t end = std::min(text.find_first_of(" \t\n", start), text.size());
+          if (end > start) words.push_back(text.substr(start, end - start));
+          start = end + 1;
+        }
+      });
+    }
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      std::string_view value;
+      if (words[i] == kFlag && i + 1 < words.size()) {
+        value = words[i + 1];
+      } else if (words[i].starts_with(kFlag) && words[i].size() > kFlag.size() && words[i][kFlag.size()] == '=') {
+        value = words[i].substr(kFlag.size() + 1);
+      } else {
+        continue;
+      }
+      const auto share = read_decimal(trim_quotes(value), 3, 1, 1000);
+      return share ? share.value() : 0;
+    }
+    return 0;
+  }
+
+  // "0.9" from "'0.9'" or "\"0.9\"", as a shell line quotes it.
+  static std::string_view trim_quotes(std::string_view value) {
+    if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front()) {
+      return value.substr(1, value.size() - 2);
+    }
+    return value;
   }
 
   // The volume a container mounts at /dev/shm, or empty.

@@ -316,6 +316,9 @@ void print_explanation(const std::vector<FileReport>& files, std::ostream& out) 
         if (!pod.rows.empty()) out << "    " << padded("rule", 13) << padded("floor", 46) << "why\n";
         for (const auto& row : pod.rows) {
           out << "    " << padded(row.title, 13) << padded(row.floor, 46) << row.detail << "\n";
+          for (const auto& part : row.parts) {
+            out << "      " << padded(part.name, 19) << padded(part.value, 38) << part.formula << "\n";
+          }
         }
         for (const auto& change : pod.changes) out << "    change   " << change << "\n";
         for (const auto& denial : pod.denials) out << "    deny     " << denial << "\n";
@@ -323,6 +326,19 @@ void print_explanation(const std::vector<FileReport>& files, std::ostream& out) 
       }
     }
   }
+}
+
+// A rule's arithmetic as numbers: bytes (per GPU; "host": per pod), and GiB.
+json parts_json(const ExplainRow& row) {
+  json parts = json::array();
+  for (const auto& part : row.parts) {
+    parts.push_back({{"name", part.name},
+                     {"kind", part.kind},
+                     {"bytes", part.bytes},
+                     {"gib", static_cast<double>(part.bytes) / static_cast<double>(int64_t{1} << 30)},
+                     {"formula", part.formula}});
+  }
+  return parts;
 }
 
 // Each pod: its profile and the node shapes that hold it before and
@@ -340,7 +356,7 @@ json pods_json(const ObjectReport& object, bool explain) {
     if (explain) {
       json rules = json::array();
       for (const auto& row : pod.rows)
-        rules.push_back({{"rule", row.title}, {"floor", row.floor}, {"detail", row.detail}});
+        rules.push_back({{"rule", row.title}, {"floor", row.floor}, {"detail", row.detail}, {"parts", parts_json(row)}});
       entry["rules"] = std::move(rules);
       entry["changes"] = pod.changes;
       entry["denials"] = pod.denials;

@@ -15,22 +15,19 @@ namespace gpusizer {
 namespace {
 
 constexpr int64_t kGB = 1'000'000'000;
-constexpr int64_t kMinParams = 1'000'000;          // 1M
-constexpr int64_t kMaxParams = 100'000 * kGB;      // 100000B
-constexpr int64_t kMaxContextTokens = 10'000'000;  // the longest contexts models offer
-constexpr int64_t kMaxRanks = 1'000'000;
-constexpr std::array<const char*, 8> kKeys = {"params", "context", "precision", "method",
-                                              "zero",   "mode",    "ranks",     "tp"};
+constexpr int64_t kGiB = int64_t{1} << 30;
+// DeepSpeed's ZeRO-3 gathers each module whole before using it, in 4 bytes
+// a parameter (stage3.py estimate_zero3_model_states_mem_needs:
+// largest_layer_memory = 4 * largest_layer_params).
+constexpr int64_t kGatheredBytes = 4;
+// Offloaded gradients are fp32 in host memory: DeepSpeed's estimators count
+// 16 bytes a parameter there (4 params, 4 grads, 4 momentum, 4 variance).
+constexpr int64_t kHostGradientBytes = 4;
+// The KV cache is kept at 16 bits (vLLM's kv-cache-dtype auto for bf16/fp16 models).
+constexpr int64_t kKvBytes = 2;
 
 // ---------------------------------------------------------------------------
 // Numbers as people write them, and back.
-
-// "1.5" times 10^decimals (9 for B, 3 for k) when the product is whole;
-// the callers word their own errors, which name the unit.
-std::optional<int64_t> scaled_decimal(std::string_view text, int decimals) {
-  auto value = read_decimal(text, decimals, 0, std::numeric_limits<int64_t>::max());
-  return value ? std::optional(value.value()) : std::nullopt;
-}
 
 // value / unit as a decimal without trailing zeros: (1'500'000'000, 10^9) -> "1.5".
 // REQUIRES: unit is a power of 10.
@@ -46,96 +43,65 @@ std::string size_text(int64_t bytes) {
   return text + " GB";
 }
 
-// 7B, 1.5B, 350M: billions from 1B up, millions below.
+// 7B, 1.5B, 6.74B, 350M, 4.19M: billions from 1B up, millions below, to
+// the nearest hundredth.
 std::string params_text(int64_t params) {
-  return params >= kGB ? decimal_text(params, kGB) + "B" : decimal_text(params, 1'000'000) + "M";
+  const int64_t unit = params < kGB ? 1'000'000 : kGB;
+  const int64_t hundredth = unit / 100;
+  return decimal_text((params + hundredth / 2) / hundredth * hundredth, unit) + (params < kGB ? "M" : "B");
 }
 
 std::string context_text(int64_t tokens) {
   return tokens > 0 && tokens % 1000 == 0 ? std::to_string(tokens / 1000) + "k" : std::to_string(tokens);
 }
 
-// "1, 2 or 4": the tensor-parallel degrees a pod of `gpus` GPUs allows.
-std::string divisors_text(int64_t gpus) {
-  std::vector<std::string> divisors;
-  for (int64_t d = 1; d <= gpus; ++d) {
-    if (gpus % d == 0) divisors.push_back(std::to_string(d));
-  }
-  if (divisors.size() < 2) return join(divisors, "");
-  const std::string last = divisors.back();
-  divisors.pop_back();
-  return join(divisors, ", ") + " or " + last;
-}
-
-// ---------------------------------------------------------------------------
-// The annotation.
-
-// Reads one key's value into spec; the problem when it is malformed.
-std::optional<std::string> read_value(std::string_view key, std::string_view value, const GpuMemoryPolicy& policy,
-                                      ModelSpec& spec) {
-  if (key == "params") {
-    const char unit = value.empty() ? '\0' : value.back();
-    const int decimals = unit == 'B' || unit == 'b' ? 9 : unit == 'M' || unit == 'm' ? 6 : -1;
-    const auto params = decimals >= 0 ? scaled_decimal(value.substr(0, value.size() - 1), decimals) : std::nullopt;
-    if (!params) return "must be a number of parameters with B (billions) or M (millions), e.g. 7B, 1.5B or 350M";
-    if (*params < kMinParams || *params > kMaxParams) return "must be from 1M to 100000B";
-    spec.params = *params;
-  } else if (key == "context") {
-    const bool thousands = !value.empty() && (value.back() == 'k' || value.back() == 'K');
-    const auto tokens = scaled_decimal(thousands ? value.substr(0, value.size() - 1) : value, thousands ? 3 : 0);
-    if (!tokens) return "must be tokens (16384) or thousands of tokens (16k)";
-    if (*tokens > kMaxContextTokens) return "must be at most 10000k tokens";
-    spec.context_tokens = *tokens;
-  } else if (key == "precision") {
-    if (!policy.precision_bytes.contains(value)) {
-      std::vector<std::string> known;
-      for (const auto& [name, bytes] : policy.precision_bytes) known.push_back(name);
-      return "unknown precision (gpuMemory.precisionBytes has " + join(known, ", ") + ")";
-    }
-    spec.precision = std::string(value);
-  } else if (key == "method") {
-    if (value == "full")
-      spec.method = TrainingMethod::kFull;
-    else if (value == "lora")
-      spec.method = TrainingMethod::kLora;
-    else if (value == "qlora")
-      spec.method = TrainingMethod::kQlora;
-    else
-      return "must be full, lora or qlora";
-  } else if (key == "zero") {
-    const auto stage = read_whole(value, 0, 3);
-    if (!stage) return "must be 0, 1, 2 or 3";
-    spec.zero = static_cast<int>(stage.value());
-  } else if (key == "mode") {
-    if (value == "train")
-      spec.mode = ModelMode::kTrain;
-    else if (value == "infer")
-      spec.mode = ModelMode::kInfer;
-    else
-      return "must be train or infer";
-  } else if (key == "ranks") {
-    const auto ranks = read_whole(value, 1, kMaxRanks);
-    if (!ranks) return ranks.error();
-    spec.ranks = ranks.value();
-  } else if (key == "tp") {
-    const auto tp = read_whole(value, 1);
-    if (!tp) return tp.error();
-    spec.tp = tp.value();
-  }
-  return std::nullopt;
-}
-
 // ---------------------------------------------------------------------------
 // The estimates.
 
+// The parameters a LoRA adapter of rank r trains: r x (in + out) for each
+// linear layer it wraps (Hu et al. 2021, LoRA, section 4.1; PEFT prints
+// 4,194,304 for Llama-2-7B at r=8 on q,v).
+int64_t adapter_params(const ModelShape& shape, int64_t rank, LoraTargets targets) {
+  const int64_t h = shape.hidden;
+  const int64_t q_out = shape.heads * shape.head_dim;
+  const int64_t kv_out = shape.kv_heads * shape.head_dim;
+  int64_t per_layer = (h + q_out) + (h + kv_out);  // q and v
+  if (targets == LoraTargets::kAll) {
+    per_layer += (h + kv_out) + (q_out + h);                            // k and o
+    per_layer += shape.experts * 3 * (h + shape.intermediate);           // gate, up and down of each expert
+  }
+  return rank * per_layer * shape.layers;
+}
+
+// Activations of one GPU's micro-batch, in bytes (Korthikanti et al. 2022,
+// "Reducing Activation Recomputation in Large Transformer Models",
+// arXiv:2205.05198, section 4): each layer keeps s x b x h x 34 bytes at
+// 16 bits, without the 5as/h attention scores FlashAttention does not keep;
+// with full checkpointing each layer keeps its input (2sbh) and one layer
+// is recomputed at a time; the fp32 logits add 4 x s x b x vocab.
+int128 activation_bytes(const ModelShape& shape, const ModelSpec& spec) {
+  const int128 sbh = int128(spec.seq) * spec.batch * shape.hidden;
+  const int128 layers = spec.checkpointing ? sbh * 2 * shape.layers + sbh * 34 : sbh * 34 * shape.layers;
+  return layers + int128(spec.seq) * spec.batch * shape.vocab * 4;
+}
+
+// The KV cache of `tokens` tokens, in bytes: keys and values of every layer
+// (2 x layers x kv heads x head dim) at kKvBytes each.
+int128 kv_cache_bytes(const ModelShape& shape, int128 tokens) {
+  return int128(2) * shape.layers * shape.kv_heads * shape.head_dim * kKvBytes * tokens;
+}
+
 // Seed 002: "VRAM_inference (GB) ~ 2 x params(billions) + 1 x context
 // length(thousands)". Precision scales the weights only: the KV cache stays
-// at 16 bits (design 2.3). Tensor parallelism splits both over tp GPUs.
-// Only the weights are certain; the context and the overhead are allowances.
+// at 16 bits. With the model's shape the KV cache is worked out from it.
+// Tensor parallelism splits both over tp GPUs. Only the weights are
+// certain; the context and the overhead are allowances.
 VramNeed inference_need(const GpuMemoryPolicy& policy, const ModelSpec& spec) {
   const Milli bytes_per_param = policy.precision_bytes.at(spec.precision);  // parse_model checked the key
+  const int128 tokens = int128(spec.context_tokens) * spec.sequences;
   const int128 weights_milli = int128(spec.params) * bytes_per_param;
-  const int128 context_milli = int128(spec.context_tokens) * policy.context_bytes_per_token.value_ceil() * 1000;
+  const int128 context_milli = (spec.shape ? kv_cache_bytes(*spec.shape, tokens)
+                                           : tokens * policy.context_bytes_per_token.value_ceil()) * 1000;
   const int128 denominator = int128(std::max<int64_t>(1, spec.tp)) * 1000;
   const int128 overhead_milli = int128(policy.overhead.value_ceil()) * denominator;  // per GPU, not split
   VramNeed need;
@@ -147,62 +113,95 @@ VramNeed inference_need(const GpuMemoryPolicy& policy, const ModelSpec& spec) {
   return need;
 }
 
+// The trainable parameters in thousandths: all for full fine-tuning, the
+// adapter's from its rank and the model's shape, else adapterShare of them.
+int128 trained_milli(const GpuMemoryPolicy& policy, const ModelSpec& spec) {
+  if (spec.method == TrainingMethod::kFull) return int128(spec.params) * 1000;
+  if (spec.rank > 0 && spec.shape) return int128(adapter_params(*spec.shape, spec.rank, spec.targets)) * 1000;
+  return int128(spec.params) * policy.adapter_share;
+}
+
 // The components of training memory per GPU (docs/gpu-memory.md), over one
-// denominator so the sums are exact. Ψ parameters, T of them trained (all
-// for full fine-tuning, adapterShare of them for LoRA/QLoRA), N ranks:
-//   weights     Ψ x precision bytes (QLoRA: quantizedBytes) + the adapter's T x 2, / N from ZeRO stage 3
-//   gradients   T x precision bytes,                                          / N from stage 2
-//   optimizer   T x optimizerBytes (fp32 master weights + two Adam moments),  / N from stage 1
-//   activations Ψ x activationBytes of the method (an allowance, never sharded)
+// denominator so the sums are exact. Ψ parameters, T of them trained, N ranks:
+//   weights     Ψ x precision bytes (QLoRA: quantizedBytes) + the adapter's T x precision, / N from ZeRO stage 3
+//   gathered    stage 3 with the model's shape: 4 bytes x its largest layer (DeepSpeed)
+//   gradients   T x precision bytes,                        / N from stage 2
+//   optimizer   T x the optimizer's bytes (adamw: 12),      / N from stage 1; its pageable part apart
+//   activations from batch, seq and the shape, else Ψ x activationBytes of the method (an allowance)
 //   overhead    per GPU (an allowance)
 // as the ZeRO paper (Rajbhandari et al. 2019, section 3) divides them:
 // 7.5B on 64 GPUs holds 120 GB, 31.4, 16.6 and 1.9 GB at stages 0 to 3.
+// Offload moves the gradients and the optimizer (offload=all: the weights
+// too) to host memory, as DeepSpeed's estimators do.
 VramNeed training_need(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64_t ranks) {
   const int128 n = std::max<int64_t>(1, ranks);
   const bool adapter = spec.method != TrainingMethod::kFull;
   const Milli precision = policy.precision_bytes.at(spec.precision);  // parse_model checked the key
   const Milli stored = spec.method == TrainingMethod::kQlora ? policy.quantized_bytes : precision;
-  // T x 1000: the trainable parameters, in thousandths of a parameter.
-  const int128 trained_milli = adapter ? int128(spec.params) * policy.adapter_share : int128(spec.params) * 1000;
+  const OptimizerCost& optimizer = policy.optimizers.at(spec.optimizer);
+  const int128 trained = trained_milli(policy, spec);
   // Every part over n x 10^6: parameters x milli-bytes x milli-shares.
   const int128 denominator = n * 1'000'000;
   // Each GPU holds 1/n of a sharded part and all of another: over n, n times it.
   const auto on_each_gpu = [&](int128 part, bool sharded) { return sharded ? part : part * n; };
-  const int128 weights =
-      on_each_gpu(int128(spec.params) * stored * 1000 + (adapter ? trained_milli * precision : 0), spec.zero >= 3);
-  const int128 gradients = on_each_gpu(trained_milli * precision, spec.zero >= 2);
-  const int128 optimizer = on_each_gpu(trained_milli * policy.optimizer_bytes, spec.zero >= 1);
-  const int128 activations = on_each_gpu(
-      int128(spec.params) * policy.activation_bytes.at(std::string(method_name(spec.method))) * 1000, false);
+  const int128 all_weights = int128(spec.params) * stored * 1000 + (adapter ? trained * precision : 0);
+  const bool offloaded = spec.offload != Offload::kNone;
+  const int128 weights = spec.offload == Offload::kAll ? 0 : on_each_gpu(all_weights, spec.zero >= 3);
+  const int128 gathered = spec.zero >= 3 && spec.shape ? denominator * kGatheredBytes * spec.shape->largest_layer : 0;
+  const int128 gradients = offloaded ? 0 : on_each_gpu(trained * precision, spec.zero >= 2);
+  const int128 pageable = offloaded ? 0 : on_each_gpu(trained * optimizer.pageable, spec.zero >= 1);
+  const int128 kept = offloaded ? 0 : on_each_gpu(trained * (optimizer.bytes - optimizer.pageable), spec.zero >= 1);
+  const int128 activations =
+      spec.seq > 0 && spec.shape
+          ? activation_bytes(*spec.shape, spec) * denominator
+          : on_each_gpu(int128(spec.params) * policy.activation_bytes.at(std::string(method_name(spec.method))) * 1000,
+                        false);
   const int128 overhead = on_each_gpu(int128(policy.overhead.value_ceil()) * 1'000'000, false);
+  // Offload's state is sharded at every stage: each GPU's share in host memory.
+  const int128 host = offloaded ? trained * (optimizer.bytes + kHostGradientBytes * 1000) +
+                                      (spec.offload == Offload::kAll ? all_weights : 0)
+                                : 0;
   VramNeed need;
   need.weights = ceil_bytes(weights, denominator);
+  need.gathered = ceil_bytes(gathered, denominator);
   need.gradients = ceil_bytes(gradients, denominator);
-  need.optimizer = ceil_bytes(optimizer, denominator);
+  need.optimizer = ceil_bytes(kept, denominator);
+  need.pageable = ceil_bytes(pageable, denominator);
   need.activations = ceil_bytes(activations, denominator);
   need.overhead = policy.overhead.value_ceil();
-  need.certain = ceil_bytes(weights + gradients + optimizer, denominator);
-  need.total = ceil_bytes(weights + gradients + optimizer + activations + overhead, denominator);
+  need.host = ceil_bytes(host, denominator);
+  const int128 certain = weights + gathered + gradients + kept;
+  need.certain = ceil_bytes(certain, denominator);
+  need.total = ceil_bytes(certain + pageable + activations + overhead, denominator);
   return need;
 }
 
 // ---------------------------------------------------------------------------
 // The texts.
 
-// "params=7B method=full zero=0", "params=3B context=16k precision=bf16 mode=infer".
+// "params=7B method=full zero=0", "model=llama-2-7b context=16k precision=bf16 mode=infer".
 std::string spec_text(const ModelSpec& spec) {
-  std::string text = "params=" + params_text(spec.params);
+  std::string text = spec.model.empty() ? "params=" + params_text(spec.params) : "model=" + spec.model;
+  if (!spec.model.empty() && spec.shape && spec.params != spec.shape->params) text += " params=" + params_text(spec.params);
   if (spec.mode == ModelMode::kInfer) {
     text += " context=" + context_text(spec.context_tokens) + " precision=" + spec.precision + " mode=infer";
+    if (spec.sequences > 1) text += " seqs=" + std::to_string(spec.sequences);
     if (spec.tp > 1) text += " tp=" + std::to_string(spec.tp);
-  } else {
-    text += " method=" + std::string(method_name(spec.method)) + " zero=" + std::to_string(spec.zero);
-    if (spec.ranks > 0) text += " ranks=" + std::to_string(spec.ranks);
+    return text;
   }
+  text += " method=" + std::string(method_name(spec.method)) + " zero=" + std::to_string(spec.zero);
+  if (spec.rank > 0) text += " rank=" + std::to_string(spec.rank) + (spec.targets == LoraTargets::kAll ? " targets=all" : "");
+  if (spec.optimizer != "adamw") text += " optimizer=" + spec.optimizer;
+  if (spec.offload != Offload::kNone) text += spec.offload == Offload::kAll ? " offload=all" : " offload=optimizer";
+  if (spec.seq > 0) {
+    text += " batch=" + std::to_string(spec.batch) + " seq=" + context_text(spec.seq);
+    if (spec.checkpointing) text += " checkpointing=true";
+  }
+  if (spec.ranks > 0) text += " ranks=" + std::to_string(spec.ranks);
   return text;
 }
 
-// The parts of the need: "40 bytes/param: weights 62.3 + optimizer 124.5 + ...".
+// The parts of the need: "weights 13.5 + gradients 0.1 + optimizer 0.8 = 14.4 certain, + ...".
 std::string breakdown_text(const ModelSpec& spec, const VramNeed& need) {
   const std::string allowances = " + overhead " + gb_text(need.overhead);
   if (spec.mode == ModelMode::kInfer) {
@@ -210,9 +209,14 @@ std::string breakdown_text(const ModelSpec& spec, const VramNeed& need) {
         "weights " + gb_text(need.weights) + " certain, + context " + gb_text(need.context) + allowances;
     return spec.tp > 1 ? "split over tp=" + std::to_string(spec.tp) + ": " + parts : parts;
   }
-  return "weights " + gb_text(need.weights) + " + gradients " + gb_text(need.gradients) + " + optimizer " +
-         gb_text(need.optimizer) + " = " + gb_text(need.certain) + " certain, + activations " +
-         gb_text(need.activations) + allowances;
+  std::string text = "weights " + gb_text(need.weights);
+  if (need.gathered > 0) text += " + gathered layer " + gb_text(need.gathered);
+  text += " + gradients " + gb_text(need.gradients) + " + optimizer " + gb_text(need.optimizer) + " = " +
+          gb_text(need.certain) + " certain, + activations " + gb_text(need.activations);
+  if (need.pageable > 0) text += " + pageable optimizer " + gb_text(need.pageable);
+  text += allowances;
+  if (need.host > 0) text += "; offload keeps " + gb_text(need.host) + " GB per GPU in host memory";
+  return text;
 }
 
 // "method=lora,zero=3 on 2 x 80 GB GPUs (A100-80GB, H100-80GB): 54.5 GB/GPU".
@@ -229,6 +233,91 @@ std::string option_text(const VramOption& option, int64_t pod_gpus, int64_t pod_
                            : where.empty()       ? option.change
                                                  : option.change + " on " + where;
   return what + ": " + gb_text(option.bytes_per_gpu) + " GB/GPU";
+}
+
+// " / 4 ranks (ZeRO-3)" when a part is sharded over more than one rank.
+std::string sharded_text(bool sharded, int64_t ranks, const char* stage) {
+  return sharded && ranks > 1 ? " / " + std::to_string(ranks) + " ranks (" + stage + ")" : "";
+}
+
+// explain's rows: each component with its formula, the sums and the GPU.
+std::vector<VramPart> vram_parts(const GpuMemoryPolicy& policy, const ModelSpec& spec, const VramNeed& need,
+                                 int64_t gpus, int64_t capacity) {
+  std::vector<VramPart> parts;
+  const std::string psi = params_text(spec.params) + " params";
+  if (spec.mode == ModelMode::kInfer) {
+    const std::string tp = spec.tp > 1 ? " / tp " + std::to_string(spec.tp) : "";
+    const std::string tokens = context_text(spec.context_tokens) + " tokens x " + std::to_string(spec.sequences) +
+                               (spec.sequences == 1 ? " sequence" : " sequences");
+    parts.push_back({"weights", "certain", need.weights,
+                     psi + " x " + milli_text(policy.precision_bytes.at(spec.precision)) + " bytes (" +
+                         spec.precision + ")" + tp});
+    parts.push_back({"context", "allowance", need.context,
+                     spec.shape ? "KV cache: 2 x " + std::to_string(spec.shape->layers) + " layers x " +
+                                      std::to_string(spec.shape->kv_heads) + " kv heads x " +
+                                      std::to_string(spec.shape->head_dim) + " head dim x 2 bytes x " + tokens + tp
+                                : policy.context_bytes_per_token.to_string() + " per token x " + tokens + tp +
+                                      " (seed 002)"});
+  } else {
+    const int64_t n = world_size(spec, gpus);
+    const int128 trained = trained_milli(policy, spec);
+    const std::string t = spec.method == TrainingMethod::kFull
+                              ? psi
+                              : params_text(clamp_to_int64(trained / 1000)) + " adapter params" +
+                                    (spec.rank > 0 ? " (rank " + std::to_string(spec.rank) + ")"
+                                                   : " (adapterShare " + milli_text(policy.adapter_share * 100) + "%)");
+    const Milli precision = policy.precision_bytes.at(spec.precision);
+    const std::string stored = spec.method == TrainingMethod::kQlora
+                                   ? milli_text(policy.quantized_bytes) + " bytes (NF4)"
+                                   : milli_text(precision) + " bytes (" + spec.precision + ")";
+    const OptimizerCost& optimizer = policy.optimizers.at(spec.optimizer);
+    const bool offloaded = spec.offload != Offload::kNone;
+    parts.push_back({"weights", "certain", need.weights,
+                     spec.offload == Offload::kAll ? "offloaded to host memory (offload=all)"
+                                                   : psi + " x " + stored +
+                                                         (spec.method == TrainingMethod::kFull ? "" : " + " + t + " x " + milli_text(precision) + " bytes") +
+                                                         sharded_text(spec.zero >= 3, n, "ZeRO-3")});
+    if (need.gathered > 0) {
+      parts.push_back({"gathered layer", "certain", need.gathered,
+                       "4 bytes x " + params_text(spec.shape->largest_layer) +
+                           " params of the largest layer, gathered whole (DeepSpeed ZeRO-3)"});
+    }
+    parts.push_back({"gradients", "certain", need.gradients,
+                     offloaded ? "offloaded to host memory (offload=" + std::string(spec.offload == Offload::kAll ? "all" : "optimizer") + ")"
+                               : t + " x " + milli_text(precision) + " bytes" + sharded_text(spec.zero >= 2, n, "ZeRO-2")});
+    parts.push_back({"optimizer", "certain", need.optimizer,
+                     offloaded ? "offloaded to host memory"
+                               : t + " x " + milli_text(optimizer.bytes - optimizer.pageable) + " bytes (" +
+                                     spec.optimizer + ")" + sharded_text(spec.zero >= 1, n, "ZeRO-1")});
+    if (need.pageable > 0) {
+      parts.push_back({"pageable optimizer", "allowance", need.pageable,
+                       t + " x " + milli_text(optimizer.pageable) + " bytes that " + spec.optimizer +
+                           " may page out to host memory" + sharded_text(spec.zero >= 1, n, "ZeRO-1")});
+    }
+    parts.push_back({"activations", "allowance", need.activations,
+                     spec.seq > 0 && spec.shape
+                         ? std::string(spec.checkpointing ? "(2 x layers + 34)" : "34 x layers") + " x batch " +
+                               std::to_string(spec.batch) + " x seq " + std::to_string(spec.seq) + " x hidden " +
+                               std::to_string(spec.shape->hidden) + " bytes + 4 x batch x seq x vocab " +
+                               std::to_string(spec.shape->vocab) + " (Korthikanti et al. 2022)"
+                         : psi + " x " + milli_text(policy.activation_bytes.at(std::string(method_name(spec.method)))) +
+                               " bytes (activationBytes." + std::string(method_name(spec.method)) +
+                               "; give seq=TOKENS and the model's shape for batch x sequence)"});
+  }
+  parts.push_back({"overhead", "allowance", need.overhead, "CUDA context and kernels (gpuMemory.overhead)"});
+  parts.push_back({"certain", "sum", need.certain, "what cannot shrink: over the GPU's memory, it cannot run"});
+  parts.push_back({"total", "sum", need.total, "certain + allowances"});
+  const Milli share = spec.reserved_share > 0 ? spec.reserved_share : policy.safety_margin;
+  parts.push_back({"capacity", "gpu", capacity, "the GPU's memory"});
+  parts.push_back({"usable", "gpu", static_cast<int64_t>(int128(capacity) * share / 1000),
+                   spec.reserved_share > 0 ? "vLLM --gpu-memory-utilization " + milli_text(share) + " x capacity"
+                                           : "safetyMargin " + milli_text(share) + " x capacity"});
+  if (need.host > 0) {
+    parts.push_back({"host (offload)", "host", clamp_to_int64(int128(need.host) * gpus),
+                     gb_text(need.host) + " GB per GPU x " + std::to_string(gpus) +
+                         " GPUs of this pod: raises the pod's memory floor"});
+  }
+  return parts;
 }
 
 }  // namespace
@@ -250,62 +339,22 @@ int64_t most_suggested_gpus(const GpuMemoryPolicy& policy, int64_t world) {
   return std::max(policy.max_suggested_gpus, world);
 }
 
-VramVerdict verdict_of(const GpuMemoryPolicy& policy, const VramNeed& need, int64_t capacity) {
-  if (need.certain > capacity) return VramVerdict::kTooLarge;
-  if (int128(need.total) * 1000 <= int128(capacity) * policy.safety_margin) return VramVerdict::kFits;
+VramVerdict verdict_of(const GpuMemoryPolicy& policy, const ModelSpec& spec, const VramNeed& need, int64_t capacity) {
+  // vLLM allocates its share of the GPU up front and fails to start when the
+  // weights do not fit in it.
+  const Milli all = spec.reserved_share > 0 ? spec.reserved_share : 1000;
+  if (int128(need.certain) * 1000 > int128(capacity) * all) return VramVerdict::kTooLarge;
+  const Milli usable = spec.reserved_share > 0 ? spec.reserved_share : policy.safety_margin;
+  if (int128(need.total) * 1000 <= int128(capacity) * usable) return VramVerdict::kFits;
   return VramVerdict::kTight;
 }
 
 std::string gb_text(int64_t bytes) { return tenths_text(ceil_bytes(bytes, kGB / 10)); }
 
-Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& policy, ModelMode default_mode,
-                              int64_t pod_gpus) {
-  if (trim(text).empty()) return Status::invalid_argument("is empty; write e.g. \"params=7B,context=16k\"");
-  ModelSpec spec;
-  spec.mode = default_mode;
-  // Each key's part as written, for the errors that involve two keys.
-  std::map<std::string, std::string, std::less<>> parts;
-  auto key_values = read_key_values(text, "params=7B");
-  if (!key_values) return key_values.status();
-  for (const KeyValuePart& each : key_values.value()) {
-    const std::string_view part = each.text;
-    const std::string_view key = each.key;
-    const std::string_view value = each.value;
-    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
-      return part_error(part, "unknown key \"" + std::string(key) + "\" (known: " +
-                                  join(std::vector<std::string>(kKeys.begin(), kKeys.end()), ", ") + ")");
-    }
-    if (parts.contains(key)) return part_error(part, "repeats key " + std::string(key) + " (each key at most once)");
-    parts.emplace(key, part);
-    if (auto problem = read_value(key, value, policy, spec)) return part_error(part, *problem);
-  }
-  if (!parts.contains("params")) return Status::invalid_argument("has no params; write e.g. \"params=7B\"");
-
-  if (spec.mode == ModelMode::kInfer) {
-    for (const char* key : {"method", "zero", "ranks"}) {
-      if (parts.contains(key))
-        return part_error(parts.at(key), "applies to mode=train only; remove it or set mode=train");
-    }
-    if (spec.tp > 1 && pod_gpus % spec.tp != 0) {
-      return part_error(parts.at("tp"),
-                        "must divide the pod's " + std::to_string(pod_gpus) + " GPUs: " + divisors_text(pod_gpus));
-    }
-    if (!policy.precision_bytes.contains(spec.precision)) {
-      return Status::invalid_argument(
-          "has no precision and the default bf16 is not in gpuMemory.precisionBytes; set precision");
-    }
-  } else {
-    if (parts.contains("tp"))
-      return part_error(parts.at("tp"), "applies to mode=infer only; remove it or set mode=infer");
-    if (spec.precision != "bf16" && spec.precision != "fp16") {
-      return part_error(parts.at("precision"),
-                        "training estimates assume mixed precision (bf16 or fp16); 4-bit training is method=qlora");
-    }
-    if (spec.ranks > 0 && spec.ranks < pod_gpus) {
-      return part_error(parts.at("ranks"), "must be at least the pod's " + std::to_string(pod_gpus) + " GPUs");
-    }
-  }
-  return spec;
+std::string gib_text(int64_t bytes) {
+  const int64_t hundredths = ceil_bytes(bytes, kGiB / 100);
+  const std::string cents = std::to_string(hundredths % 100);
+  return std::to_string(hundredths / 100) + "." + (cents.size() < 2 ? "0" : "") + cents + " GiB";
 }
 
 VramNeed vram_per_gpu(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64_t gpus) {
@@ -318,16 +367,21 @@ VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64
   VramCheck check;
   check.need = vram_per_gpu(policy, spec, gpus);
   const int64_t capacity = gpu.memory.value_ceil();
-  check.verdict = verdict_of(policy, check.need, capacity);
+  check.verdict = verdict_of(policy, spec, check.need, capacity);
   if (check.verdict != VramVerdict::kFits) check.options = vram_options(policy, spec, gpus, gpu);
+  check.parts = vram_parts(policy, spec, check.need, gpus, capacity);
 
   // Usable memory is shown rounded down, so a need shown above it never fits.
-  const int64_t usable = static_cast<int64_t>(int128(capacity) * policy.safety_margin / 1000);
+  const bool reserved = spec.reserved_share > 0;
+  const Milli share = reserved ? spec.reserved_share : policy.safety_margin;
+  const int64_t usable = static_cast<int64_t>(int128(capacity) * share / 1000);
   const std::string usable_text = tenths_text(usable / (kGB / 10)) + " GB usable";
   const std::string need_text = gb_text(check.need.total);
   const std::string source = gpu_source.empty() ? "" : std::string(gpu_source) + "; ";
-  const std::string of_gpu = "the " + size_text(capacity) + " of " + gpu.name + " (" + source + usable_text +
-                             " at safety margin " + milli_text(policy.safety_margin) + ")";
+  const std::string share_text =
+      reserved ? "vLLM --gpu-memory-utilization " + milli_text(share) : "safety margin " + milli_text(share);
+  const std::string of_gpu =
+      "the " + size_text(capacity) + " of " + gpu.name + " (" + source + usable_text + " at " + share_text + ")";
   std::string relation;
   switch (check.verdict) {
     case VramVerdict::kFits: relation = "within the usable memory of " + of_gpu + "."; break;
@@ -337,7 +391,10 @@ VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64
                       ? " (activation checkpointing or a smaller micro-batch lowers the activations)."
                       : " (a shorter context or fewer concurrent sequences lowers the context).");
       break;
-    case VramVerdict::kTooLarge: relation = "and its certain part alone is more than " + of_gpu + "."; break;
+    case VramVerdict::kTooLarge:
+      relation = reserved ? "and its certain part alone is more than the usable memory of " + of_gpu + "."
+                          : "and its certain part alone is more than " + of_gpu + ".";
+      break;
   }
   check.message = "model " + spec_text(spec) + " needs " + need_text + " GB per GPU (" +
                   breakdown_text(spec, check.need) + "), " + relation;
@@ -356,7 +413,7 @@ VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64
   }
   if (!not_enough.empty()) check.message += " Not enough: " + join(not_enough, "; ") + ".";
 
-  const std::string label = "model " + params_text(spec.params) + " " +
+  const std::string label = "model " + (spec.model.empty() ? params_text(spec.params) : spec.model) + " " +
                             (spec.mode == ModelMode::kInfer ? "infer" : std::string(method_name(spec.method)));
   switch (check.verdict) {
     case VramVerdict::kFits:
@@ -364,8 +421,8 @@ VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64
                     size_text(capacity) + ")";
       break;
     case VramVerdict::kTight:
-      check.brief = label + ": " + need_text + " GB/GPU is over " + milli_text(policy.safety_margin * 100) + "% of " +
-                    gpu.name + "'s " + size_text(capacity) + " (" + usable_text + "); may run out of memory";
+      check.brief = label + ": " + need_text + " GB/GPU is over " + milli_text(share * 100) + "% of " + gpu.name +
+                    "'s " + size_text(capacity) + " (" + usable_text + "); may run out of memory";
       break;
     case VramVerdict::kTooLarge:
       check.brief = label + ": " + gb_text(check.need.certain) + " GB/GPU certain, " + gpu.name + " has " +

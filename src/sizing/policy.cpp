@@ -72,6 +72,13 @@ const GpuModel* GpuMemoryPolicy::find_gpu(std::string_view name_or_product) cons
   return nullptr;
 }
 
+const ModelShape* GpuMemoryPolicy::find_model(std::string_view name) const {
+  for (const auto& model : models) {
+    if (model.name == name) return &model;
+  }
+  return nullptr;
+}
+
 namespace {
 
 // The field readers and FieldError (policy_fields.h) are this parser's own.

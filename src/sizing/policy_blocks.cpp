@@ -36,6 +36,63 @@ std::vector<GpuModel> read_gpu_models(const YAML::Node& node, const std::string&
   return gpus;
 }
 
+// Entries of a file come first and replace built-ins of the same name; the
+// other built-ins stay.
+template <class Entry>
+void replace_by_name(std::vector<Entry> given, std::vector<Entry>& out) {
+  for (auto& builtin : out) {
+    const bool replaced = std::any_of(given.begin(), given.end(), [&](auto& entry) { return entry.name == builtin.name; });
+    if (!replaced) given.push_back(std::move(builtin));
+  }
+  out = std::move(given);
+}
+
+ModelShape read_model_shape(const YAML::Node& node, const std::string& path) {
+  const Block block(node, path, false,
+                    {"name", "params", "layers", "hidden", "heads", "kvHeads", "headDim", "intermediate", "vocab",
+                     "experts", "largestLayer"});
+  ModelShape model;
+  // Sizes up to 10^6 keep the shape's products (layers x hidden x vocab ...) far inside int64.
+  const auto required = [&](const char* key, int64_t& out, int64_t minimum, int64_t maximum = 1'000'000) {
+    if (!node[key]) fail(path, node, std::string("missing field ") + key);
+    block.read(key, [&](const auto& value, const auto& at) { out = read_int(value, at, minimum, maximum); });
+  };
+  if (!node["name"]) fail(path, node, "missing field name");
+  block.read("name", [&](const auto& value, const auto& at) { model.name = read_string(value, at); });
+  required("params", model.params, 1'000'000, 100'000'000'000'000);  // 1M to 100000B, as the annotation
+  required("layers", model.layers, 1);
+  required("hidden", model.hidden, 1);
+  required("heads", model.heads, 1);
+  required("kvHeads", model.kv_heads, 1);
+  required("headDim", model.head_dim, 1);
+  required("intermediate", model.intermediate, 1);
+  required("vocab", model.vocab, 1);
+  block.read("experts", [&](const auto& value, const auto& at) { model.experts = read_int(value, at, 1, 1024); });
+  block.read("largestLayer", [&](const auto& value, const auto& at) {
+    model.largest_layer = read_int(value, at, 1, model.params > 0 ? model.params : 1);
+  });
+  // DeepSpeed's largest layer of a dense model is its embedding (docs/gpu-memory.md).
+  if (model.largest_layer == 0) model.largest_layer = model.vocab * model.hidden;
+  if (model.kv_heads > model.heads || model.heads % model.kv_heads != 0) {
+    fail(path + ".kvHeads", node["kvHeads"], "must divide heads (" + std::to_string(model.heads) + ")");
+  }
+  return model;
+}
+
+std::vector<ModelShape> read_model_shapes(const YAML::Node& node, const std::string& path) {
+  if (!node.IsSequence()) fail(path, node, "must be a list of model shapes {name, params, layers, ...}");
+  std::vector<ModelShape> models;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    ModelShape model = read_model_shape(node[i], at);
+    for (const auto& earlier : models) {
+      if (earlier.name == model.name) fail(at + ".name", node[i]["name"], "repeats model \"" + model.name + "\"");
+    }
+    models.push_back(std::move(model));
+  }
+  return models;
+}
+
 NodeShape read_node_shape(const YAML::Node& node, const std::string& path) {
   const Block block(node, path, true, {"name", "gpus", "cpu", "memory", "ephemeralStorage"});
   NodeShape shape;
@@ -134,7 +191,7 @@ void read_data_loader(const YAML::Node& node, bool complete, DataLoaderPolicy& o
 void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out) {
   const Block block(node, "gpuMemory", complete,
                     {"action", "safetyMargin", "productLabel", "inferProfiles", "maxSuggestedGpus", "precisionBytes",
-                     "overhead", "inference", "training", "gpus"});
+                     "overhead", "inference", "training", "gpus", "models"});
   block.read("action", [&](const auto& value, const auto& path) { out.action = read_action(value, path); });
   block.read("safetyMargin",
              [&](const auto& value, const auto& path) { out.safety_margin = read_decimal(value, path, 1, 1000); });
@@ -162,9 +219,19 @@ void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out
              [&](const auto& value, const auto& path) { out.overhead = read_quantity(value, path, Zero::kAllowed); });
   block.read("training", [&](const auto& value, const auto& path) {
     const Block training(value, path, complete,
-                         {"optimizerBytes", "quantizedBytes", "adapterShare", "activationBytes"});
-    training.read("optimizerBytes",
-                  [&](const auto& item, const auto& at) { out.optimizer_bytes = read_decimal(item, at, 0, 64000); });
+                         {"optimizers", "quantizedBytes", "adapterShare", "activationBytes"});
+    training.read("optimizers", [&](const auto& item, const auto& at) {
+      out.optimizers = read_named<OptimizerCost>(item, at, [](const auto& one, const auto& one_path) {
+        const Block cost(one, one_path, false, {"bytes", "pageable"});
+        OptimizerCost read;
+        if (!one["bytes"]) fail(one_path, one, "missing field bytes");
+        cost.read("bytes", [&](const auto& v, const auto& p) { read.bytes = read_decimal(v, p, 0, 64000); });
+        cost.read("pageable", [&](const auto& v, const auto& p) { read.pageable = read_decimal(v, p, 0, 64000); });
+        if (read.pageable > read.bytes) fail(one_path + ".pageable", one["pageable"], "must be at most bytes");
+        return read;
+      });
+      if (!out.optimizers.contains("adamw")) fail(at, item, "must have adamw, the optimizer an annotation defaults to");
+    });
     training.read("quantizedBytes",
                   [&](const auto& item, const auto& at) { out.quantized_bytes = read_decimal(item, at, 1, 64000); });
     training.read("adapterShare",
@@ -179,14 +246,11 @@ void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out
     });
   });
   block.read("gpus", [&](const auto& value, const auto& path) {
-    // A file's GPUs come first (first match wins) and replace built-ins of
-    // the same name; the other built-ins stay.
-    std::vector<GpuModel> gpus = read_gpu_models(value, path);
-    for (auto& builtin : out.gpus) {
-      const bool replaced = std::any_of(gpus.begin(), gpus.end(), [&](auto& gpu) { return gpu.name == builtin.name; });
-      if (!replaced) gpus.push_back(std::move(builtin));
-    }
-    out.gpus = std::move(gpus);
+    // A file's GPUs come first: first match wins.
+    replace_by_name(read_gpu_models(value, path), out.gpus);
+  });
+  block.read("models", [&](const auto& value, const auto& path) {
+    replace_by_name(read_model_shapes(value, path), out.models);
   });
 }
 

@@ -37,6 +37,43 @@ Variant with_method(Variant variant, TrainingMethod method) {
   return variant;
 }
 
+// Memory levers that keep the method and the GPUs: activation
+// checkpointing and a micro-batch of 1 (when the activations come from
+// batch and seq), 8-bit Adam, and DeepSpeed's optimizer offload.
+std::vector<Variant> memory_levers(const Variant& requested, const GpuMemoryPolicy& policy) {
+  std::vector<Variant> levers;
+  const ModelSpec& spec = requested.spec;
+  if (spec.seq > 0 && !spec.checkpointing) {
+    Variant lever = requested;
+    lever.changes.push_back("checkpointing=true");
+    lever.spec.checkpointing = true;
+    levers.push_back(std::move(lever));
+  }
+  if (spec.seq > 0 && spec.batch > 1) {
+    Variant lever = requested;
+    lever.changes.push_back("batch=1");
+    lever.spec.batch = 1;
+    levers.push_back(std::move(lever));
+  }
+  if (spec.optimizer == "adamw" && policy.optimizers.contains("adamw-8bit")) {
+    Variant lever = requested;
+    lever.changes.push_back("optimizer=adamw-8bit");
+    lever.spec.optimizer = "adamw-8bit";
+    levers.push_back(std::move(lever));
+  }
+  if (spec.offload == Offload::kNone) {
+    Variant lever = requested;
+    if (lever.spec.zero == 0) {
+      lever.changes.push_back("zero=2");
+      lever.spec.zero = 2;
+    }
+    lever.changes.push_back("offload=optimizer");
+    lever.spec.offload = Offload::kOptimizer;
+    levers.push_back(std::move(lever));
+  }
+  return levers;
+}
+
 // The variant as requested, then with zero=3 (a lever tries the smaller
 // change first).
 std::vector<Variant> as_is_then_zero3(const Variant& variant) {
@@ -79,12 +116,14 @@ class OptionSearch {
     const Variant requested{{}, spec_};
     std::vector<std::optional<VramOption>> singles;
     std::vector<std::optional<VramOption>> pairs;
+    std::vector<std::optional<VramOption>> levers;  // listed only when they fit: each helps a little
     if (spec_.mode == ModelMode::kTrain) {
       const bool full = spec_.method == TrainingMethod::kFull;
       const bool lighter_than_qlora = spec_.method != TrainingMethod::kQlora;
       const Variant lora = with_method(requested, TrainingMethod::kLora);
       const Variant qlora = with_method(requested, TrainingMethod::kQlora);
       if (spec_.zero < 3) singles.push_back(best({with_zero3(requested)}, same_));
+      for (const Variant& lever : memory_levers(requested, policy_)) levers.push_back(best({lever}, same_));
       singles.push_back(best(as_is_then_zero3(requested), more_));
       if (full) singles.push_back(best(as_is_then_zero3(lora), same_));
       if (lighter_than_qlora) singles.push_back(best(as_is_then_zero3(qlora), same_));
@@ -113,6 +152,9 @@ class OptionSearch {
     std::vector<VramOption> fitting, not_enough;
     for (const auto& option : singles) {
       if (option) (option->fits ? fitting : not_enough).push_back(*option);
+    }
+    for (const auto& option : levers) {
+      if (option && option->fits) fitting.push_back(*option);
     }
     if (fitting.empty()) {
       for (const auto& option : pairs) {
@@ -161,7 +203,7 @@ class OptionSearch {
                       Quantity::from_bytes(where.capacity),
                       where.names,
                       need.total,
-                      verdict_of(policy_, need, where.capacity) == VramVerdict::kFits};
+                      verdict_of(policy_, variant.spec, need, where.capacity) == VramVerdict::kFits};
   }
 
   // Inference at each precision lighter than the requested one, heaviest

@@ -7,6 +7,7 @@
 #include "gpusizer/sizing/candidates.h"
 #include "gpusizer/sizing/model_fit.h"
 #include "gpusizer/sizing/nodes.h"
+#include "gpusizer/util/strings.h"
 #include "support/pod_facts_support.h"
 
 namespace gpusizer {
@@ -188,6 +189,41 @@ TEST(GpuMemoryRule, ThePoolsGpuProductStillNamesTheGpu) {
   const RuleResult unpooled = evaluate_on(*pools, model_pod("params=7B,method=full,zero=0"), policy);
   ASSERT_EQ(unpooled.findings.size(), 1u);
   EXPECT_NE(unpooled.findings[0].brief.find("GPU model unknown"), std::string::npos) << unpooled.findings[0].brief;
+}
+
+}  // namespace
+}  // namespace gpusizer
+
+namespace gpusizer {
+namespace {
+
+// A vLLM container's --gpu-memory-utilization is the share the model may
+// use: 70B at fp8 (70 GB of weights) on an 80 GB GPU fits 0.95 of it and
+// is denied at 0.85, where the weights alone exceed what vLLM allocates.
+TEST(GpuMemoryRule, VllmsUtilizationFromTheContainerIsTheUsableShare) {
+  for (const auto& [share, deny] : {std::pair{950, false}, std::pair{850, true}}) {
+    PodFacts pod = model_pod("params=70B,precision=fp8,context=1k", "NVIDIA-H100-80GB-HBM3");
+    pod.app[0].gpu_memory_utilization = share;
+    const RuleResult result = evaluate(GpuMemoryRule(), default_policy(), pod, "infer", true);
+    ASSERT_TRUE(result.row);
+    EXPECT_NE(result.row->detail.find("at vLLM --gpu-memory-utilization " + milli_text(share)), std::string::npos)
+        << result.row->detail;
+    const bool denied = !result.findings.empty() && result.findings[0].deny;
+    EXPECT_EQ(denied, deny) << share;
+  }
+}
+
+TEST(GpuMemoryRule, ExplainShowsEachComponentAsItsOwnPart) {
+  const RuleResult result = evaluate(GpuMemoryRule(), default_policy(),
+                                     model_pod("model=llama-2-7b,method=lora,rank=8", "NVIDIA-A100-SXM4-80GB"),
+                                     "train", true);
+  ASSERT_TRUE(result.row);
+  ASSERT_GE(result.row->parts.size(), 5u);
+  EXPECT_EQ(result.row->parts[0].name, "weights");
+  EXPECT_EQ(result.row->parts[0].value, "12.56 GiB/GPU certain");
+  EXPECT_EQ(result.row->parts[0].formula, "6.74B params x 2 bytes (bf16) + 4.19M adapter params (rank 8) x 2 bytes");
+  EXPECT_EQ(result.row->parts[2].name, "optimizer");
+  EXPECT_EQ(result.row->parts[2].bytes, 4'194'304LL * 12);
 }
 
 }  // namespace

@@ -362,12 +362,64 @@ INSTANTIATE_TEST_SUITE_P(
         AnnotationErrorCase{"params=7B,zero=1,zero=2", 2, ModelMode::kTrain,
                             "part \"zero=2\": repeats key zero (each key at most once)"},
         AnnotationErrorCase{"params=7B,worker=12", 2, ModelMode::kTrain,
-                            "part \"worker=12\": unknown key \"worker\" (known: params, context, precision, method, "
-                            "zero, mode, ranks, tp)"},
+                            "part \"worker=12\": unknown key \"worker\" (known: params, model, context, precision, "
+                            "method, zero, mode, ranks, tp, seqs, rank, targets, batch, seq, optimizer, offload, "
+                            "checkpointing, layers, hidden, heads, kvheads, headdim, intermediate, vocab)"},
         AnnotationErrorCase{"params=7B,zero", 2, ModelMode::kTrain, "part \"zero\": must be key=value, e.g. params=7B"},
         AnnotationErrorCase{"params=7B,,zero=1", 2, ModelMode::kTrain,
                             "has an empty part; write key=value parts separated by commas"},
-        AnnotationErrorCase{"context=16k", 1, ModelMode::kInfer, "has no params; write e.g. \"params=7B\""},
+        AnnotationErrorCase{"context=16k", 1, ModelMode::kInfer,
+                            "has no params; write e.g. \"params=7B\" or model=NAME"},
+        AnnotationErrorCase{"layers=32,hidden=4096,heads=32,kvheads=8,headdim=128,intermediate=11008,vocab=32000", 1,
+                            ModelMode::kTrain, "has no params; write e.g. \"params=7B\" or model=NAME"},
+        AnnotationErrorCase{"model=llama-9", 1, ModelMode::kTrain,
+                            "part \"model=llama-9\": unknown model (gpuMemory.models has llama-2-7b, llama-2-13b, "
+                            "llama-2-70b, llama-3-8b, llama-3-70b, llama-3.1-8b, llama-3.1-70b, llama-3.1-405b, "
+                            "mistral-7b, mixtral-8x7b, mixtral-8x22b, qwen2.5-7b, qwen2.5-14b, qwen2.5-32b, "
+                            "qwen2.5-72b, gemma-2b, gemma-7b, gemma-2-9b, gemma-2-27b, falcon-7b, falcon-40b, "
+                            "falcon-180b, phi-3-mini; or give its shape: layers, hidden, heads, kvheads, headdim, "
+                            "intermediate, vocab)"},
+        AnnotationErrorCase{"params=7B,layers=32,hidden=4096", 1, ModelMode::kTrain,
+                            "part \"layers=32\": gives part of a model's shape; also give heads, kvheads, headdim, "
+                            "intermediate, vocab, or model=NAME"},
+        AnnotationErrorCase{"model=llama-2-7b,kvheads=5", 1, ModelMode::kTrain,
+                            "part \"kvheads=5\": kvheads must divide heads (32)"},
+        AnnotationErrorCase{"params=7B,method=lora,rank=16", 1, ModelMode::kTrain,
+                            "part \"rank=16\": an adapter's size from its rank comes from the model's shape: add "
+                            "model=NAME (gpuMemory.models) or layers, hidden, heads, kvheads, headdim, intermediate "
+                            "and vocab"},
+        AnnotationErrorCase{"model=llama-2-7b,rank=16", 1, ModelMode::kTrain,
+                            "part \"rank=16\": applies to method=lora or qlora only"},
+        AnnotationErrorCase{"model=llama-2-7b,method=lora,targets=all", 1, ModelMode::kTrain,
+                            "part \"targets=all\": applies with rank=R (without a rank, adapterShare prices the "
+                            "adapter)"},
+        AnnotationErrorCase{"model=llama-2-7b,method=lora,rank=8,targets=mlp", 1, ModelMode::kTrain,
+                            "part \"targets=mlp\": must be qv (PEFT's default: the attention q and v projections) "
+                            "or all (every linear layer)"},
+        AnnotationErrorCase{"params=7B,seq=4k", 1, ModelMode::kTrain,
+                            "part \"seq=4k\": activations from batch and sequence comes from the model's shape: "
+                            "add model=NAME (gpuMemory.models) or layers, hidden, heads, kvheads, headdim, "
+                            "intermediate and vocab"},
+        AnnotationErrorCase{"model=llama-2-7b,batch=4", 1, ModelMode::kTrain,
+                            "part \"batch=4\": applies with seq=TOKENS (activations from batch and sequence)"},
+        AnnotationErrorCase{"model=llama-2-7b,seq=4k,checkpointing=yes", 1, ModelMode::kTrain,
+                            "part \"checkpointing=yes\": must be true or false"},
+        AnnotationErrorCase{"model=llama-2-7b,offload=optimizer", 1, ModelMode::kTrain,
+                            "part \"offload=optimizer\": needs zero=1, 2 or 3 (DeepSpeed offloads the ZeRO "
+                            "optimizer)"},
+        AnnotationErrorCase{"model=llama-2-7b,zero=2,offload=all", 1, ModelMode::kTrain,
+                            "part \"offload=all\": all (parameters too) needs zero=3; with zero=1 or 2 use "
+                            "offload=optimizer"},
+        AnnotationErrorCase{"model=llama-2-7b,offload=cpu", 1, ModelMode::kTrain,
+                            "part \"offload=cpu\": must be none, optimizer (DeepSpeed offload_optimizer) or all "
+                            "(offload_optimizer and offload_param)"},
+        AnnotationErrorCase{"model=llama-2-7b,optimizer=lion", 1, ModelMode::kTrain,
+                            "part \"optimizer=lion\": unknown optimizer (gpuMemory.training.optimizers has adamw, "
+                            "adamw-8bit, paged-adamw, paged-adamw-8bit, sgd)"},
+        AnnotationErrorCase{"model=llama-2-7b,seqs=8", 1, ModelMode::kTrain,
+                            "part \"seqs=8\": applies to mode=infer only; remove it or set mode=infer"},
+        AnnotationErrorCase{"model=llama-2-7b,seq=4k", 1, ModelMode::kInfer,
+                            "part \"seq=4k\": applies to mode=train only; remove it or set mode=train"},
         AnnotationErrorCase{"", 1, ModelMode::kTrain, "is empty; write e.g. \"params=7B,context=16k\""},
         AnnotationErrorCase{"  ", 1, ModelMode::kTrain, "is empty; write e.g. \"params=7B,context=16k\""}));
 

@@ -61,6 +61,28 @@ TEST(PodReader, ReadsTheVolumesOfAGpuPod) {
   EXPECT_TRUE(r.reading.problems.empty());
 }
 
+// vLLM's --gpu-memory-utilization, as its manifests pass it: an args
+// pair, an = form, or inside a shell line; a value vLLM would expand from
+// the environment is not a share.
+TEST(PodReader, ReadsVllmsGpuMemoryUtilizationFromCommandAndArgs) {
+  const auto share_of = [](const json& command, const json& args) {
+    json container = gpu_container();
+    if (!command.is_null()) container["command"] = command;
+    if (!args.is_null()) container["args"] = args;
+    Read r;
+    read(r, {{"metadata", {{"name", "x"}}}, {"spec", {{"containers", {container}}}}});
+    return r.reading.facts.app.at(0).gpu_memory_utilization;
+  };
+  EXPECT_EQ(share_of(nullptr, {"--model", "m", "--gpu-memory-utilization", "0.95"}), 950);
+  EXPECT_EQ(share_of({"vllm", "serve", "m", "--gpu-memory-utilization=0.8"}, nullptr), 800);
+  EXPECT_EQ(share_of({"/bin/sh", "-c"}, {"vllm serve m --tensor-parallel-size 2 --gpu-memory-utilization '0.9' --port 8000"}),
+            900);
+  EXPECT_EQ(share_of(nullptr, {"--gpu-memory-utilization", "$(GPU_UTIL)"}), 0);
+  EXPECT_EQ(share_of(nullptr, {"--gpu-memory-utilization", "1.5"}), 0);
+  EXPECT_EQ(share_of(nullptr, {"--gpu-memory-utilization"}), 0);
+  EXPECT_EQ(share_of(nullptr, {"--model", "m"}), 0);
+}
+
 TEST(PodReader, APodWithoutGpusHasItsVolumesAndSchedulingLeftUnread) {
   const json pod = {{"spec",
                      {{"containers", {{{"name", "web"}}}},

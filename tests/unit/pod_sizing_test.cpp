@@ -140,7 +140,7 @@ TEST(PodSizing, EveryReasonAndRuleHasItsOwnName) {
   std::vector<std::string_view> rules;
   for (const Rule* rule : sizing_rules()) rules.push_back(rule_name(rule->kind()));
   EXPECT_EQ(rules,
-            (std::vector<std::string_view>{"table", "/dev/shm", "data loader", "node caps", "GPU memory", "node fit"}));
+            (std::vector<std::string_view>{"table", "/dev/shm", "data loader", "offload", "node caps", "GPU memory", "node fit"}));
 }
 
 }  // namespace

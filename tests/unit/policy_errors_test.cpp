@@ -218,6 +218,34 @@ INSTANTIATE_TEST_SUITE_P(
                 "gpuMemory:\n  training:\n    adapterShare: 1.5\n",
                 {"gpuMemory.training.adapterShare (line 3)", "1.5"}},
         Invalid{"retired_shares", "gpuMemory:\n  training:\n    shares: {}\n", {"gpuMemory.training.shares (line 3)"}},
+        Invalid{"retired_optimizer_bytes", "gpuMemory:\n  training:\n    optimizerBytes: 12\n",
+                {"gpuMemory.training.optimizerBytes (line 3)"}},
+        Invalid{"optimizers_without_adamw", "gpuMemory:\n  training:\n    optimizers: {sgd: {bytes: 8}}\n",
+                {"gpuMemory.training.optimizers (line 3)", "must have adamw"}},
+        Invalid{"optimizer_pageable_above_bytes",
+                "gpuMemory:\n  training:\n    optimizers: {adamw: {bytes: 12, pageable: 13}}\n",
+                {"gpuMemory.training.optimizers.adamw.pageable (line 3)", "at most bytes"}},
+        Invalid{"optimizer_without_bytes", "gpuMemory:\n  training:\n    optimizers: {adamw: {pageable: 1}}\n",
+                {"gpuMemory.training.optimizers.adamw (line 3)", "missing field bytes"}},
+        Invalid{"model_kv_heads_not_dividing",
+                "gpuMemory:\n  models:\n    - {name: m, params: 7000000000, layers: 32, hidden: 4096, heads: 32,"
+                " kvHeads: 5, headDim: 128, intermediate: 11008, vocab: 32000}\n",
+                {"gpuMemory.models[0].kvHeads (line 3)", "must divide heads (32)"}},
+        Invalid{"model_missing_vocab",
+                "gpuMemory:\n  models:\n    - {name: m, params: 7000000000, layers: 32, hidden: 4096, heads: 32,"
+                " kvHeads: 8, headDim: 128, intermediate: 11008}\n",
+                {"gpuMemory.models[0] (line 3)", "missing field vocab"}},
+        Invalid{"model_repeated",
+                "gpuMemory:\n  models:\n"
+                "    - {name: m, params: 7000000000, layers: 32, hidden: 4096, heads: 32, kvHeads: 8, headDim: 128,"
+                " intermediate: 11008, vocab: 32000}\n"
+                "    - {name: m, params: 7000000000, layers: 32, hidden: 4096, heads: 32, kvHeads: 8, headDim: 128,"
+                " intermediate: 11008, vocab: 32000}\n",
+                {"gpuMemory.models[1].name (line 4)", "repeats model \"m\""}},
+        Invalid{"model_unknown_key",
+                "gpuMemory:\n  models:\n    - {name: m, params: 7000000000, layers: 32, hidden: 4096, heads: 32,"
+                " kvHeads: 8, headDim: 128, intermediate: 11008, vocab: 32000, kv_heads: 8}\n",
+                {"gpuMemory.models[0].kv_heads (line 3)", "unknown field", "kvHeads"}},
         Invalid{"gpu_empty_match",
                 "gpuMemory:\n  gpus:\n    - {name: L4, memory: 24G, match: []}\n",
                 {"gpuMemory.gpus[0].match (line 3)", "non-empty list of glob patterns"}},

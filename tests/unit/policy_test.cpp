@@ -150,7 +150,16 @@ TEST(DefaultPolicy, BeyondTheTableBlocksEqualTheSeeds) {
   EXPECT_EQ(policy.gpu_memory.precision_bytes.at("fp16"), 2000);
   EXPECT_EQ(policy.gpu_memory.context_bytes_per_token, Quantity::from_bytes(1000000));
   EXPECT_EQ(policy.gpu_memory.overhead, Quantity::from_bytes(1'000'000'000));
-  EXPECT_EQ(policy.gpu_memory.optimizer_bytes, 12000);
+  EXPECT_EQ(policy.gpu_memory.optimizers.at("adamw").bytes, 12000);
+  EXPECT_EQ(policy.gpu_memory.optimizers.at("adamw").pageable, 0);
+  EXPECT_EQ(policy.gpu_memory.optimizers.at("paged-adamw-8bit").bytes, 6000);
+  EXPECT_EQ(policy.gpu_memory.optimizers.at("paged-adamw-8bit").pageable, 2000);
+  const ModelShape* llama = policy.gpu_memory.find_model("llama-2-7b");
+  ASSERT_NE(llama, nullptr);
+  EXPECT_EQ(llama->params, 6'738'415'616);
+  EXPECT_EQ(llama->largest_layer, 32000 * 4096);  // the embedding, by default
+  EXPECT_EQ(policy.gpu_memory.find_model("mixtral-8x7b")->experts, 8);
+  EXPECT_EQ(policy.gpu_memory.find_model("Llama-2-7B"), nullptr);  // names are exact
   EXPECT_EQ(policy.gpu_memory.quantized_bytes, 516);
   EXPECT_EQ(policy.gpu_memory.adapter_share, 10);
   EXPECT_EQ(policy.gpu_memory.activation_bytes.at("full"), 2000);
@@ -172,7 +181,7 @@ TEST(ParsePolicy, NewBlocksMergeKeyByKey) {
   const auto parsed = parse_policy(
       "sharedMemory:\n  size: 64Gi\n"
       "dataLoader:\n  overheadFactor: 2\n"
-      "gpuMemory:\n  safetyMargin: 0.75\n  training:\n    optimizerBytes: 8\n",
+      "gpuMemory:\n  safetyMargin: 0.75\n  training:\n    optimizers: {adamw: {bytes: 8}}\n",
       "test");
   ASSERT_TRUE(parsed.ok()) << parsed.error();
   const Policy& policy = parsed.value();
@@ -181,8 +190,25 @@ TEST(ParsePolicy, NewBlocksMergeKeyByKey) {
   EXPECT_EQ(policy.data_loader.overhead_factor, 2000);
   EXPECT_EQ(policy.data_loader.pod_base, Quantity::from_bytes(3 * kGi));
   EXPECT_EQ(policy.gpu_memory.safety_margin, 750);
-  EXPECT_EQ(policy.gpu_memory.optimizer_bytes, 8000);
+  EXPECT_EQ(policy.gpu_memory.optimizers.at("adamw").bytes, 8000);
+  EXPECT_FALSE(policy.gpu_memory.optimizers.contains("sgd"));  // the map is replaced whole
   EXPECT_EQ(policy.gpu_memory.adapter_share, 10);  // the rest of training kept
+}
+
+TEST(ParsePolicy, ModelEntriesExtendAndReplaceBuiltInsByName) {
+  const auto parsed = parse_policy(
+      "gpuMemory:\n  models:\n"
+      "    - {name: our-13b, params: 13000000000, layers: 40, hidden: 5120, heads: 40, kvHeads: 8, headDim: 128,"
+      " intermediate: 13824, vocab: 64000, largestLayer: 400000000}\n"
+      "    - {name: llama-2-7b, params: 7000000000, layers: 32, hidden: 4096, heads: 32, kvHeads: 32, headDim: 128,"
+      " intermediate: 11008, vocab: 32000}\n",
+      "test");
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  const GpuMemoryPolicy& rule = parsed.value().gpu_memory;
+  EXPECT_EQ(rule.models.front().name, "our-13b");
+  EXPECT_EQ(rule.find_model("our-13b")->largest_layer, 400'000'000);
+  EXPECT_EQ(rule.find_model("llama-2-7b")->params, 7'000'000'000);  // replaced
+  ASSERT_NE(rule.find_model("llama-3-70b"), nullptr);                 // the other built-ins stay
 }
 
 TEST(ParsePolicy, GpuEntriesExtendAndReplaceBuiltInsByName) {

@@ -14,6 +14,7 @@ struct ExplainRow {
   std::string title;   // the rule's name ("GPU memory"), "binding", or `container "trainer"`
   std::string floor;   // what it asks of the pod, or "-"
   std::string detail;  // why
+  std::vector<RulePart> parts = {};  // the rule's arithmetic, one line each
 };
 
 // The rows of one pod, from its two passes as the API server runs them:

@@ -30,8 +30,8 @@
 
 namespace gpusizer {
 
-enum class RuleKind { kTable, kSharedMemory, kDataLoader, kNodeCaps, kGpuMemory, kNodeFit };
-// As explain names the rule: "table", "/dev/shm", "data loader", "node caps", "GPU memory", "node fit".
+enum class RuleKind { kTable, kSharedMemory, kDataLoader, kOffload, kNodeCaps, kGpuMemory, kNodeFit };
+// As explain names the rule: "table", "/dev/shm", "data loader", "offload", "node caps", "GPU memory", "node fit".
 std::string_view rule_name(RuleKind rule);
 
 // Why a pod is denied (or, in audit mode, would be), and the order in which
@@ -119,11 +119,22 @@ struct Fix {
   std::vector<Raise> raised;
 };
 
+// One line of a rule's arithmetic in `gpu-sizer explain` (the GPU memory
+// rule's components): a number, what kind it is and how it was worked out.
+struct RulePart {
+  std::string name;     // "weights"
+  std::string kind;     // "certain", "allowance", "sum", "gpu" or "host"
+  int64_t bytes = 0;    // the number, for --output json
+  std::string value;    // as the text report shows it: "12.55 GiB/GPU"
+  std::string formula;  // "6.74B params x 2 bytes (bf16)"
+};
+
 // A rule's row in `gpu-sizer explain`.
 struct RuleRow {
   RuleKind rule = RuleKind::kTable;
   std::string floor;   // what it asks of the pod ("cpu 32, memory 192Gi"), or "-"
   std::string detail;  // why, or why it does not apply
+  std::vector<RulePart> parts = {};  // its arithmetic, one line each; most rules have none
 };
 
 struct RuleResult {

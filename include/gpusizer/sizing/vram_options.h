@@ -1,7 +1,8 @@
 // What would make a model fit when it does not (design
 // docs/plans/issue-8-design.md section 2.3 "Options"): one lever at a time
-// (ZeRO-3, more GPUs, LoRA or QLoRA, a lighter precision, tensor
-// parallelism, a larger GPU of gpuMemory.gpus), pairs only when no single
+// (ZeRO-3, checkpointing, a micro-batch of 1, 8-bit Adam, offload, more
+// GPUs, LoRA or QLoRA, a lighter precision, tensor parallelism, a larger
+// GPU of gpuMemory.gpus), pairs only when no single
 // lever fits. Pure: plain structs in and out.
 #pragma once
 

@@ -67,24 +67,49 @@ std::vector<GpuProduct> gpu_products(const RuleInput& input) {
   return products;
 }
 
+// explain's rows of a check: each part in GiB per GPU (host: per pod).
+std::vector<RulePart> rule_parts(const VramCheck& check) {
+  std::vector<RulePart> parts;
+  for (const VramPart& part : check.parts) {
+    const std::string per = part.kind == "host" ? " per pod" : part.kind == "gpu" ? "" : "/GPU";
+    const std::string kind = part.kind == "certain" || part.kind == "allowance" ? " " + part.kind : "";
+    parts.push_back({part.name, part.kind, part.bytes, gib_text(part.bytes) + per + kind, part.formula});
+  }
+  return parts;
+}
+
 }  // namespace
 
-RuleResult GpuMemoryRule::evaluate(const RuleInput& input) const {
-  RuleResult result;
-  const PodFacts& pod = input.pod;
-  auto explain = [&](std::string floor, std::string detail) {
-    if (input.explain) result.row = RuleRow{RuleKind::kGpuMemory, std::move(floor), std::move(detail)};
-  };
-  const std::string* annotation = pod.annotation(kModelKey);
+std::optional<Result<ModelSpec>> annotated_model(const RuleInput& input) {
+  const std::string* annotation = input.pod.annotation(kModelKey);
   const Phase* app = input.phases.app();
-  if (!annotation || !app) {
-    explain("-", !annotation ? std::string("no annotation ") + kModelKey : "no app container holds GPUs");
-    return result;
-  }
+  if (!annotation || !app) return std::nullopt;
   const GpuMemoryPolicy& rule = input.policy.gpu_memory;
   const bool infer = std::find(rule.infer_profiles.begin(), rule.infer_profiles.end(), input.profile.name) !=
                      rule.infer_profiles.end();
   auto spec = parse_model(*annotation, rule, infer ? ModelMode::kInfer : ModelMode::kTrain, app->gpus);
+  if (spec && spec.value().mode == ModelMode::kInfer) {
+    for (const ContainerFacts* holder : app->holders) {
+      if (holder->gpu_memory_utilization > 0) spec.value().reserved_share = holder->gpu_memory_utilization;
+    }
+  }
+  return spec;
+}
+
+RuleResult GpuMemoryRule::evaluate(const RuleInput& input) const {
+  RuleResult result;
+  const PodFacts& pod = input.pod;
+  auto explain = [&](std::string floor, std::string detail, std::vector<RulePart> parts = {}) {
+    if (input.explain) result.row = RuleRow{RuleKind::kGpuMemory, std::move(floor), std::move(detail), std::move(parts)};
+  };
+  const std::optional<Result<ModelSpec>> annotated = annotated_model(input);
+  if (!annotated) {
+    explain("-", !pod.annotation(kModelKey) ? std::string("no annotation ") + kModelKey : "no app container holds GPUs");
+    return result;
+  }
+  const Phase* app = input.phases.app();
+  const GpuMemoryPolicy& rule = input.policy.gpu_memory;
+  const Result<ModelSpec>& spec = *annotated;
   if (!spec) {
     // A check: it changes no patch, so it does not stop mutation.
     const std::string problem = pod.description + ": annotation " + kModelKey + " " + spec.error();
@@ -139,7 +164,7 @@ RuleResult GpuMemoryRule::evaluate(const RuleInput& input) const {
     result.findings.push_back({DenialReason::kVram, false, "", fit(pod.label + worst->brief)});
   }
   const VramCheck& shown = worst != checks.end() ? *worst : checks.front();
-  explain(gb_text(shown.need.total) + " GB per GPU", shown.message + ranks_hint);
+  explain(gb_text(shown.need.total) + " GB per GPU", shown.message + ranks_hint, rule_parts(shown));
   return result;
 }
 

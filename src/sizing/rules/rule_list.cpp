@@ -5,6 +5,7 @@
 #include "gpusizer/sizing/rules/gpu_memory_rule.h"
 #include "gpusizer/sizing/rules/node_caps_rule.h"
 #include "gpusizer/sizing/rules/node_fit_rule.h"
+#include "gpusizer/sizing/rules/offload_rule.h"
 #include "gpusizer/sizing/rules/shared_memory_rule.h"
 #include "gpusizer/sizing/rules/table_rule.h"
 
@@ -15,6 +16,7 @@ std::string_view rule_name(RuleKind rule) {
     case RuleKind::kTable: return "table";
     case RuleKind::kSharedMemory: return "/dev/shm";
     case RuleKind::kDataLoader: return "data loader";
+    case RuleKind::kOffload: return "offload";
     case RuleKind::kNodeCaps: return "node caps";
     case RuleKind::kGpuMemory: return "GPU memory";
     case RuleKind::kNodeFit: return "node fit";
@@ -40,10 +42,11 @@ std::span<const Rule* const> sizing_rules() {
   static const TableRule table;
   static const SharedMemoryRule shared_memory;
   static const DataLoaderRule data_loader;
+  static const OffloadRule offload;
   static const NodeCapsRule node_caps;
   static const GpuMemoryRule gpu_memory;
   static const NodeFitRule node_fit;
-  static const std::array<const Rule*, 6> rules = {&table,     &shared_memory, &data_loader,
+  static const std::array<const Rule*, 7> rules = {&table,     &shared_memory, &data_loader, &offload,
                                                    &node_caps, &gpu_memory,    &node_fit};
   static_assert(rules.size() <= kMaxRules, "raise kMaxRules (rule.h)");
   return rules;

@@ -4,9 +4,18 @@
 // fits none of them and every one is known; warned about when tight.
 #pragma once
 
+#include <optional>
+
+#include "gpusizer/sizing/model_fit.h"
 #include "gpusizer/sizing/rule.h"
 
 namespace gpusizer {
+
+// The model the pod's annotation gpu-sizer.io/model describes, in the mode
+// its profile implies (gpuMemory.inferProfiles: infer), with vLLM's
+// --gpu-memory-utilization from its app containers; nullopt when it has no
+// annotation or no app phase. The offload rule reads it too.
+std::optional<Result<ModelSpec>> annotated_model(const RuleInput& input);
 
 class GpuMemoryRule : public Rule {
  public:
