@@ -513,7 +513,7 @@ class WebhookTest(unittest.TestCase):
         result, _ = dry_run_apply(pod)
         self.assertNotEqual(result.returncode, 0)
         self.assertIn('admission webhook "pods.validate.gpu-sizer.io" denied the request', result.stderr)
-        for part in ("needs 127.0 GB per GPU", "and its certain part alone is more than the 24 GB of RTX-4090",
+        for part in ("needs 127.0 GB per GPU", "and its certain part alone is more than the 25.8 GB of RTX-4090",
                      "Would fit:", "method=qlora: 12.8 GB/GPU"):
             self.assertIn(part, result.stderr)
 

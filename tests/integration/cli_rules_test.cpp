@@ -149,34 +149,39 @@ const std::string kLoader = "{gpu-sizer.io/dataloader: \"workers=4,prefetch=2,sa
 const std::string kNodeFit =
     "nodeFit:\n  action: deny\n  pools:\n    - name: a100\n      nodes: [{name: dgx, gpus: 8, cpu: ";
 
+// The GPU memory thresholds on a GPU of 24 GB exactly (usable 20.4 GB at
+// 0.85), replacing the built-in RTX-4090's 24564 MiB by name, so each
+// threshold falls on a round figure.
+const std::string kGpu24GB = "gpuMemory:\n  gpus:\n    - {name: RTX-4090, memory: 24G, match: [\"*RTX-4090\"]}\n";
+
 INSTANTIATE_TEST_SUITE_P(
     BeyondTheTable, CliThresholds,
-    ::testing::Values(Threshold{"shm_at_minimum", 4, "train", "16Gi", "", "", "unchanged", ""},
-                      Threshold{"shm_just_under", 4, "train", "16383Mi", "", "", "changed", "sizeLimit 16383Mi->32Gi"},
-                      Threshold{"shm_just_over", 4, "train", "16385Mi", "", "", "unchanged", ""},
-                      Threshold{"shm_at_table_includes", 4, "train", "32Gi", "", "", "unchanged", ""},
-                      Threshold{"shm_over_table_includes", 4, "train", "33Gi", "", "", "changed",
-                                "memory request unset->193Gi"},
-                      Threshold{"loader_under_table", 1, "train", "32Gi", kLoader + "4700\"}", "", "unchanged", ""},
-                      Threshold{"loader_at_table", 1, "train", "32Gi", kLoader + "4800\"}", "", "unchanged", ""},
-                      Threshold{"loader_over_table", 1, "train", "32Gi", kLoader + "4900\"}", "", "changed",
-                                "memory request unset->65Gi"},
-                      Threshold{"vram_at_margin", 1, "infer", "32Gi",
-                                "{gpu-sizer.io/model: \"params=9.5B,context=400\"}", "", "unchanged", ""},
-                      Threshold{"vram_under_margin", 1, "infer", "32Gi",
-                                "{gpu-sizer.io/model: \"params=9.5B,context=300\"}", "", "unchanged", ""},
-                      Threshold{"vram_over_margin", 1, "infer", "32Gi",
-                                "{gpu-sizer.io/model: \"params=9.5B,context=500\"}", "", "unchanged", "20.5 GB/GPU"},
-                      Threshold{"vram_at_capacity", 1, "infer", "32Gi", "{gpu-sizer.io/model: \"params=12B\"}", "",
-                                "unchanged", "25.0 GB/GPU"},
-                      Threshold{"vram_over_capacity", 1, "infer", "32Gi", "{gpu-sizer.io/model: \"params=12.1B\"}", "",
-                                "denied", "needs 25.2 GB per GPU"},
-                      Threshold{"node_equal", 8, "train", "32Gi", "",
-                                kNodeFit + "\"64\", memory: 384Gi, ephemeralStorage: 300Gi}]\n", "unchanged", ""},
-                      Threshold{"node_one_milli_cpu_more", 8, "train", "32Gi", "",
-                                kNodeFit + "\"64001m\", memory: 384Gi, ephemeralStorage: 300Gi}]\n", "unchanged", ""},
-                      Threshold{"node_one_milli_cpu_less", 8, "train", "32Gi", "",
-                                kNodeFit + "\"63999m\", memory: 384Gi, ephemeralStorage: 300Gi}]\n", "denied", "dgx"}),
+    ::testing::Values(
+        Threshold{"shm_at_minimum", 4, "train", "16Gi", "", "", "unchanged", ""},
+        Threshold{"shm_just_under", 4, "train", "16383Mi", "", "", "changed", "sizeLimit 16383Mi->32Gi"},
+        Threshold{"shm_just_over", 4, "train", "16385Mi", "", "", "unchanged", ""},
+        Threshold{"shm_at_table_includes", 4, "train", "32Gi", "", "", "unchanged", ""},
+        Threshold{"shm_over_table_includes", 4, "train", "33Gi", "", "", "changed", "memory request unset->193Gi"},
+        Threshold{"loader_under_table", 1, "train", "32Gi", kLoader + "4700\"}", "", "unchanged", ""},
+        Threshold{"loader_at_table", 1, "train", "32Gi", kLoader + "4800\"}", "", "unchanged", ""},
+        Threshold{"loader_over_table", 1, "train", "32Gi", kLoader + "4900\"}", "", "changed",
+                  "memory request unset->65Gi"},
+        Threshold{"vram_at_margin", 1, "infer", "32Gi", "{gpu-sizer.io/model: \"params=9.5B,context=400\"}", kGpu24GB,
+                  "unchanged", ""},
+        Threshold{"vram_under_margin", 1, "infer", "32Gi", "{gpu-sizer.io/model: \"params=9.5B,context=300\"}",
+                  kGpu24GB, "unchanged", ""},
+        Threshold{"vram_over_margin", 1, "infer", "32Gi", "{gpu-sizer.io/model: \"params=9.5B,context=500\"}", kGpu24GB,
+                  "unchanged", "20.5 GB/GPU"},
+        Threshold{"vram_at_capacity", 1, "infer", "32Gi", "{gpu-sizer.io/model: \"params=12B\"}", kGpu24GB, "unchanged",
+                  "25.0 GB/GPU"},
+        Threshold{"vram_over_capacity", 1, "infer", "32Gi", "{gpu-sizer.io/model: \"params=12.1B\"}", kGpu24GB,
+                  "denied", "needs 25.2 GB per GPU"},
+        Threshold{"node_equal", 8, "train", "32Gi", "", kNodeFit + "\"64\", memory: 384Gi, ephemeralStorage: 300Gi}]\n",
+                  "unchanged", ""},
+        Threshold{"node_one_milli_cpu_more", 8, "train", "32Gi", "",
+                  kNodeFit + "\"64001m\", memory: 384Gi, ephemeralStorage: 300Gi}]\n", "unchanged", ""},
+        Threshold{"node_one_milli_cpu_less", 8, "train", "32Gi", "",
+                  kNodeFit + "\"63999m\", memory: 384Gi, ephemeralStorage: 300Gi}]\n", "denied", "dgx"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(CliExplain, DataLoaderAtUnderAndOverTheTable) {

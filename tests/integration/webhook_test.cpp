@@ -251,7 +251,7 @@ TEST_F(WebhookTest, SevenBFullFineTuneOnTwo24GBGpusIsDenied) {
   const json answer = webhook_->review("/validate", admission_review(pod));
   ASSERT_FALSE(answer["response"]["allowed"].get<bool>());
   const std::string message = answer["response"]["status"]["message"];
-  for (const char* part : {"127.0 GB per GPU", "112.0 certain", "24 GB of RTX-4090",
+  for (const char* part : {"127.0 GB per GPU", "112.0 certain", "25.8 GB of RTX-4090",
                            "Would fit:", "method=qlora: 12.8 GB/GPU", "method=lora,zero=3: 15.6 GB/GPU"}) {
     EXPECT_NE(message.find(part), std::string::npos) << part << "\n" << message;
   }
@@ -279,8 +279,8 @@ void PrintTo(const VramCase& c, std::ostream* out) { *out << c.model; }
 
 class VramThresholds : public WebhookTest, public ::testing::WithParamInterface<VramCase> {};
 
-// Inference on one RTX 4090 (24 GB, 20.4 GB usable at 0.85): at the margin,
-// just over it, and weights just over the capacity.
+// Inference on one RTX 4090 (24564 MiB: 25.76 GB, 21.89 GB usable at 0.85):
+// under the margin, at it, just over it, and weights just over the capacity.
 TEST_P(VramThresholds, AllowWarnOrDeny) {
   json pod =
       gpu_pod("serve",
@@ -299,10 +299,10 @@ TEST_P(VramThresholds, AllowWarnOrDeny) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rtx4090, VramThresholds,
-                         ::testing::Values(VramCase{"params=9.5B,context=300", true, ""},
-                                           VramCase{"params=9.5B,context=400", true, ""},
-                                           VramCase{"params=9.5B,context=500", true, "20.5 GB/GPU"},
-                                           VramCase{"params=12.1B", false, ""}),
+                         ::testing::Values(VramCase{"params=10B,context=700", true, ""},
+                                           VramCase{"params=10B,context=800", true, ""},
+                                           VramCase{"params=10B,context=900", true, "21.9 GB/GPU"},
+                                           VramCase{"params=12.9B", false, ""}),
                          [](const auto& info) { return std::to_string(info.index); });
 
 struct LoaderBatch {

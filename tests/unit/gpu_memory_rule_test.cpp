@@ -107,7 +107,7 @@ RuleResult evaluate_on(const NodeInventory& nodes, const PodFacts& pod, const Po
 }
 
 TEST(GpuMemoryRule, TheGpuEveryCandidateHasIsCheckedWithItsLabelsMemory) {
-  // An A100 sold as 40GB in the table, labelled with 80GiB by GPU Feature
+  // An A100 of 40960 MiB in the table, labelled with 80GiB by GPU Feature
   // Discovery: the label wins. 3B trained in full holds 48 GB per GPU that
   // cannot shrink, 55 GB in all.
   InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
@@ -126,7 +126,7 @@ TEST(GpuMemoryRule, TheGpuEveryCandidateHasIsCheckedWithItsLabelsMemory) {
             std::string::npos)
       << fits.row->detail;
 
-  // Without the memory label the table's 40G decides: too small.
+  // Without the memory label the table's 40960 MiB decides: too small.
   InventoryBuilder unlabelled(InventorySource::kFile, "nodes.yaml");
   unlabelled.upsert(labelled_node("gpu-a", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"}}));
   const RuleResult denied = evaluate_on(*unlabelled.build(), model_pod("params=3B,method=full,zero=0"));
@@ -134,13 +134,34 @@ TEST(GpuMemoryRule, TheGpuEveryCandidateHasIsCheckedWithItsLabelsMemory) {
   EXPECT_TRUE(denied.findings[0].deny);
 }
 
+TEST(GpuMemoryRule, TheMemoryLabelWinsOverTheTableForAGpuItHolds) {
+  // An L40 with ECC off exposes 49140 MiB, the table's 46068 MiB being the
+  // ECC-on default. 25B in bf16 holds 50.0 GB of weights: more than 46068 MiB
+  // (48.3 GB), less than 49140 MiB (51.5 GB).
+  const PodFacts pod = model_pod("params=25B,mode=infer");
+  InventoryBuilder labelled(InventorySource::kFile, "nodes.yaml");
+  labelled.upsert(labelled_node("l40", {{"nvidia.com/gpu.product", "NVIDIA-L40"}, {"nvidia.com/gpu.memory", "49140"}}));
+  const RuleResult fits = evaluate_on(*labelled.build(), pod);
+  ASSERT_EQ(fits.findings.size(), 1u);
+  EXPECT_FALSE(fits.findings[0].deny) << fits.findings[0].message;
+  ASSERT_TRUE(fits.row);
+  EXPECT_NE(fits.row->detail.find("nvidia.com/gpu.memory"), std::string::npos) << fits.row->detail;
+
+  InventoryBuilder unlabelled(InventorySource::kFile, "nodes.yaml");
+  unlabelled.upsert(labelled_node("l40", {{"nvidia.com/gpu.product", "NVIDIA-L40"}}));
+  const RuleResult denied = evaluate_on(*unlabelled.build(), pod);
+  ASSERT_EQ(denied.findings.size(), 1u);
+  EXPECT_TRUE(denied.findings[0].deny) << denied.findings[0].brief;
+}
+
 TEST(GpuMemoryRule, ALabelledGpuMissingFromTheTableIsCheckedByItsLabel) {
   InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
-  builder.upsert(labelled_node("l4", {{"nvidia.com/gpu.product", "NVIDIA-L4"}, {"nvidia.com/gpu.memory", "23034"}}));
+  const std::string product = "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition";
+  builder.upsert(labelled_node("rtx-pro", {{"nvidia.com/gpu.product", product}, {"nvidia.com/gpu.memory", "97887"}}));
   const RuleResult result = evaluate_on(*builder.build(), model_pod("params=7B,method=full,zero=0"));
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_TRUE(result.findings[0].deny);
-  EXPECT_NE(result.findings[0].message.find("NVIDIA-L4"), std::string::npos) << result.findings[0].message;
+  EXPECT_NE(result.findings[0].message.find(product), std::string::npos) << result.findings[0].message;
 }
 
 TEST(GpuMemoryRule, CandidatesWithDifferentGpusLeaveTheModelUnknown) {

@@ -17,6 +17,7 @@ namespace gpusizer {
 namespace {
 
 constexpr int64_t kGB = 1'000'000'000;
+constexpr int64_t kMiB = int64_t{1} << 20;
 
 const GpuMemoryPolicy& policy() { return default_policy().gpu_memory; }
 
@@ -135,12 +136,13 @@ TEST(VramEstimate, GbTextRoundsUpToATenth) {
 }
 
 // ---------------------------------------------------------------------------
-// Verdicts at, under and over the thresholds. RTX-4090: 24 GB, usable
-// 0.85 x 24 = 20.4 GB exactly. The total decides fits or tight; only the
+// Verdicts at, under and over the thresholds, on a GPU of 24 GB exactly:
+// usable 0.85 x 24 = 20.4 GB. The total decides fits or tight; only the
 // certain part decides too large.
 
 VramVerdict verdict(const std::string& text, ModelMode default_mode = ModelMode::kInfer) {
-  return check(text, 1, "RTX-4090", default_mode).verdict;
+  static const GpuModel k24GB{"GPU-24GB", Quantity::from_bytes(24 * kGB), {}};
+  return check_vram(policy(), parse_ok(text, 1, default_mode), 1, k24GB, "annotation gpu-sizer.io/gpu").verdict;
 }
 
 TEST(VramFit, AtTheSafetyMarginFits) {
@@ -187,57 +189,60 @@ TEST(VramFit, SevenBFullOnTwo24GBGpusIsDeniedWithTheOptionsThatFit) {
   EXPECT_EQ(result.message,
             "model params=7B method=full zero=0 needs 127.0 GB per GPU (weights 14.0 + gradients 14.0 + "
             "optimizer 84.0 = 112.0 certain, + activations 14.0 + overhead 1.0), and its certain part alone "
-            "is more than the 24 GB of RTX-4090 (nodeSelector "
-            "nvidia.com/gpu.product=NVIDIA-GeForce-RTX-4090; 20.4 GB usable at safety margin 0.85). Would "
-            "fit: method=qlora: 12.8 GB/GPU; method=lora,zero=3: 15.6 GB/GPU. Not enough: zero=3: 71.0 "
-            "GB/GPU; zero=3 on 8 x 24 GB GPUs: 29.0 GB/GPU; zero=3 on 2 x 80 GB GPUs (A100-80GB, H100-80GB): "
-            "71.0 GB/GPU.");
-  EXPECT_EQ(result.brief, "model 7B full: 112.0 GB/GPU certain, RTX-4090 has 24 GB (gpu-sizer explain lists options)");
+            "is more than the 25.8 GB of RTX-4090 (nodeSelector "
+            "nvidia.com/gpu.product=NVIDIA-GeForce-RTX-4090; 21.8 GB usable at safety margin 0.85). Would "
+            "fit: method=qlora: 12.8 GB/GPU; method=lora,zero=3: 15.6 GB/GPU; zero=3 on 2 x 85.6 GB GPUs "
+            "(H100-80GB, H100-PCIe): 71.0 GB/GPU. Not enough: zero=3: 71.0 GB/GPU; zero=3 on 8 x 25.8 GB "
+            "GPUs: 29.0 GB/GPU.");
+  EXPECT_EQ(result.brief,
+            "model 7B full: 112.0 GB/GPU certain, RTX-4090 has 25.8 GB (gpu-sizer explain lists options)");
   // The structured options carry the same facts.
   ASSERT_EQ(result.options.size(), 5u);
   EXPECT_EQ(result.options[0].change, "method=qlora");
   EXPECT_EQ(result.options[0].gpus, 2);
-  EXPECT_EQ(result.options[0].gpu_memory, Quantity::from_bytes(24 * kGB));
+  EXPECT_EQ(result.options[0].gpu_memory, Quantity::from_bytes(24564 * kMiB));
   EXPECT_EQ(result.options[0].bytes_per_gpu, 12'732'000'000);
   EXPECT_TRUE(result.options[0].fits);
   EXPECT_EQ(result.options[1].change, "method=lora,zero=3");
   EXPECT_TRUE(result.options[1].fits);
-  EXPECT_FALSE(result.options[2].fits);
+  EXPECT_EQ(result.options[2].gpu_memory, Quantity::from_bytes(81559 * kMiB));  // the H100's
+  EXPECT_TRUE(result.options[2].fits);
+  EXPECT_FALSE(result.options[3].fits);
 }
 
-// 7B LoRA on one 24 GB GPU: its 15.1 GB certain part fits, the activation
+// 7B LoRA on one RTX 4090 (24564 MiB, 25.8 GB): its 15.2 GB certain part fits, the activation
 // allowance takes it past the margin: a warning, with what would help.
 TEST(VramFit, SevenBLoraOnOneRtx4090Warns) {
   const VramCheck result = check("params=7B,method=lora", 1, "RTX-4090");
   EXPECT_EQ(result.verdict, VramVerdict::kTight);
   EXPECT_EQ(result.brief,
-            "model 7B lora: 23.2 GB/GPU is over 85% of RTX-4090's 24 GB (20.4 GB usable); may run out of "
+            "model 7B lora: 23.2 GB/GPU is over 85% of RTX-4090's 25.8 GB (21.8 GB usable); may run out of "
             "memory");
   EXPECT_EQ(result.message,
             "model params=7B method=lora zero=0 needs 23.2 GB per GPU (weights 14.2 + gradients 0.2 + "
             "optimizer 0.9 = 15.2 certain, + activations 7.0 + overhead 1.0), over the usable memory of the "
-            "24 GB of RTX-4090 (annotation gpu-sizer.io/gpu; 20.4 GB usable at safety margin 0.85); it may "
+            "25.8 GB of RTX-4090 (annotation gpu-sizer.io/gpu; 21.8 GB usable at safety margin 0.85); it may "
             "run out of memory (activation checkpointing or a smaller micro-batch lowers the activations). "
-            "Would fit: method=qlora: 12.8 GB/GPU; 1 x 32 GB GPU (V100-32GB, RTX-5090): 23.2 GB/GPU; zero=3 "
-            "on 2 x 24 GB GPUs: 15.6 GB/GPU. Not enough: zero=3: 23.2 GB/GPU.");
+            "Would fit: method=qlora: 12.8 GB/GPU; 1 x 34.2 GB GPU (RTX-5090): 23.2 GB/GPU; zero=3 on 2 x "
+            "25.8 GB GPUs: 15.6 GB/GPU. Not enough: zero=3: 23.2 GB/GPU.");
 }
 
 TEST(VramFit, InferenceOptionsAreLighterPrecisionLargerGpusAndTensorParallelism) {
-  // Seed 002's 3B/16k on an A10G (23 GB, usable 19.55): 23 GB with the overhead, over the margin.
+  // Seed 002's 3B/16k on an A10G (23028 MiB, 24.1 GB, usable 20.5): 23 GB with the overhead, over the margin.
   const VramCheck result = check("params=3B,context=16k", 1, "A10G", ModelMode::kInfer);
   EXPECT_EQ(result.verdict, VramVerdict::kTight);
   EXPECT_EQ(result.message,
             "model params=3B context=16k precision=bf16 mode=infer needs 23.0 GB per GPU (weights 6.0 "
-            "certain, + context 16.0 + overhead 1.0), over the usable memory of the 23 GB of A10G "
-            "(annotation gpu-sizer.io/gpu; 19.5 GB usable at safety margin 0.85); it may run out of memory "
+            "certain, + context 16.0 + overhead 1.0), over the usable memory of the 24.2 GB of A10G "
+            "(annotation gpu-sizer.io/gpu; 20.5 GB usable at safety margin 0.85); it may run out of memory "
             "(a shorter context or fewer concurrent sequences lowers the context). Would fit: "
-            "precision=int4: 18.5 GB/GPU; 1 x 32 GB GPU (V100-32GB, RTX-5090): 23.0 GB/GPU; tp=2 on 2 x 23 "
-            "GB GPUs: 12.0 GB/GPU.");
+            "precision=fp8: 20.0 GB/GPU; 1 x 34.2 GB GPU (RTX-5090): 23.0 GB/GPU; tp=2 on 2 x 24.2 GB GPUs: "
+            "12.0 GB/GPU.");
   // And on an A100-40GB it fits, with no options.
   const VramCheck a100 = check("params=3B,context=16k", 1, "A100-40GB", ModelMode::kInfer);
   EXPECT_EQ(a100.verdict, VramVerdict::kFits);
   EXPECT_TRUE(a100.options.empty());
-  EXPECT_EQ(a100.brief, "model 3B infer: 23.0 GB/GPU fits A100-40GB (34.0 GB usable of 40 GB)");
+  EXPECT_EQ(a100.brief, "model 3B infer: 23.0 GB/GPU fits A100-40GB (36.5 GB usable of 43 GB)");
 }
 
 TEST(VramFit, NothingFitsSaysSo) {
@@ -263,7 +268,7 @@ TEST(VramFit, BriefsStayWithin100Characters) {
 TEST(GpuModel, ProductLabelValueFindsTheTableEntry) {
   EXPECT_EQ(gpu("NVIDIA-GeForce-RTX-4090").name, "RTX-4090");
   EXPECT_EQ(gpu("NVIDIA-A100-SXM4-80GB").name, "A100-80GB");
-  EXPECT_EQ(policy().find_gpu("NVIDIA-L4"), nullptr);
+  EXPECT_EQ(policy().find_gpu("NVIDIA-L40G"), nullptr);
 }
 
 // ---------------------------------------------------------------------------

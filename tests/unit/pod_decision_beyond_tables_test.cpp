@@ -113,7 +113,7 @@ TEST(VramFit, SevenBFullFineTuneOnTwo24GBGpusIsDeniedWithTheOptionsThatFit) {
   const Outcome r = validate(mutated.patched);
   ASSERT_EQ(r.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});
   for (const char* part : {"pod default/train-x: model params=7B method=full zero=0 needs 127.0 GB per GPU",
-                           "112.0 certain", "and its certain part alone is more than the 24 GB of RTX-4090",
+                           "112.0 certain", "and its certain part alone is more than the 25.8 GB of RTX-4090",
                            "Would fit:", "method=qlora: 12.8 GB/GPU", "method=lora,zero=3: 15.6 GB/GPU"}) {
     EXPECT_TRUE(contains(r.decision.denials[0], part)) << part << "\n" << r.decision.denials[0];
   }
@@ -122,7 +122,7 @@ TEST(VramFit, SevenBFullFineTuneOnTwo24GBGpusIsDeniedWithTheOptionsThatFit) {
 TEST(VramFit, WithinTheSafetyMarginIsAllowedWithAWarning) {
   const Outcome r = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", "params=7B,method=lora"}}, rtx4090())));
   EXPECT_TRUE(r.decision.denials.empty()) << all(r.decision.denials);
-  EXPECT_TRUE(has_line(r.decision.warnings, {"model 7B lora: 23.2 GB/GPU", "20.4 GB usable"}))
+  EXPECT_TRUE(has_line(r.decision.warnings, {"model 7B lora: 23.2 GB/GPU", "21.8 GB usable"}))
       << all(r.decision.warnings);
 }
 
@@ -144,11 +144,12 @@ TEST(VramFit, AuditSaysItWouldDeny) {
 TEST(GpuModel, NodeSelectorWinsOverTheAnnotationWhichServesWithoutOne) {
   // The scheduler enforces the nodeSelector: the annotation cannot talk a
   // 24 GB pod into an 80 GB verdict.
-  // 28 GB certain per GPU (112 GB over 4 ranks): more than 24 GB, within 80.
+  // 28 GB certain per GPU (112 GB over 4 ranks): more than an RTX 4090's
+  // 25.8 GB, within an H100's 85.5.
   const json annotations = {{"gpu-sizer.io/model", "params=7B,zero=3,ranks=4"}, {"gpu-sizer.io/gpu", "H100-80GB"}};
   const Outcome pinned = validate(sized(annotated_pod(2, annotations, rtx4090())));
   ASSERT_EQ(pinned.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram});
-  EXPECT_TRUE(contains(pinned.decision.denials[0], "24 GB of RTX-4090 (nodeSelector")) << pinned.decision.denials[0];
+  EXPECT_TRUE(contains(pinned.decision.denials[0], "25.8 GB of RTX-4090 (nodeSelector")) << pinned.decision.denials[0];
   const Outcome annotated = validate(sized(annotated_pod(2, annotations)));
   EXPECT_TRUE(annotated.decision.denials.empty()) << all(annotated.decision.denials);
   EXPECT_TRUE(annotated.decision.warnings.empty()) << all(annotated.decision.warnings);

@@ -267,9 +267,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "nodeFit:\n  pools:\n    - {name: a100, nodes: []}\n",
                 {"nodeFit.pools[0].nodes (line 3)", "non-empty"}},
         Invalid{"pool_gpu_product_unknown",
-                "nodeFit:\n  pools:\n    - name: a\n      gpuProduct: NVIDIA-B200\n      nodes:\n"
+                "nodeFit:\n  pools:\n    - name: a\n      gpuProduct: NVIDIA-GB200\n      nodes:\n"
                 "        - {name: n, gpus: 8, cpu: \"64\", memory: 1Ti, ephemeralStorage: 1Ti}\n",
-                {"nodeFit.pools[0].gpuProduct (line 4)", "NVIDIA-B200", "matches no entry of gpuMemory.gpus"}},
+                {"nodeFit.pools[0].gpuProduct (line 4)", "NVIDIA-GB200", "matches no entry of gpuMemory.gpus"}},
         Invalid{"empty_file", "", {"empty"}}, Invalid{"only_comments", "# nothing here\n\n", {"empty"}},
         Invalid{"list_file", "- mode: mutate\n", {"mapping", "line 1"}},
         Invalid{"scalar_file", "mutate\n", {"mapping"}},

@@ -18,6 +18,7 @@ namespace gpusizer {
 namespace {
 
 constexpr int64_t kGi = int64_t{1} << 30;
+constexpr int64_t kMi = int64_t{1} << 20;
 
 const std::string kDefaultProfiles = R"(
 profiles:
@@ -164,13 +165,14 @@ TEST(DefaultPolicy, BeyondTheTableBlocksEqualTheSeeds) {
   EXPECT_EQ(policy.gpu_memory.adapter_share, 10);
   EXPECT_EQ(policy.gpu_memory.activation_bytes.at("full"), 2000);
   EXPECT_EQ(policy.gpu_memory.activation_bytes.at("qlora"), 1000);
-  ASSERT_EQ(policy.gpu_memory.gpus.size(), 12u);
+  // Each GPU's lookups: tests/unit/gpu_table_test.cpp.
+  ASSERT_EQ(policy.gpu_memory.gpus.size(), 32u);
   const GpuModel* rtx4090 = policy.gpu_memory.find_gpu("NVIDIA-GeForce-RTX-4090");
   ASSERT_NE(rtx4090, nullptr);
   EXPECT_EQ(rtx4090->name, "RTX-4090");
-  EXPECT_EQ(rtx4090->memory, Quantity::from_bytes(24'000'000'000));
+  EXPECT_EQ(rtx4090->memory, Quantity::from_bytes(24564 * kMi));
   EXPECT_EQ(policy.gpu_memory.find_gpu("A100-80GB"), policy.gpu_memory.find_gpu("NVIDIA-A100-SXM4-80GB"));
-  EXPECT_EQ(policy.gpu_memory.find_gpu("NVIDIA-B200"), nullptr);
+  EXPECT_EQ(policy.gpu_memory.find_gpu("NVIDIA-GB200"), nullptr);
   EXPECT_EQ(policy.node_fit.action, CheckAction::kWarn);
   EXPECT_EQ(policy.node_fit.pool_label, "osmo.pool");
   EXPECT_TRUE(policy.node_fit.extended_resource_toleration);
@@ -214,14 +216,14 @@ TEST(ParsePolicy, ModelEntriesExtendAndReplaceBuiltInsByName) {
 TEST(ParsePolicy, GpuEntriesExtendAndReplaceBuiltInsByName) {
   const auto parsed = parse_policy(
       "gpuMemory:\n  gpus:\n"
-      "    - {name: L4, memory: 24G, match: [\"*L4\"]}\n"
+      "    - {name: RTX-PRO-6000, memory: 96G, match: [\"*-RTX-PRO-6000-Blackwell-*\"]}\n"
       "    - {name: RTX-4090, memory: 25G, match: [\"*RTX-4090*\"]}\n",
       "test");
   ASSERT_TRUE(parsed.ok()) << parsed.error();
   const GpuMemoryPolicy& gpus = parsed.value().gpu_memory;
-  EXPECT_EQ(gpus.gpus.size(), 13u);
-  EXPECT_EQ(gpus.gpus.front().name, "L4");
-  ASSERT_NE(gpus.find_gpu("NVIDIA-L4"), nullptr);
+  EXPECT_EQ(gpus.gpus.size(), default_policy().gpu_memory.gpus.size() + 1);
+  EXPECT_EQ(gpus.gpus.front().name, "RTX-PRO-6000");
+  ASSERT_NE(gpus.find_gpu("NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition"), nullptr);
   EXPECT_EQ(gpus.find_gpu("NVIDIA-GeForce-RTX-4090-D")->memory, Quantity::from_bytes(25'000'000'000));
   ASSERT_NE(gpus.find_gpu("H100-80GB"), nullptr);  // built-ins not named stay
 }
