@@ -346,18 +346,18 @@ class PodReader {
       const JsonView mounts = item["volumeMounts"];
       if (!mounts.is_null() && !mounts.is_array()) problem(where.text() + ".volumeMounts", "is not a list");
       container.shm_volume = shm_mount(item);
-      container.gpu_memory_utilization = gpu_memory_utilization(item);
+      read_serving_flags(item, container);
     }
     (role == Role::kInit && !sidecar ? facts().init : facts().app).push_back(std::move(container));
   }
 
-  // vLLM's --gpu-memory-utilization (a share of the GPU it allocates up
-  // front) in thousandths, from the container's command and args, each
-  // string split on spaces so that `sh -c "vllm serve ..."` counts: as
-  // "--gpu-memory-utilization=0.9" or followed by "0.9". 0 when absent or
-  // not a decimal from 0.001 to 1 (an environment variable vLLM expands).
-  static int64_t gpu_memory_utilization(JsonView item) {
-    static constexpr std::string_view kFlag = "--gpu-memory-utilization";
+  // vLLM's flags from the container's command and args, each string split
+  // on spaces so that `sh -c "vllm serve ..."` counts, written as
+  // "--flag=value" or "--flag value": --gpu-memory-utilization (the share of
+  // the GPU it allocates up front, in thousandths), --tensor-parallel-size
+  // (-tp) and --pipeline-parallel-size (-pp). A value that is not a number
+  // in range (an environment variable vLLM expands) is not read.
+  static void read_serving_flags(JsonView item, ContainerFacts& container) {
     std::vector<std::string_view> words;
     for (const char* list : {"command", "args"}) {
       item[list].for_each_element([&](JsonView element) {
@@ -370,19 +370,24 @@ class PodReader {
         }
       });
     }
-    for (std::size_t i = 0; i < words.size(); ++i) {
-      std::string_view value;
-      if (words[i] == kFlag && i + 1 < words.size()) {
-        value = words[i + 1];
-      } else if (words[i].starts_with(kFlag) && words[i].size() > kFlag.size() && words[i][kFlag.size()] == '=') {
-        value = words[i].substr(kFlag.size() + 1);
-      } else {
-        continue;
+    // The value of the first of `names` present, unquoted; empty: none.
+    const auto flag = [&](std::initializer_list<std::string_view> names) -> std::string_view {
+      for (std::size_t i = 0; i < words.size(); ++i) {
+        for (const std::string_view name : names) {
+          if (words[i] == name && i + 1 < words.size()) return trim_quotes(words[i + 1]);
+          if (words[i].starts_with(name) && words[i].size() > name.size() && words[i][name.size()] == '=') {
+            return trim_quotes(words[i].substr(name.size() + 1));
+          }
+        }
       }
-      const auto share = read_decimal(trim_quotes(value), 3, 1, 1000);
-      return share ? share.value() : 0;
-    }
-    return 0;
+      return {};
+    };
+    const auto share = read_decimal(flag({"--gpu-memory-utilization"}), 3, 1, 1000);
+    container.gpu_memory_utilization = share ? share.value() : 0;
+    const auto tensor = read_whole(flag({"--tensor-parallel-size", "-tp"}), 1, 1'000'000);
+    container.tensor_parallel = tensor ? tensor.value() : 0;
+    const auto pipeline = read_whole(flag({"--pipeline-parallel-size", "-pp"}), 1, 1'000'000);
+    container.pipeline_parallel = pipeline ? pipeline.value() : 0;
   }
 
   // "0.9" from "'0.9'" or "\"0.9\"", as a shell line quotes it.

@@ -356,7 +356,8 @@ json pods_json(const ObjectReport& object, bool explain) {
     if (explain) {
       json rules = json::array();
       for (const auto& row : pod.rows)
-        rules.push_back({{"rule", row.title}, {"floor", row.floor}, {"detail", row.detail}, {"parts", parts_json(row)}});
+        rules.push_back(
+            {{"rule", row.title}, {"floor", row.floor}, {"detail", row.detail}, {"parts", parts_json(row)}});
       entry["rules"] = std::move(rules);
       entry["changes"] = pod.changes;
       entry["denials"] = pod.denials;

@@ -9,7 +9,8 @@ std::vector<ExplainRow> explain_rows(const Explanation& written, const Explanati
   for (const Rule* rule : sizing_rules()) {
     const Explanation& pass = rule->stage() == Rule::Stage::kFloor ? written : mutated;
     for (const RuleRow& row : pass.rules) {
-      if (row.rule == rule->kind()) rows.push_back({std::string(rule_name(row.rule)), row.floor, row.detail, row.parts});
+      if (row.rule == rule->kind())
+        rows.push_back({std::string(rule_name(row.rule)), row.floor, row.detail, row.parts});
     }
   }
   if (written.binding) rows.push_back({"binding", written.binding->floor, written.binding->detail});

@@ -14,16 +14,15 @@
 namespace gpusizer {
 namespace {
 
-constexpr int64_t kGB = 1'000'000'000;
-constexpr int64_t kMinParams = 1'000'000;          // 1M
-constexpr int64_t kMaxParams = 100'000 * kGB;      // 100000B
-constexpr int64_t kMaxTokens = 10'000'000;         // the longest contexts models offer
+constexpr int64_t kMinParams = 1'000'000;      // 1M
+constexpr int64_t kMaxParams = 100'000 * kGB;  // 100000B
+constexpr int64_t kMaxTokens = 10'000'000;     // the longest contexts models offer
 constexpr int64_t kMaxRanks = 1'000'000;
-constexpr int64_t kMaxShapeSize = 1'000'000;       // as policy models are bounded (policy_blocks.cpp)
-constexpr std::array<const char*, 24> kKeys = {
-    "params", "model",  "context",   "precision", "method", "zero",         "mode",  "ranks",
-    "tp",     "seqs",   "rank",      "targets",   "batch",  "seq",          "optimizer", "offload",
-    "checkpointing", "layers", "hidden", "heads", "kvheads", "headdim", "intermediate", "vocab"};
+constexpr int64_t kMaxShapeSize = 1'000'000;  // as policy models are bounded (policy_blocks.cpp)
+constexpr std::array<const char*, 25> kKeys = {
+    "params", "model",  "context", "precision", "method",  "zero",         "mode",      "ranks",   "tp",
+    "pp",     "seqs",   "rank",    "targets",   "batch",   "seq",          "optimizer", "offload", "checkpointing",
+    "layers", "hidden", "heads",   "kvheads",   "headdim", "intermediate", "vocab"};
 // The shape keys, as ModelShape holds them.
 constexpr std::array<std::pair<const char*, int64_t ModelShape::*>, 7> kShapeKeys = {{
     {"layers", &ModelShape::layers},
@@ -34,9 +33,9 @@ constexpr std::array<std::pair<const char*, int64_t ModelShape::*>, 7> kShapeKey
     {"intermediate", &ModelShape::intermediate},
     {"vocab", &ModelShape::vocab},
 }};
-constexpr std::array<const char*, 10> kTrainOnly = {"method", "zero",      "ranks",    "rank", "targets",
-                                                   "batch",  "seq",       "optimizer", "offload", "checkpointing"};
-constexpr std::array<const char*, 2> kInferOnly = {"tp", "seqs"};
+constexpr std::array<const char*, 10> kTrainOnly = {"method", "zero", "ranks",     "rank",    "targets",
+                                                    "batch",  "seq",  "optimizer", "offload", "checkpointing"};
+constexpr std::array<const char*, 1> kInferOnly = {"seqs"};
 
 // "1.5" times 10^decimals (9 for B, 3 for k) when the product is whole.
 std::optional<int64_t> scaled_decimal(std::string_view text, int decimals) {
@@ -127,7 +126,9 @@ std::optional<std::string> read_value(std::string_view key, std::string_view val
   } else if (key == "ranks") {
     return whole(spec.ranks, 1, kMaxRanks);
   } else if (key == "tp") {
-    return whole(spec.tp, 1, kMaxWhole);
+    return whole(spec.tp, 1, kMaxRanks);
+  } else if (key == "pp") {
+    return whole(spec.pp, 1, kMaxRanks);
   } else if (key == "seqs") {
     return whole(spec.sequences, 1, kMaxRanks);
   } else if (key == "rank") {
@@ -153,8 +154,11 @@ std::optional<std::string> read_value(std::string_view key, std::string_view val
       spec.offload = Offload::kOptimizer;
     else if (value == "all")
       spec.offload = Offload::kAll;
+    else if (value == "nvme")
+      spec.offload = Offload::kNvme;
     else
-      return "must be none, optimizer (DeepSpeed offload_optimizer) or all (offload_optimizer and offload_param)";
+      return "must be none, optimizer (DeepSpeed offload_optimizer to CPU), all (offload_optimizer and "
+             "offload_param to CPU) or nvme (both to NVMe)";
   } else if (key == "checkpointing") {
     if (value != "true" && value != "false") return "must be true or false";
     spec.checkpointing = value == "true";
@@ -191,7 +195,9 @@ Result<std::optional<ModelShape>> shape_of(const ModelSpec& spec, const ModelSha
   }
   if (derived_largest) shape.largest_layer = shape.vocab * shape.hidden;
   if (shape.kv_heads > shape.heads || shape.heads % shape.kv_heads != 0) {
-    const std::string& part = parts.contains("kvheads") ? parts.at("kvheads") : parts.begin()->second;
+    const std::string& part = parts.contains("kvheads") ? parts.at("kvheads")
+                              : parts.contains("heads") ? parts.at("heads")
+                                                        : parts.at("model");
     return part_error(part, "kvheads must divide heads (" + std::to_string(shape.heads) + ")");
   }
   return std::optional<ModelShape>(shape);
@@ -233,11 +239,6 @@ Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& poli
     }
     return std::nullopt;
   };
-  const auto needs_shape = [&](const char* key, const std::string& what) -> std::optional<Status> {
-    if (!parts.contains(key) || spec.shape) return std::nullopt;
-    return part_error(parts.at(key), what + " comes from the model's shape: add model=NAME (gpuMemory.models) or "
-                                           "layers, hidden, heads, kvheads, headdim, intermediate and vocab");
-  };
 
   if (spec.mode == ModelMode::kInfer) {
     if (auto error = applies_only(kTrainOnly, "applies to mode=train only; remove it or set mode=train")) return *error;
@@ -252,6 +253,16 @@ Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& poli
     return spec;
   }
   if (auto error = applies_only(kInferOnly, "applies to mode=infer only; remove it or set mode=infer")) return *error;
+  const int64_t world = spec.ranks > 0 ? spec.ranks : pod_gpus;
+  if (spec.tp * spec.pp > 1 && world % (spec.tp * spec.pp) != 0) {
+    return part_error(parts.contains("pp") ? parts.at("pp") : parts.at("tp"),
+                      "tp x pp (" + std::to_string(spec.tp * spec.pp) + ") must divide the world size " +
+                          std::to_string(world) + (spec.ranks > 0 ? " (ranks)" : " (the pod's GPUs; set ranks=N)"));
+  }
+  if (!policy.precision_bytes.contains(spec.precision)) {
+    return Status::invalid_argument(
+        "has no precision and the default bf16 is not in gpuMemory.precisionBytes; set precision");
+  }
   if (spec.precision != "bf16" && spec.precision != "fp16") {
     return part_error(parts.at("precision"),
                       "training estimates assume mixed precision (bf16 or fp16); 4-bit training is method=qlora");
@@ -262,21 +273,15 @@ Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& poli
   if (spec.method == TrainingMethod::kFull) {
     if (auto error = applies_only(std::array{"rank", "targets"}, "applies to method=lora or qlora only")) return *error;
   }
-  if (parts.contains("targets") && !parts.contains("rank")) {
-    return part_error(parts.at("targets"), "applies with rank=R (without a rank, adapterShare prices the adapter)");
-  }
-  if (auto error = needs_shape("rank", "an adapter's size from its rank")) return *error;
-  if (auto error = needs_shape("seq", "activations from batch and sequence")) return *error;
-  for (const char* key : {"batch", "checkpointing"}) {
-    if (parts.contains(key) && !parts.contains("seq")) {
-      return part_error(parts.at(key), "applies with seq=TOKENS (activations from batch and sequence)");
-    }
-  }
+  // rank, targets, seq, batch and checkpointing that cannot apply (no
+  // shape, no rank, no seq) leave the allowances, which explain says.
   if (spec.offload == Offload::kOptimizer && spec.zero == 0) {
     return part_error(parts.at("offload"), "needs zero=1, 2 or 3 (DeepSpeed offloads the ZeRO optimizer)");
   }
-  if (spec.offload == Offload::kAll && spec.zero != 3) {
-    return part_error(parts.at("offload"), "all (parameters too) needs zero=3; with zero=1 or 2 use offload=optimizer");
+  if ((spec.offload == Offload::kAll || spec.offload == Offload::kNvme) && spec.zero != 3) {
+    return part_error(parts.at("offload"),
+                      std::string(offload_name(spec.offload)) +
+                          " (parameters too) needs zero=3; with zero=1 or 2 use offload=optimizer");
   }
   return spec;
 }

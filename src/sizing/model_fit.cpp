@@ -14,12 +14,11 @@
 namespace gpusizer {
 namespace {
 
-constexpr int64_t kGB = 1'000'000'000;
-constexpr int64_t kGiB = int64_t{1} << 30;
-// DeepSpeed's ZeRO-3 gathers each module whole before using it, in 4 bytes
-// a parameter (stage3.py estimate_zero3_model_states_mem_needs:
-// largest_layer_memory = 4 * largest_layer_params).
-constexpr int64_t kGatheredBytes = 4;
+// DeepSpeed's ZeRO-3 gathers each module whole before using it:
+// largest_layer_memory = 4 * largest_layer_params (stage3.py,
+// estimate_zero3_model_states_mem_needs), "2 bytes fp16 params are
+// gathered and 2 bytes fp16 grads are computed" (its docs). A frozen layer
+// (LoRA/QLoRA's base) has no gradient: its stored bytes alone.
 // Offloaded gradients are fp32 in host memory: DeepSpeed's estimators count
 // 16 bytes a parameter there (4 params, 4 grads, 4 momentum, 4 variance).
 constexpr int64_t kHostGradientBytes = 4;
@@ -29,8 +28,7 @@ constexpr int64_t kKvBytes = 2;
 // ---------------------------------------------------------------------------
 // Numbers as people write them, and back.
 
-// value / unit as a decimal without trailing zeros: (1'500'000'000, 10^9) -> "1.5".
-// REQUIRES: unit is a power of 10.
+// Tenths as a decimal with one place: 15 -> "1.5".
 std::string tenths_text(int64_t tenths) { return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10); }
 
 // Bytes as whole units rounded up, saturating past int64.
@@ -61,16 +59,17 @@ std::string context_text(int64_t tokens) {
 // The parameters a LoRA adapter of rank r trains: r x (in + out) for each
 // linear layer it wraps (Hu et al. 2021, LoRA, section 4.1; PEFT prints
 // 4,194,304 for Llama-2-7B at r=8 on q,v).
-int64_t adapter_params(const ModelShape& shape, int64_t rank, LoraTargets targets) {
-  const int64_t h = shape.hidden;
-  const int64_t q_out = shape.heads * shape.head_dim;
-  const int64_t kv_out = shape.kv_heads * shape.head_dim;
-  int64_t per_layer = (h + q_out) + (h + kv_out);  // q and v
+// In int128: a shape's sizes go up to 10^6 each, and rank to 65536.
+int128 adapter_params(const ModelShape& shape, int64_t rank, LoraTargets targets) {
+  const int128 h = shape.hidden;
+  const int128 q_out = int128(shape.heads) * shape.head_dim;
+  const int128 kv_out = int128(shape.kv_heads) * shape.head_dim;
+  int128 per_layer = (h + q_out) + (h + kv_out);  // q and v
   if (targets == LoraTargets::kAll) {
     per_layer += (h + kv_out) + (q_out + h);                            // k and o
-    per_layer += shape.experts * 3 * (h + shape.intermediate);           // gate, up and down of each expert
+    per_layer += int128(shape.experts) * 3 * (h + shape.intermediate);  // gate, up and down of each expert
   }
-  return rank * per_layer * shape.layers;
+  return per_layer * rank * shape.layers;
 }
 
 // Activations of one GPU's micro-batch, in bytes (Korthikanti et al. 2022,
@@ -100,9 +99,9 @@ VramNeed inference_need(const GpuMemoryPolicy& policy, const ModelSpec& spec) {
   const Milli bytes_per_param = policy.precision_bytes.at(spec.precision);  // parse_model checked the key
   const int128 tokens = int128(spec.context_tokens) * spec.sequences;
   const int128 weights_milli = int128(spec.params) * bytes_per_param;
-  const int128 context_milli = (spec.shape ? kv_cache_bytes(*spec.shape, tokens)
-                                           : tokens * policy.context_bytes_per_token.value_ceil()) * 1000;
-  const int128 denominator = int128(std::max<int64_t>(1, spec.tp)) * 1000;
+  const int128 context_milli =
+      (spec.shape ? kv_cache_bytes(*spec.shape, tokens) : tokens * policy.context_bytes_per_token.value_ceil()) * 1000;
+  const int128 denominator = int128(spec.tp) * spec.pp * 1000;
   const int128 overhead_milli = int128(policy.overhead.value_ceil()) * denominator;  // per GPU, not split
   VramNeed need;
   need.weights = ceil_bytes(weights_milli, denominator);
@@ -113,11 +112,16 @@ VramNeed inference_need(const GpuMemoryPolicy& policy, const ModelSpec& spec) {
   return need;
 }
 
+// The bytes of a stored base weight: QLoRA's quantized, else the precision's.
+Milli stored_bytes(const GpuMemoryPolicy& policy, const ModelSpec& spec) {
+  return spec.method == TrainingMethod::kQlora ? policy.quantized_bytes : policy.precision_bytes.at(spec.precision);
+}
+
 // The trainable parameters in thousandths: all for full fine-tuning, the
 // adapter's from its rank and the model's shape, else adapterShare of them.
 int128 trained_milli(const GpuMemoryPolicy& policy, const ModelSpec& spec) {
   if (spec.method == TrainingMethod::kFull) return int128(spec.params) * 1000;
-  if (spec.rank > 0 && spec.shape) return int128(adapter_params(*spec.shape, spec.rank, spec.targets)) * 1000;
+  if (spec.rank > 0 && spec.shape) return adapter_params(*spec.shape, spec.rank, spec.targets) * 1000;
   return int128(spec.params) * policy.adapter_share;
 }
 
@@ -135,70 +139,93 @@ int128 trained_milli(const GpuMemoryPolicy& policy, const ModelSpec& spec) {
 // too) to host memory, as DeepSpeed's estimators do.
 VramNeed training_need(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64_t ranks) {
   const int128 n = std::max<int64_t>(1, ranks);
+  const int128 m = int128(spec.tp) * spec.pp;  // the model-parallel degree
   const bool adapter = spec.method != TrainingMethod::kFull;
   const Milli precision = policy.precision_bytes.at(spec.precision);  // parse_model checked the key
-  const Milli stored = spec.method == TrainingMethod::kQlora ? policy.quantized_bytes : precision;
+  const Milli stored = stored_bytes(policy, spec);
   const OptimizerCost& optimizer = policy.optimizers.at(spec.optimizer);
   const int128 trained = trained_milli(policy, spec);
-  // Every part over n x 10^6: parameters x milli-bytes x milli-shares.
-  const int128 denominator = n * 1'000'000;
-  // Each GPU holds 1/n of a sharded part and all of another: over n, n times it.
-  const auto on_each_gpu = [&](int128 part, bool sharded) { return sharded ? part : part * n; };
+  // The model states over n x m x 10^6 (parameters x milli-bytes x
+  // milli-shares): a GPU holds 1/n of a ZeRO-sharded state and 1/m of one
+  // model parallelism splits.
+  const int128 denominator = n * m * 1'000'000;
+  const auto on_each_gpu = [&](int128 part, bool sharded) { return sharded ? part * m : part * n; };
   const int128 all_weights = int128(spec.params) * stored * 1000 + (adapter ? trained * precision : 0);
   const bool offloaded = spec.offload != Offload::kNone;
-  const int128 weights = spec.offload == Offload::kAll ? 0 : on_each_gpu(all_weights, spec.zero >= 3);
-  const int128 gathered = spec.zero >= 3 && spec.shape ? denominator * kGatheredBytes * spec.shape->largest_layer : 0;
+  const bool weights_offloaded = spec.offload == Offload::kAll || spec.offload == Offload::kNvme;
+  const int128 weights = weights_offloaded ? 0 : on_each_gpu(all_weights, spec.zero >= 3);
   const int128 gradients = offloaded ? 0 : on_each_gpu(trained * precision, spec.zero >= 2);
   const int128 pageable = offloaded ? 0 : on_each_gpu(trained * optimizer.pageable, spec.zero >= 1);
   const int128 kept = offloaded ? 0 : on_each_gpu(trained * (optimizer.bytes - optimizer.pageable), spec.zero >= 1);
-  const int128 activations =
-      spec.seq > 0 && spec.shape
-          ? activation_bytes(*spec.shape, spec) * denominator
-          : on_each_gpu(int128(spec.params) * policy.activation_bytes.at(std::string(method_name(spec.method))) * 1000,
-                        false);
-  const int128 overhead = on_each_gpu(int128(policy.overhead.value_ceil()) * 1'000'000, false);
-  // Offload's state is sharded at every stage: each GPU's share in host memory.
-  const int128 host = offloaded ? trained * (optimizer.bytes + kHostGradientBytes * 1000) +
-                                      (spec.offload == Offload::kAll ? all_weights : 0)
-                                : 0;
+  // Offload's state is sharded at every stage: each GPU's share in host
+  // memory (NVMe offload keeps it on disk).
+  const bool in_host = spec.offload == Offload::kOptimizer || spec.offload == Offload::kAll;
+  const int128 host = in_host ? (trained * (optimizer.bytes + kHostGradientBytes * 1000) +
+                                 (spec.offload == Offload::kAll ? all_weights : 0)) *
+                                    m
+                              : 0;
+  // Whole bytes per GPU, each divided by tp alone: the gathered layer (tp
+  // splits each layer), activations (with sequence parallelism, as
+  // Korthikanti et al. count them; a pipeline's first stage keeps pp
+  // micro-batches of its layers in flight: all layers' worth), overhead.
+  const int128 gathered_bytes_per_param = spec.method == TrainingMethod::kFull ? 2 * precision : stored;
+  const int128 gathered =
+      spec.zero >= 3 && spec.shape ? ceil_div(gathered_bytes_per_param * spec.shape->largest_layer, 1000 * spec.tp) : 0;
+  const Milli allowance = policy.activation_bytes.at(std::string(method_name(spec.method)));
+  const int128 activations = spec.seq > 0 && spec.shape ? ceil_div(activation_bytes(*spec.shape, spec), spec.tp)
+                                                        : ceil_div(int128(spec.params) * allowance, 1000 * spec.tp);
   VramNeed need;
   need.weights = ceil_bytes(weights, denominator);
-  need.gathered = ceil_bytes(gathered, denominator);
+  need.gathered = clamp_to_int64(gathered);
   need.gradients = ceil_bytes(gradients, denominator);
   need.optimizer = ceil_bytes(kept, denominator);
   need.pageable = ceil_bytes(pageable, denominator);
-  need.activations = ceil_bytes(activations, denominator);
+  need.activations = clamp_to_int64(activations);
   need.overhead = policy.overhead.value_ceil();
   need.host = ceil_bytes(host, denominator);
-  const int128 certain = weights + gathered + gradients + kept;
-  need.certain = ceil_bytes(certain, denominator);
-  need.total = ceil_bytes(certain + pageable + activations + overhead, denominator);
+  const int128 state = weights + gradients + kept;
+  need.certain = clamp_to_int64(ceil_div(state, denominator) + gathered);
+  need.total = clamp_to_int64(ceil_div(state + pageable, denominator) + gathered + activations + need.overhead);
   return need;
 }
 
 // ---------------------------------------------------------------------------
 // The texts.
 
+// " tp=2 pp=4": the model parallelism, as the annotation writes it; empty without.
+std::string parallel_keys(const ModelSpec& spec) {
+  return (spec.tp > 1 ? " tp=" + std::to_string(spec.tp) : "") + (spec.pp > 1 ? " pp=" + std::to_string(spec.pp) : "");
+}
+
+// " / tp 2 x pp 4": what model parallelism divides a part by; empty without.
+std::string parallel_divisor(const ModelSpec& spec, bool pipeline = true) {
+  std::vector<std::string> degrees;
+  if (spec.tp > 1) degrees.push_back("tp " + std::to_string(spec.tp));
+  if (pipeline && spec.pp > 1) degrees.push_back("pp " + std::to_string(spec.pp));
+  return degrees.empty() ? "" : " / " + join(degrees, " x ");
+}
+
 // "params=7B method=full zero=0", "model=llama-2-7b context=16k precision=bf16 mode=infer".
 std::string spec_text(const ModelSpec& spec) {
   std::string text = spec.model.empty() ? "params=" + params_text(spec.params) : "model=" + spec.model;
-  if (!spec.model.empty() && spec.shape && spec.params != spec.shape->params) text += " params=" + params_text(spec.params);
+  if (!spec.model.empty() && spec.shape && spec.params != spec.shape->params)
+    text += " params=" + params_text(spec.params);
   if (spec.mode == ModelMode::kInfer) {
     text += " context=" + context_text(spec.context_tokens) + " precision=" + spec.precision + " mode=infer";
     if (spec.sequences > 1) text += " seqs=" + std::to_string(spec.sequences);
-    if (spec.tp > 1) text += " tp=" + std::to_string(spec.tp);
-    return text;
+    return text + parallel_keys(spec);
   }
   text += " method=" + std::string(method_name(spec.method)) + " zero=" + std::to_string(spec.zero);
-  if (spec.rank > 0) text += " rank=" + std::to_string(spec.rank) + (spec.targets == LoraTargets::kAll ? " targets=all" : "");
+  if (spec.rank > 0)
+    text += " rank=" + std::to_string(spec.rank) + (spec.targets == LoraTargets::kAll ? " targets=all" : "");
   if (spec.optimizer != "adamw") text += " optimizer=" + spec.optimizer;
-  if (spec.offload != Offload::kNone) text += spec.offload == Offload::kAll ? " offload=all" : " offload=optimizer";
+  if (spec.offload != Offload::kNone) text += " offload=" + std::string(offload_name(spec.offload));
   if (spec.seq > 0) {
     text += " batch=" + std::to_string(spec.batch) + " seq=" + context_text(spec.seq);
     if (spec.checkpointing) text += " checkpointing=true";
   }
   if (spec.ranks > 0) text += " ranks=" + std::to_string(spec.ranks);
-  return text;
+  return text + parallel_keys(spec);
 }
 
 // The parts of the need: "weights 13.5 + gradients 0.1 + optimizer 0.8 = 14.4 certain, + ...".
@@ -207,7 +234,7 @@ std::string breakdown_text(const ModelSpec& spec, const VramNeed& need) {
   if (spec.mode == ModelMode::kInfer) {
     const std::string parts =
         "weights " + gb_text(need.weights) + " certain, + context " + gb_text(need.context) + allowances;
-    return spec.tp > 1 ? "split over tp=" + std::to_string(spec.tp) + ": " + parts : parts;
+    return spec.tp * spec.pp > 1 ? "split over" + parallel_keys(spec) + ": " + parts : parts;
   }
   std::string text = "weights " + gb_text(need.weights);
   if (need.gathered > 0) text += " + gathered layer " + gb_text(need.gathered);
@@ -235,9 +262,10 @@ std::string option_text(const VramOption& option, int64_t pod_gpus, int64_t pod_
   return what + ": " + gb_text(option.bytes_per_gpu) + " GB/GPU";
 }
 
-// " / 4 ranks (ZeRO-3)" when a part is sharded over more than one rank.
-std::string sharded_text(bool sharded, int64_t ranks, const char* stage) {
-  return sharded && ranks > 1 ? " / " + std::to_string(ranks) + " ranks (" + stage + ")" : "";
+// " / 4 ranks (ZeRO-3)" when a part is sharded over more than one rank,
+// else what model parallelism divides it by.
+std::string sharded_text(const ModelSpec& spec, bool sharded, int64_t ranks, const char* stage) {
+  return sharded && ranks > 1 ? " / " + std::to_string(ranks) + " ranks (" + stage + ")" : parallel_divisor(spec);
 }
 
 // explain's rows: each component with its formula, the sums and the GPU.
@@ -246,63 +274,77 @@ std::vector<VramPart> vram_parts(const GpuMemoryPolicy& policy, const ModelSpec&
   std::vector<VramPart> parts;
   const std::string psi = params_text(spec.params) + " params";
   if (spec.mode == ModelMode::kInfer) {
-    const std::string tp = spec.tp > 1 ? " / tp " + std::to_string(spec.tp) : "";
+    const std::string tp = parallel_divisor(spec);
     const std::string tokens = context_text(spec.context_tokens) + " tokens x " + std::to_string(spec.sequences) +
                                (spec.sequences == 1 ? " sequence" : " sequences");
-    parts.push_back({"weights", "certain", need.weights,
-                     psi + " x " + milli_text(policy.precision_bytes.at(spec.precision)) + " bytes (" +
-                         spec.precision + ")" + tp});
+    parts.push_back(
+        {"weights", "certain", need.weights,
+         psi + " x " + milli_text(policy.precision_bytes.at(spec.precision)) + " bytes (" + spec.precision + ")" + tp});
     parts.push_back({"context", "allowance", need.context,
-                     spec.shape ? "KV cache: 2 x " + std::to_string(spec.shape->layers) + " layers x " +
-                                      std::to_string(spec.shape->kv_heads) + " kv heads x " +
-                                      std::to_string(spec.shape->head_dim) + " head dim x 2 bytes x " + tokens + tp
-                                : policy.context_bytes_per_token.to_string() + " per token x " + tokens + tp +
-                                      " (seed 002)"});
+                     spec.shape
+                         ? "KV cache: 2 x " + std::to_string(spec.shape->layers) + " layers x " +
+                               std::to_string(spec.shape->kv_heads) + " kv heads x " +
+                               std::to_string(spec.shape->head_dim) + " head dim x 2 bytes x " + tokens + tp
+                         : policy.context_bytes_per_token.to_string() + " per token x " + tokens + tp + " (seed 002)"});
   } else {
     const int64_t n = world_size(spec, gpus);
     const int128 trained = trained_milli(policy, spec);
-    const std::string t = spec.method == TrainingMethod::kFull
-                              ? psi
-                              : params_text(clamp_to_int64(trained / 1000)) + " adapter params" +
-                                    (spec.rank > 0 ? " (rank " + std::to_string(spec.rank) + ")"
-                                                   : " (adapterShare " + milli_text(policy.adapter_share * 100) + "%)");
+    const std::string t =
+        spec.method == TrainingMethod::kFull
+            ? psi
+            : params_text(clamp_to_int64(trained / 1000)) + " adapter params" +
+                  (spec.rank > 0 && spec.shape
+                       ? " (rank " + std::to_string(spec.rank) + ")"
+                       : " (adapterShare " + milli_text(policy.adapter_share * 100) + "%" +
+                             (spec.rank > 0 ? "; rank needs the model's shape: model=NAME" : "") + ")");
     const Milli precision = policy.precision_bytes.at(spec.precision);
-    const std::string stored = spec.method == TrainingMethod::kQlora
-                                   ? milli_text(policy.quantized_bytes) + " bytes (NF4)"
-                                   : milli_text(precision) + " bytes (" + spec.precision + ")";
+    const std::string stored = milli_text(stored_bytes(policy, spec)) + " bytes (" +
+                               (spec.method == TrainingMethod::kQlora ? "NF4" : spec.precision) + ")";
     const OptimizerCost& optimizer = policy.optimizers.at(spec.optimizer);
     const bool offloaded = spec.offload != Offload::kNone;
-    parts.push_back({"weights", "certain", need.weights,
-                     spec.offload == Offload::kAll ? "offloaded to host memory (offload=all)"
-                                                   : psi + " x " + stored +
-                                                         (spec.method == TrainingMethod::kFull ? "" : " + " + t + " x " + milli_text(precision) + " bytes") +
-                                                         sharded_text(spec.zero >= 3, n, "ZeRO-3")});
+    parts.push_back(
+        {"weights", "certain", need.weights,
+         spec.offload == Offload::kAll || spec.offload == Offload::kNvme
+             ? "offloaded (offload=" + std::string(offload_name(spec.offload)) + ")"
+             : psi + " x " + stored +
+                   (spec.method == TrainingMethod::kFull ? "" : " + " + t + " x " + milli_text(precision) + " bytes") +
+                   sharded_text(spec, spec.zero >= 3, n, "ZeRO-3")});
     if (need.gathered > 0) {
       parts.push_back({"gathered layer", "certain", need.gathered,
-                       "4 bytes x " + params_text(spec.shape->largest_layer) +
-                           " params of the largest layer, gathered whole (DeepSpeed ZeRO-3)"});
+                       milli_text(spec.method == TrainingMethod::kFull ? 2 * precision : stored_bytes(policy, spec)) +
+                           " bytes x " + params_text(spec.shape->largest_layer) + " params of the largest layer" +
+                           parallel_divisor(spec, false) +
+                           (spec.method == TrainingMethod::kFull ? ", gathered whole with its gradient"
+                                                                 : ", gathered whole (frozen: no gradient)") +
+                           " (DeepSpeed ZeRO-3)"});
     }
-    parts.push_back({"gradients", "certain", need.gradients,
-                     offloaded ? "offloaded to host memory (offload=" + std::string(spec.offload == Offload::kAll ? "all" : "optimizer") + ")"
-                               : t + " x " + milli_text(precision) + " bytes" + sharded_text(spec.zero >= 2, n, "ZeRO-2")});
+    parts.push_back(
+        {"gradients", "certain", need.gradients,
+         offloaded ? "offloaded (offload=" + std::string(offload_name(spec.offload)) + ")"
+                   : t + " x " + milli_text(precision) + " bytes" + sharded_text(spec, spec.zero >= 2, n, "ZeRO-2")});
     parts.push_back({"optimizer", "certain", need.optimizer,
-                     offloaded ? "offloaded to host memory"
+                     offloaded ? "offloaded (offload=" + std::string(offload_name(spec.offload)) + ")"
                                : t + " x " + milli_text(optimizer.bytes - optimizer.pageable) + " bytes (" +
-                                     spec.optimizer + ")" + sharded_text(spec.zero >= 1, n, "ZeRO-1")});
+                                     spec.optimizer + ")" + sharded_text(spec, spec.zero >= 1, n, "ZeRO-1")});
     if (need.pageable > 0) {
       parts.push_back({"pageable optimizer", "allowance", need.pageable,
                        t + " x " + milli_text(optimizer.pageable) + " bytes that " + spec.optimizer +
-                           " may page out to host memory" + sharded_text(spec.zero >= 1, n, "ZeRO-1")});
+                           " may page out to host memory" + sharded_text(spec, spec.zero >= 1, n, "ZeRO-1")});
     }
-    parts.push_back({"activations", "allowance", need.activations,
-                     spec.seq > 0 && spec.shape
-                         ? std::string(spec.checkpointing ? "(2 x layers + 34)" : "34 x layers") + " x batch " +
-                               std::to_string(spec.batch) + " x seq " + std::to_string(spec.seq) + " x hidden " +
-                               std::to_string(spec.shape->hidden) + " bytes + 4 x batch x seq x vocab " +
-                               std::to_string(spec.shape->vocab) + " (Korthikanti et al. 2022)"
-                         : psi + " x " + milli_text(policy.activation_bytes.at(std::string(method_name(spec.method)))) +
-                               " bytes (activationBytes." + std::string(method_name(spec.method)) +
-                               "; give seq=TOKENS and the model's shape for batch x sequence)"});
+    parts.push_back(
+        {"activations", "allowance", need.activations,
+         spec.seq > 0 && spec.shape
+             ? (spec.checkpointing ? "(2 x " + std::to_string(spec.shape->layers) + " layers + 34)"
+                                   : "34 x " + std::to_string(spec.shape->layers) + " layers") +
+                   " x batch " + std::to_string(spec.batch) + " x seq " + std::to_string(spec.seq) + " x hidden " +
+                   std::to_string(spec.shape->hidden) + " bytes + 4 x batch x seq x vocab " +
+                   std::to_string(spec.shape->vocab) + parallel_divisor(spec, false) + " (Korthikanti et al. 2022)"
+             : psi + " x " + milli_text(policy.activation_bytes.at(std::string(method_name(spec.method)))) + " bytes" +
+                   parallel_divisor(spec, false) + " (activationBytes." + std::string(method_name(spec.method)) +
+                   "; seq=TOKENS and the model's shape give batch x sequence" +
+                   (spec.seq == 0 && (spec.batch > 1 || spec.checkpointing) ? ": batch and checkpointing apply with seq"
+                                                                            : "") +
+                   ")"});
   }
   parts.push_back({"overhead", "allowance", need.overhead, "CUDA context and kernels (gpuMemory.overhead)"});
   parts.push_back({"certain", "sum", need.certain, "what cannot shrink: over the GPU's memory, it cannot run"});
@@ -329,6 +371,16 @@ std::string_view method_name(TrainingMethod method) {
     case TrainingMethod::kQlora: return "qlora";
   }
   return "full";
+}
+
+std::string_view offload_name(Offload offload) {
+  switch (offload) {
+    case Offload::kNone: return "none";
+    case Offload::kOptimizer: return "optimizer";
+    case Offload::kAll: return "all";
+    case Offload::kNvme: return "nvme";
+  }
+  return "none";
 }
 
 int64_t world_size(const ModelSpec& spec, int64_t gpus) {
@@ -425,8 +477,11 @@ VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64
                     "'s " + size_text(capacity) + " (" + usable_text + "); may run out of memory";
       break;
     case VramVerdict::kTooLarge:
-      check.brief = label + ": " + gb_text(check.need.certain) + " GB/GPU certain, " + gpu.name + " has " +
-                    size_text(capacity) + " (gpu-sizer explain lists options)";
+      // Under vLLM's share the brief names it, the flag being the likely fix.
+      check.brief =
+          label + ": " + gb_text(check.need.certain) + " GB/GPU certain, " + gpu.name + " has " +
+          (reserved ? tenths_text(usable / (kGB / 10)) + " GB at --gpu-memory-utilization " + milli_text(share)
+                    : size_text(capacity) + " (gpu-sizer explain lists options)");
       break;
   }
   check.brief = truncate_utf8(check.brief, 100);  // policy GPU names can be long

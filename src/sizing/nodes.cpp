@@ -10,7 +10,6 @@ namespace gpusizer {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-constexpr int64_t kGiB = int64_t{1} << 30;
 
 // The labels that name a node's GPU model, most specific first: GPU Feature
 // Discovery (NVIDIA GPU Operator), GKE, EKS Karpenter, the AMD labeller.

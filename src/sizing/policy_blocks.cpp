@@ -41,7 +41,8 @@ std::vector<GpuModel> read_gpu_models(const YAML::Node& node, const std::string&
 template <class Entry>
 void replace_by_name(std::vector<Entry> given, std::vector<Entry>& out) {
   for (auto& builtin : out) {
-    const bool replaced = std::any_of(given.begin(), given.end(), [&](auto& entry) { return entry.name == builtin.name; });
+    const bool replaced =
+        std::any_of(given.begin(), given.end(), [&](auto& entry) { return entry.name == builtin.name; });
     if (!replaced) given.push_back(std::move(builtin));
   }
   out = std::move(given);
@@ -218,8 +219,7 @@ void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out
   block.read("overhead",
              [&](const auto& value, const auto& path) { out.overhead = read_quantity(value, path, Zero::kAllowed); });
   block.read("training", [&](const auto& value, const auto& path) {
-    const Block training(value, path, complete,
-                         {"optimizers", "quantizedBytes", "adapterShare", "activationBytes"});
+    const Block training(value, path, complete, {"optimizers", "quantizedBytes", "adapterShare", "activationBytes"});
     training.read("optimizers", [&](const auto& item, const auto& at) {
       out.optimizers = read_named<OptimizerCost>(item, at, [](const auto& one, const auto& one_path) {
         const Block cost(one, one_path, false, {"bytes", "pageable"});
@@ -249,9 +249,8 @@ void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out
     // A file's GPUs come first: first match wins.
     replace_by_name(read_gpu_models(value, path), out.gpus);
   });
-  block.read("models", [&](const auto& value, const auto& path) {
-    replace_by_name(read_model_shapes(value, path), out.models);
-  });
+  block.read("models",
+             [&](const auto& value, const auto& path) { replace_by_name(read_model_shapes(value, path), out.models); });
 }
 
 void read_node_fit(const YAML::Node& node, bool complete, NodeFitPolicy& out) {

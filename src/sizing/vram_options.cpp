@@ -141,6 +141,7 @@ class OptionSearch {
         split.spec.tp = gpus_;
         singles.push_back(best({split}, same_));
       }
+      if (auto raised = raised_share(requested)) singles.push_back(best({*raised}, same_));
       singles.push_back(best({requested}, more_));
       singles.push_back(best(lighter, same_));
       singles.push_back(best({requested}, larger_));
@@ -204,6 +205,21 @@ class OptionSearch {
                       where.names,
                       need.total,
                       verdict_of(policy_, variant.spec, need, where.capacity) == VramVerdict::kFits};
+  }
+
+  // vLLM given a larger --gpu-memory-utilization, the least that holds the
+  // total, when that is at most kMostSuggestedShare (vLLM takes up to 1,
+  // but the CUDA context and other processes need the rest).
+  std::optional<Variant> raised_share(const Variant& requested) const {
+    static constexpr Milli kMostSuggestedShare = 950;
+    if (spec_.reserved_share == 0) return std::nullopt;
+    const VramNeed need = vram_per_gpu(policy_, spec_, gpus_);
+    const auto share = static_cast<Milli>(ceil_div(int128(need.total) * 1000, capacity_));
+    if (share <= spec_.reserved_share || share > kMostSuggestedShare) return std::nullopt;
+    Variant raised = requested;
+    raised.changes.push_back("--gpu-memory-utilization " + milli_text(share));
+    raised.spec.reserved_share = share;
+    return raised;
   }
 
   // Inference at each precision lighter than the requested one, heaviest

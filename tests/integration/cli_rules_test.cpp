@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -51,6 +52,8 @@ TEST(CliExplain, TableNamesEveryRuleAndTheBindingOne) {
        {"Pod ml-team/llama-7b-sft: DENIED (mode mutate)", "pod ml-team/llama-7b-sft: 2 GPUs, train profile",
         "table        cpu 16, memory 96Gi, ephemeral-storage 300Gi", "/dev/shm     /dev/shm 32Gi",
         "data loader  memory 122Gi", "GPU memory   127.0 GB per GPU", "node fit     -",
+        "      weights            13.04 GiB/GPU certain                 7B params x 2 bytes (bf16)",
+        "      certain            104.31 GiB/GPU", "      capacity           ",
         "binding      memory 122Gi                                  data loader: 2 x (32 workers x 8 prefetch",
         "container \"trainer\" cpu 16, memory 122Gi, ephemeral-storage 300Gi requests it runs with (2 GPUs)",
         "change   container \"trainer\": memory request 64Gi->122Gi", "deny     pod ml-team/llama-7b-sft: model"}) {
@@ -67,10 +70,24 @@ TEST(CliExplain, JsonOutputListsTheRules) {
   EXPECT_EQ(pod["profile"], "train");
   std::vector<std::string> rules;
   for (const auto& rule : pod["rules"]) rules.push_back(rule["rule"]);
-  EXPECT_EQ(rules, (std::vector<std::string>{"table", "/dev/shm", "data loader", "node caps", "GPU memory", "node fit",
-                                             "binding", "container \"trainer\""}));
-  EXPECT_EQ(pod["rules"][6]["floor"], "memory 122Gi");
+  EXPECT_EQ(rules, (std::vector<std::string>{"table", "/dev/shm", "data loader", "offload", "node caps", "GPU memory",
+                                             "node fit", "binding", "container \"trainer\""}));
+  EXPECT_EQ(pod["rules"][7]["floor"], "memory 122Gi");
   EXPECT_EQ(pod["denials"].size(), 1u);
+  // The GPU memory rule's arithmetic as numbers: each component in bytes
+  // per GPU, the sums, and the GPU.
+  const auto& parts = pod["rules"][5]["parts"];
+  std::map<std::string, int64_t> bytes;
+  for (const auto& part : parts) {
+    ASSERT_TRUE(part["bytes"].is_number_integer()) << part;
+    ASSERT_TRUE(part["gib"].is_number()) << part;
+    EXPECT_FALSE(part["formula"].get<std::string>().empty()) << part;
+    bytes[part["name"]] = part["bytes"];
+  }
+  EXPECT_EQ(bytes.at("weights"), 14'000'000'000);  // params=7B x 2 bytes (bf16)
+  EXPECT_EQ(bytes.at("certain"), bytes.at("weights") + bytes.at("gradients") + bytes.at("optimizer"));
+  EXPECT_GT(bytes.at("certain"), bytes.at("capacity"));  // why it is denied
+  EXPECT_TRUE(pod["rules"][0]["parts"].empty());         // the table rule shows no parts
 }
 
 TEST(CliExplain, ReadsStdinAndExitsTwoOnUnreadableInput) {
@@ -176,6 +193,12 @@ INSTANTIATE_TEST_SUITE_P(
                   "25.0 GB/GPU"},
         Threshold{"vram_over_capacity", 1, "infer", "32Gi", "{gpu-sizer.io/model: \"params=12.1B\"}", kGpu24GB,
                   "denied", "needs 25.2 GB per GPU"},
+        // 2B x 16 bytes (fp32 weights, gradients, two moments) = 29.8Gi over the 1-GPU table's 64Gi.
+        Threshold{"offload_adds_host_memory", 1, "train", "32Gi",
+                  "{gpu-sizer.io/model: \"params=2B,zero=1,offload=optimizer\"}", "", "changed",
+                  "memory request unset->94Gi"},
+        Threshold{"offload_to_nvme_adds_none", 1, "train", "32Gi",
+                  "{gpu-sizer.io/model: \"params=2B,zero=3,offload=nvme\"}", "", "unchanged", ""},
         Threshold{"node_equal", 8, "train", "32Gi", "", kNodeFit + "\"64\", memory: 384Gi, ephemeralStorage: 300Gi}]\n",
                   "unchanged", ""},
         Threshold{"node_one_milli_cpu_more", 8, "train", "32Gi", "",

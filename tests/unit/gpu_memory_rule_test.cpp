@@ -219,10 +219,11 @@ namespace gpusizer {
 namespace {
 
 // A vLLM container's --gpu-memory-utilization is the share the model may
-// use: 70B at fp8 (70 GB of weights) on an 80 GB GPU fits 0.95 of it and
-// is denied at 0.85, where the weights alone exceed what vLLM allocates.
+// use: 70B at fp8 (70 GB of weights) on an H100 (81559 MiB = 85.5 GB) fits
+// 0.95 of it and is denied at 0.8 (68.4 GB), where the weights alone exceed
+// what vLLM allocates.
 TEST(GpuMemoryRule, VllmsUtilizationFromTheContainerIsTheUsableShare) {
-  for (const auto& [share, deny] : {std::pair{950, false}, std::pair{850, true}}) {
+  for (const auto& [share, deny] : {std::pair{950, false}, std::pair{800, true}}) {
     PodFacts pod = model_pod("params=70B,precision=fp8,context=1k", "NVIDIA-H100-80GB-HBM3");
     pod.app[0].gpu_memory_utilization = share;
     const RuleResult result = evaluate(GpuMemoryRule(), default_policy(), pod, "infer", true);
@@ -234,10 +235,40 @@ TEST(GpuMemoryRule, VllmsUtilizationFromTheContainerIsTheUsableShare) {
   }
 }
 
+// A vLLM pod serving 70B over --tensor-parallel-size 8 holds 17.5 GB of
+// weights per GPU: read from its args when the annotation gives no tp,
+// it is allowed, not denied for 140 GB on one GPU.
+TEST(GpuMemoryRule, VllmsTensorParallelismFromTheArgsSplitsTheWeights) {
+  PodFacts pod = pod_of({gpu_container("vllm", 8, "32", "256Gi")});
+  pod.selection.annotations[kModelKey] = "params=70B,context=8k";
+  pod.node_selector["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB";
+  const RuleResult plain = evaluate(GpuMemoryRule(), default_policy(), pod, "infer", true);
+  ASSERT_FALSE(plain.findings.empty());
+  EXPECT_TRUE(plain.findings[0].deny);
+  pod.app[0].tensor_parallel = 8;
+  const RuleResult split = evaluate(GpuMemoryRule(), default_policy(), pod, "infer", true);
+  EXPECT_TRUE(split.findings.empty() || !split.findings[0].deny);
+  ASSERT_TRUE(split.row);
+  EXPECT_NE(split.row->detail.find("split over tp=8"), std::string::npos) << split.row->detail;
+  // A tp that does not divide the pod's GPUs is not vLLM's on this pod: not taken.
+  pod.app[0].tensor_parallel = 3;
+  EXPECT_TRUE(evaluate(GpuMemoryRule(), default_policy(), pod, "infer").findings[0].deny);
+}
+
+// A training pod's --gpu-memory-utilization is not vLLM's reservation:
+// the safety margin stays.
+TEST(GpuMemoryRule, ATrainingPodIgnoresTheUtilizationFlag) {
+  PodFacts pod = model_pod("params=1B", "NVIDIA-H100-80GB-HBM3");
+  pod.app[0].gpu_memory_utilization = 500;
+  const RuleResult result = evaluate(GpuMemoryRule(), default_policy(), pod, "train", true);
+  ASSERT_TRUE(result.row);
+  EXPECT_NE(result.row->detail.find("at safety margin 0.85"), std::string::npos) << result.row->detail;
+}
+
 TEST(GpuMemoryRule, ExplainShowsEachComponentAsItsOwnPart) {
-  const RuleResult result = evaluate(GpuMemoryRule(), default_policy(),
-                                     model_pod("model=llama-2-7b,method=lora,rank=8", "NVIDIA-A100-SXM4-80GB"),
-                                     "train", true);
+  const RuleResult result =
+      evaluate(GpuMemoryRule(), default_policy(),
+               model_pod("model=llama-2-7b,method=lora,rank=8", "NVIDIA-A100-SXM4-80GB"), "train", true);
   ASSERT_TRUE(result.row);
   ASSERT_GE(result.row->parts.size(), 5u);
   EXPECT_EQ(result.row->parts[0].name, "weights");

@@ -16,7 +16,6 @@
 namespace gpusizer {
 namespace {
 
-constexpr int64_t kGB = 1'000'000'000;
 constexpr int64_t kMiB = int64_t{1} << 20;
 
 const GpuMemoryPolicy& policy() { return default_policy().gpu_memory; }
@@ -350,8 +349,10 @@ INSTANTIATE_TEST_SUITE_P(
                             "part \"method=lora\": applies to mode=train only; remove it or set mode=train"},
         AnnotationErrorCase{"params=7B,ranks=4,mode=infer", 2, ModelMode::kTrain,
                             "part \"ranks=4\": applies to mode=train only; remove it or set mode=train"},
-        AnnotationErrorCase{"params=7B,tp=2", 2, ModelMode::kTrain,
-                            "part \"tp=2\": applies to mode=infer only; remove it or set mode=infer"},
+        AnnotationErrorCase{"params=7B,tp=3", 2, ModelMode::kTrain,
+                            "part \"tp=3\": tp x pp (3) must divide the world size 2 (the pod's GPUs; set ranks=N)"},
+        AnnotationErrorCase{"params=7B,tp=2,pp=4,ranks=12", 2, ModelMode::kTrain,
+                            "part \"pp=4\": tp x pp (8) must divide the world size 12 (ranks)"},
         AnnotationErrorCase{"params=7B,precision=fp32", 2, ModelMode::kTrain,
                             "part \"precision=fp32\": training estimates assume mixed precision (bf16 or fp16); "
                             "4-bit training is method=qlora"},
@@ -368,7 +369,7 @@ INSTANTIATE_TEST_SUITE_P(
                             "part \"zero=2\": repeats key zero (each key at most once)"},
         AnnotationErrorCase{"params=7B,worker=12", 2, ModelMode::kTrain,
                             "part \"worker=12\": unknown key \"worker\" (known: params, model, context, precision, "
-                            "method, zero, mode, ranks, tp, seqs, rank, targets, batch, seq, optimizer, offload, "
+                            "method, zero, mode, ranks, tp, pp, seqs, rank, targets, batch, seq, optimizer, offload, "
                             "checkpointing, layers, hidden, heads, kvheads, headdim, intermediate, vocab)"},
         AnnotationErrorCase{"params=7B,zero", 2, ModelMode::kTrain, "part \"zero\": must be key=value, e.g. params=7B"},
         AnnotationErrorCase{"params=7B,,zero=1", 2, ModelMode::kTrain,
@@ -389,24 +390,11 @@ INSTANTIATE_TEST_SUITE_P(
                             "intermediate, vocab, or model=NAME"},
         AnnotationErrorCase{"model=llama-2-7b,kvheads=5", 1, ModelMode::kTrain,
                             "part \"kvheads=5\": kvheads must divide heads (32)"},
-        AnnotationErrorCase{"params=7B,method=lora,rank=16", 1, ModelMode::kTrain,
-                            "part \"rank=16\": an adapter's size from its rank comes from the model's shape: add "
-                            "model=NAME (gpuMemory.models) or layers, hidden, heads, kvheads, headdim, intermediate "
-                            "and vocab"},
         AnnotationErrorCase{"model=llama-2-7b,rank=16", 1, ModelMode::kTrain,
                             "part \"rank=16\": applies to method=lora or qlora only"},
-        AnnotationErrorCase{"model=llama-2-7b,method=lora,targets=all", 1, ModelMode::kTrain,
-                            "part \"targets=all\": applies with rank=R (without a rank, adapterShare prices the "
-                            "adapter)"},
         AnnotationErrorCase{"model=llama-2-7b,method=lora,rank=8,targets=mlp", 1, ModelMode::kTrain,
                             "part \"targets=mlp\": must be qv (PEFT's default: the attention q and v projections) "
                             "or all (every linear layer)"},
-        AnnotationErrorCase{"params=7B,seq=4k", 1, ModelMode::kTrain,
-                            "part \"seq=4k\": activations from batch and sequence comes from the model's shape: "
-                            "add model=NAME (gpuMemory.models) or layers, hidden, heads, kvheads, headdim, "
-                            "intermediate and vocab"},
-        AnnotationErrorCase{"model=llama-2-7b,batch=4", 1, ModelMode::kTrain,
-                            "part \"batch=4\": applies with seq=TOKENS (activations from batch and sequence)"},
         AnnotationErrorCase{"model=llama-2-7b,seq=4k,checkpointing=yes", 1, ModelMode::kTrain,
                             "part \"checkpointing=yes\": must be true or false"},
         AnnotationErrorCase{"model=llama-2-7b,offload=optimizer", 1, ModelMode::kTrain,
@@ -416,11 +404,15 @@ INSTANTIATE_TEST_SUITE_P(
                             "part \"offload=all\": all (parameters too) needs zero=3; with zero=1 or 2 use "
                             "offload=optimizer"},
         AnnotationErrorCase{"model=llama-2-7b,offload=cpu", 1, ModelMode::kTrain,
-                            "part \"offload=cpu\": must be none, optimizer (DeepSpeed offload_optimizer) or all "
-                            "(offload_optimizer and offload_param)"},
+                            "part \"offload=cpu\": must be none, optimizer (DeepSpeed offload_optimizer to CPU), all "
+                            "(offload_optimizer and offload_param to CPU) or nvme (both to NVMe)"},
+        AnnotationErrorCase{"model=llama-2-7b,zero=1,offload=nvme", 1, ModelMode::kTrain,
+                            "part \"offload=nvme\": nvme (parameters too) needs zero=3; with zero=1 or 2 use "
+                            "offload=optimizer"},
         AnnotationErrorCase{"model=llama-2-7b,optimizer=lion", 1, ModelMode::kTrain,
                             "part \"optimizer=lion\": unknown optimizer (gpuMemory.training.optimizers has adamw, "
-                            "adamw-8bit, paged-adamw, paged-adamw-8bit, sgd)"},
+                            "adamw-8bit, adamw-8bit-bf16, adamw-bf16, paged-adamw, paged-adamw-8bit, "
+                            "paged-adamw-8bit-bf16, sgd)"},
         AnnotationErrorCase{"model=llama-2-7b,seqs=8", 1, ModelMode::kTrain,
                             "part \"seqs=8\": applies to mode=infer only; remove it or set mode=infer"},
         AnnotationErrorCase{"model=llama-2-7b,seq=4k", 1, ModelMode::kInfer,

@@ -64,6 +64,23 @@ TEST(ModelShape, AnAdaptersSizeComesFromItsRank) {
   EXPECT_EQ(moe.gradients, ((4096 + 4096) + (4096 + 1024) * 2 + (4096 + 4096) + 8 * 3 * (4096 + 14336)) * 32LL * 2);
 }
 
+// What needs a shape (rank, seq) or another key (targets needs rank; batch
+// and checkpointing need seq) falls back to the allowances, and explain
+// says what to add: an annotation is never refused for it.
+TEST(ModelShape, WithoutTheShapeRankAndSeqFallBackToTheAllowances) {
+  const VramNeed lora = need_of("params=7B,method=lora,rank=16");
+  EXPECT_EQ(lora.optimizer, need_of("params=7B,method=lora").optimizer);  // adapterShare 1%
+  EXPECT_EQ(need_of("params=7B,seq=4k,batch=8").activations, need_of("params=7B").activations);
+  EXPECT_EQ(need_of("model=llama-2-7b,method=lora,targets=all").optimizer,
+            need_of("model=llama-2-7b,method=lora").optimizer);
+  const GpuModel gpu{"GPU-80", Quantity::from_bytes(80'000'000'000), {}};
+  const VramCheck check = check_vram(policy(), parse_ok("params=7B,method=lora,rank=16,batch=4"), 1, gpu, "");
+  EXPECT_NE(check.parts[0].formula.find("rank needs the model's shape: model=NAME"), std::string::npos)
+      << check.parts[0].formula;
+  EXPECT_NE(check.parts[3].formula.find("batch and checkpointing apply with seq"), std::string::npos)
+      << check.parts[3].formula;
+}
+
 // Llama 2 7B at 16 bits, batch 1, 4096 tokens: "1 * 4096 * 2 * 32 * 4096 *
 // 2 bytes, which is ~2 GB" (NVIDIA, "Mastering LLM Techniques: Inference
 // Optimization"). Grouped-query attention stores only the KV heads:
@@ -99,6 +116,11 @@ TEST(ModelShape, ZeroThreeAddsTheGatheredLargestLayer) {
   EXPECT_EQ(need.certain - need.gathered, need.weights + need.gradients + need.optimizer);
   EXPECT_EQ(need_of("model=llama-2-7b,zero=2", 8).gathered, 0);
   EXPECT_EQ(need_of("params=7B,zero=3", 8).gathered, 0);  // no shape: not known, not guessed
+  // LoRA's base is frozen: gathered without a gradient, 2 bytes; QLoRA's at
+  // its quantized 0.516; tp splits the layer.
+  EXPECT_EQ(need_of("model=llama-2-7b,method=lora,zero=3", 8).gathered, 2LL * 32000 * 4096);
+  EXPECT_EQ(need_of("model=llama-2-7b,method=qlora,zero=3", 8).gathered, 516LL * 32000 * 4096 / 1000);
+  EXPECT_EQ(need_of("model=llama-2-7b,zero=3,tp=2", 8).gathered, 2LL * 32000 * 4096);
 }
 
 // 8-bit Adam keeps two 1-byte moments beside fp32 master weights (6
@@ -107,6 +129,11 @@ TEST(ModelShape, ZeroThreeAddsTheGatheredLargestLayer) {
 TEST(ModelShape, EightBitAndPagedOptimizers) {
   EXPECT_EQ(need_of("params=1B,optimizer=adamw-8bit").optimizer, 6'000'000'000);
   EXPECT_EQ(need_of("params=1B,optimizer=sgd").optimizer, 8'000'000'000);
+  // Pure bf16: two bf16 moments, no fp32 master copy.
+  EXPECT_EQ(need_of("params=1B,optimizer=adamw-bf16").optimizer, 4'000'000'000);
+  const VramNeed torchtune = need_of("params=1B,optimizer=paged-adamw-8bit-bf16");
+  EXPECT_EQ(torchtune.optimizer, 0);
+  EXPECT_EQ(torchtune.pageable, 2'000'000'000);
   const VramNeed paged = need_of("params=1B,optimizer=paged-adamw");
   EXPECT_EQ(paged.optimizer, 4'000'000'000);
   EXPECT_EQ(paged.pageable, 8'000'000'000);
@@ -130,32 +157,77 @@ TEST(ModelShape, OffloadMovesStateToHostMemory) {
   EXPECT_EQ(all.certain, largest);
   EXPECT_EQ(all.host, 18 * p / 8);
   EXPECT_EQ(need_of("model=llama-2-7b,zero=3", 8).host, 0);
+  // ZeRO-Infinity's NVMe offload: off the GPU as offload=all, and off host memory.
+  const VramNeed nvme = need_of("model=llama-2-7b,zero=3,offload=nvme", 8);
+  EXPECT_EQ(nvme.certain, largest);
+  EXPECT_EQ(nvme.host, 0);
 }
 
 // vLLM allocates --gpu-memory-utilization of the GPU up front: the weights
 // must fit in that share, and it replaces the safety margin.
 TEST(ModelShape, VllmsShareOfTheGpuIsWhatTheModelMayUse) {
   const GpuModel gpu{"GPU-48", Quantity::from_bytes(48'000'000'000), {}};
-  ModelSpec spec = parse_ok("params=20B,context=1k", 1, ModelMode::kInfer);  // weights 40 GB
+  ModelSpec spec = parse_ok("params=20B,context=1k", 1, ModelMode::kInfer);        // weights 40 GB
   EXPECT_EQ(check_vram(policy(), spec, 1, gpu, "").verdict, VramVerdict::kTight);  // 42 GB > 0.85 x 48
-  spec.reserved_share = 900;  // 43.2 GB
+  spec.reserved_share = 900;                                                       // 43.2 GB
   EXPECT_EQ(check_vram(policy(), spec, 1, gpu, "").verdict, VramVerdict::kFits);
   spec.reserved_share = 800;  // 38.4 GB: the weights alone do not fit
   const VramCheck check = check_vram(policy(), spec, 1, gpu, "");
   EXPECT_EQ(check.verdict, VramVerdict::kTooLarge);
   EXPECT_NE(check.message.find("38.4 GB usable at vLLM --gpu-memory-utilization 0.8"), std::string::npos)
       << check.message;
+  // The brief says what the denial is against, and the least share that
+  // holds the 42 GB total is offered: 42 / 48 = 0.875.
+  EXPECT_EQ(check.brief, "model 20B infer: 40.0 GB/GPU certain, GPU-48 has 38.4 GB at --gpu-memory-utilization 0.8");
+  EXPECT_NE(check.message.find("; --gpu-memory-utilization 0.875: 42.0 GB/GPU;"), std::string::npos) << check.message;
+}
+
+// The largest sizes the annotation accepts stay within the arithmetic
+// (int128, saturating at int64): a denial, not a wrap-around or a crash.
+TEST(ModelShape, TheLargestAcceptedSizesAreDeniedNotOverflowed) {
+  const std::string huge_shape =
+      "params=100000B,layers=1000000,hidden=1000000,heads=1000000,kvheads=1000000,headdim=1000000,"
+      "intermediate=1000000,vocab=1000000";
+  const GpuModel gpu{"GPU-80", Quantity::from_bytes(80'000'000'000), {}};
+  for (const std::string& text :
+       {huge_shape + ",method=lora,rank=65536,targets=all,seq=10000k,batch=65536,tp=1000,pp=1000,ranks=1000000,zero=3",
+        huge_shape + ",method=full,seq=10000k,batch=65536,checkpointing=true,zero=3,offload=all,ranks=1000000"}) {
+    const ModelSpec spec = parse_ok(text, 8);
+    const VramCheck check = check_vram(policy(), spec, 8, gpu, "");
+    EXPECT_EQ(check.verdict, VramVerdict::kTooLarge) << text;
+    EXPECT_GT(check.need.total, check.need.certain) << text;
+  }
+  const ModelSpec serve = parse_ok(huge_shape + ",context=10000k,seqs=1000000,pp=1000000", 1, ModelMode::kInfer);
+  const VramNeed need = vram_per_gpu(policy(), serve, 1);
+  EXPECT_GT(need.context, 0);
+  EXPECT_GE(need.total, need.context);
+}
+
+// Model parallelism divides the model states by tp x pp; ZeRO shards what
+// it shards over all ranks; activations divide by tp only (a pipeline's
+// first stage keeps pp micro-batches of its layers in flight).
+TEST(ModelShape, TensorAndPipelineParallelismSplitTheModel) {
+  const VramNeed split = need_of("params=70B,tp=4,pp=2,ranks=16", 8);
+  EXPECT_EQ(split.weights, 140'000'000'000 / 8);
+  EXPECT_EQ(split.gradients, 140'000'000'000 / 8);
+  EXPECT_EQ(split.optimizer, 840'000'000'000 / 8);
+  EXPECT_EQ(split.activations, 140'000'000'000 / 4);  // 2 bytes a parameter (full), / tp
+  const VramNeed sharded = need_of("params=70B,tp=4,pp=2,ranks=16,zero=1", 8);
+  EXPECT_EQ(sharded.optimizer, 840'000'000'000 / 16);
+  EXPECT_EQ(sharded.weights, 140'000'000'000 / 8);
+  const VramNeed serve = need_of("params=70B,tp=4,pp=2,context=8k", 4, ModelMode::kInfer);
+  EXPECT_EQ(serve.weights, 140'000'000'000 / 8);
+  EXPECT_EQ(serve.context, 8'000'000'000 / 8);
 }
 
 TEST(ModelShape, ExplainPartsCarryEachComponentWithItsFormula) {
   const GpuModel gpu{"GPU-80", Quantity::from_bytes(80'000'000'000), {}};
-  const VramCheck check =
-      check_vram(policy(), parse_ok("model=llama-2-7b,zero=3,offload=optimizer,seq=4k", 8, ModelMode::kTrain), 8, gpu, "");
+  const VramCheck check = check_vram(
+      policy(), parse_ok("model=llama-2-7b,zero=3,offload=optimizer,seq=4k", 8, ModelMode::kTrain), 8, gpu, "");
   std::vector<std::string> names;
   for (const VramPart& part : check.parts) names.push_back(part.name);
   EXPECT_EQ(names, (std::vector<std::string>{"weights", "gathered layer", "gradients", "optimizer", "activations",
-                                             "overhead", "certain", "total", "capacity", "usable",
-                                             "host (offload)"}));
+                                             "overhead", "certain", "total", "capacity", "usable", "host (offload)"}));
   EXPECT_EQ(check.parts[0].bytes, check.need.weights);
   EXPECT_EQ(check.parts[0].formula, "6.74B params x 2 bytes (bf16) / 8 ranks (ZeRO-3)");
   EXPECT_EQ(check.parts[1].kind, "certain");

@@ -20,7 +20,6 @@ using testing::q;
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-constexpr int64_t kGiB = int64_t{1} << 30;
 
 const std::vector<std::string> kGpuResources = {"nvidia.com/gpu", "amd.com/gpu"};
 

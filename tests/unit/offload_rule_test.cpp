@@ -35,7 +35,7 @@ TEST(OffloadRule, OffloadRaisesTheMemoryFloorByTheHostState) {
   EXPECT_EQ(floor.amount, q("305Gi"));
   EXPECT_EQ(floor.basis, "offload");
   EXPECT_EQ(floor.arithmetic,
-            "offload: offload=all keeps 30.4 GB per GPU in host memory x 4 GPUs + train table 192Gi");
+            "offload: offload=all keeps 28.25 GiB per GPU in host memory x 4 GPUs = 112.97 GiB + train table 192Gi");
   EXPECT_TRUE(result.findings.empty());
   ASSERT_TRUE(result.row);
   EXPECT_EQ(result.row->floor, "memory 305Gi");
@@ -50,7 +50,8 @@ TEST(OffloadRule, OptimizerOffloadKeepsSixteenBytesATrainedParameter) {
 }
 
 TEST(OffloadRule, WithoutOffloadOrWithABadAnnotationNothing) {
-  for (const char* model : {"model=llama-2-7b,zero=3", "params=7B", "params=7B,offload=all"}) {
+  for (const char* model :
+       {"model=llama-2-7b,zero=3", "params=7B", "params=7B,offload=all", "model=llama-2-7b,zero=3,offload=nvme"}) {
     const RuleResult result = evaluate(OffloadRule(), default_policy(), annotated(model), "train", true);
     EXPECT_TRUE(result.floors.empty()) << model;
     // A malformed annotation is the GPU memory rule's to report, once.

@@ -75,12 +75,27 @@ TEST(PodReader, ReadsVllmsGpuMemoryUtilizationFromCommandAndArgs) {
   };
   EXPECT_EQ(share_of(nullptr, {"--model", "m", "--gpu-memory-utilization", "0.95"}), 950);
   EXPECT_EQ(share_of({"vllm", "serve", "m", "--gpu-memory-utilization=0.8"}, nullptr), 800);
-  EXPECT_EQ(share_of({"/bin/sh", "-c"}, {"vllm serve m --tensor-parallel-size 2 --gpu-memory-utilization '0.9' --port 8000"}),
-            900);
+  EXPECT_EQ(
+      share_of({"/bin/sh", "-c"}, {"vllm serve m --tensor-parallel-size 2 --gpu-memory-utilization '0.9' --port 8000"}),
+      900);
   EXPECT_EQ(share_of(nullptr, {"--gpu-memory-utilization", "$(GPU_UTIL)"}), 0);
   EXPECT_EQ(share_of(nullptr, {"--gpu-memory-utilization", "1.5"}), 0);
   EXPECT_EQ(share_of(nullptr, {"--gpu-memory-utilization"}), 0);
   EXPECT_EQ(share_of(nullptr, {"--model", "m"}), 0);
+}
+
+TEST(PodReader, ReadsVllmsParallelismFromCommandAndArgs) {
+  const auto facts_of = [](const json& args) {
+    json container = gpu_container();
+    container["args"] = args;
+    Read r;
+    read(r, {{"metadata", {{"name", "x"}}}, {"spec", {{"containers", {container}}}}});
+    const ContainerFacts& app = r.reading.facts.app.at(0);
+    return std::to_string(app.tensor_parallel) + "/" + std::to_string(app.pipeline_parallel);
+  };
+  EXPECT_EQ(facts_of({"--tensor-parallel-size", "8", "--pipeline-parallel-size=2"}), "8/2");
+  EXPECT_EQ(facts_of({"vllm serve m -tp 4"}), "4/0");
+  EXPECT_EQ(facts_of({"--tensor-parallel-size", "$(TP)"}), "0/0");
 }
 
 TEST(PodReader, APodWithoutGpusHasItsVolumesAndSchedulingLeftUnread) {

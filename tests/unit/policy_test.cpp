@@ -194,7 +194,7 @@ TEST(ParsePolicy, NewBlocksMergeKeyByKey) {
   EXPECT_EQ(policy.gpu_memory.safety_margin, 750);
   EXPECT_EQ(policy.gpu_memory.optimizers.at("adamw").bytes, 8000);
   EXPECT_FALSE(policy.gpu_memory.optimizers.contains("sgd"));  // the map is replaced whole
-  EXPECT_EQ(policy.gpu_memory.adapter_share, 10);  // the rest of training kept
+  EXPECT_EQ(policy.gpu_memory.adapter_share, 10);              // the rest of training kept
 }
 
 TEST(ParsePolicy, ModelEntriesExtendAndReplaceBuiltInsByName) {
@@ -210,7 +210,7 @@ TEST(ParsePolicy, ModelEntriesExtendAndReplaceBuiltInsByName) {
   EXPECT_EQ(rule.models.front().name, "our-13b");
   EXPECT_EQ(rule.find_model("our-13b")->largest_layer, 400'000'000);
   EXPECT_EQ(rule.find_model("llama-2-7b")->params, 7'000'000'000);  // replaced
-  ASSERT_NE(rule.find_model("llama-3-70b"), nullptr);                 // the other built-ins stay
+  ASSERT_NE(rule.find_model("llama-3-70b"), nullptr);               // the other built-ins stay
 }
 
 TEST(ParsePolicy, GpuEntriesExtendAndReplaceBuiltInsByName) {

@@ -11,9 +11,9 @@
 namespace gpusizer {
 
 struct ExplainRow {
-  std::string title;   // the rule's name ("GPU memory"), "binding", or `container "trainer"`
-  std::string floor;   // what it asks of the pod, or "-"
-  std::string detail;  // why
+  std::string title;                 // the rule's name ("GPU memory"), "binding", or `container "trainer"`
+  std::string floor;                 // what it asks of the pod, or "-"
+  std::string detail;                // why
   std::vector<RulePart> parts = {};  // the rule's arithmetic, one line each
 };
 

@@ -25,8 +25,9 @@ inline constexpr const char* kGpuKey = "gpu-sizer.io/gpu";
 enum class TrainingMethod { kFull, kLora, kQlora };
 enum class ModelMode { kTrain, kInfer };
 // DeepSpeed's offload: offload_optimizer (gradients and optimizer state
-// to host memory), and with it offload_param (ZeRO-3 weights too).
-enum class Offload { kNone, kOptimizer, kAll };
+// to host memory), with it offload_param (ZeRO-3 weights too), or both to
+// NVMe (ZeRO-Infinity: off the GPU, and not in host memory).
+enum class Offload { kNone, kOptimizer, kAll, kNvme };
 // The linear layers a LoRA adapter of rank R wraps: PEFT's default for
 // Llama-style models (q_proj, v_proj), or every linear layer (QLoRA's).
 enum class LoraTargets { kQv, kAll };
@@ -37,10 +38,13 @@ struct ModelSpec {
   std::optional<ModelShape> shape;  // from model=NAME and the shape keys; nullopt: neither given
   std::string precision = "bf16";
   ModelMode mode = ModelMode::kTrain;
+  // Model parallelism: each GPU holds 1/tp of every layer (tensor
+  // parallel) of 1/pp of the layers (pipeline stages).
+  int64_t tp = 1;
+  int64_t pp = 1;
   // Inference.
   int64_t context_tokens = 0;  // per sequence; training ignores it
   int64_t sequences = 1;       // seqs: sequences served at once
-  int64_t tp = 1;              // tensor-parallel degree
   // vLLM's --gpu-memory-utilization from the container's args, in
   // thousandths: the share of the GPU it may use; 0: not given.
   Milli reserved_share = 0;
@@ -89,10 +93,10 @@ struct VramNeed {
 // One row of the arithmetic, for explain: a component per GPU and how it
 // was worked out.
 struct VramPart {
-  std::string name;      // "weights", "gathered layer", ..., "certain", "total", "capacity", "host (offload)"
-  std::string kind;      // "certain", "allowance", "sum", "gpu" or "host"
-  int64_t bytes = 0;     // per GPU (host: per pod)
-  std::string formula;   // "6.74B params x 2 bytes (bf16)"
+  std::string name;     // "weights", "gathered layer", ..., "certain", "total", "capacity", "host (offload)"
+  std::string kind;     // "certain", "allowance", "sum", "gpu" or "host"
+  int64_t bytes = 0;    // per GPU (host: per pod)
+  std::string formula;  // "6.74B params x 2 bytes (bf16)"
 };
 
 // The need per GPU of `spec` on a pod with `gpus` GPUs (the training world
@@ -107,6 +111,9 @@ enum class VramVerdict {
 
 // "full", "lora", "qlora", as the annotation writes the method.
 std::string_view method_name(TrainingMethod method);
+
+// "none", "optimizer", "all", "nvme", as the annotation writes the offload.
+std::string_view offload_name(Offload offload);
 
 // N: the GPUs the model is spread over. Training shards over its world
 // size, which `ranks` sets for jobs spanning pods; inference runs per pod.

@@ -72,9 +72,12 @@ struct ContainerFacts {
   // Its place in the pod's initContainers, which start in that order (a
   // sidecar runs beside the init containers after it); -1: not there.
   int init_index = -1;
-  // vLLM's --gpu-memory-utilization in its command or args, in thousandths
-  // of the GPU; 0: not given (read for containers that hold GPUs).
+  // vLLM's flags in its command or args (read for containers that hold
+  // GPUs; 0: not given): --gpu-memory-utilization in thousandths of the
+  // GPU, --tensor-parallel-size, --pipeline-parallel-size.
   int64_t gpu_memory_utilization = 0;
+  int64_t tensor_parallel = 0;
+  int64_t pipeline_parallel = 0;
 
   // What the container asks for: the request, or the limit it defaults to.
   std::optional<Quantity> effective_request(std::string_view resource) const {

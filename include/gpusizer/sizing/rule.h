@@ -132,8 +132,8 @@ struct RulePart {
 // A rule's row in `gpu-sizer explain`.
 struct RuleRow {
   RuleKind rule = RuleKind::kTable;
-  std::string floor;   // what it asks of the pod ("cpu 32, memory 192Gi"), or "-"
-  std::string detail;  // why, or why it does not apply
+  std::string floor;                 // what it asks of the pod ("cpu 32, memory 192Gi"), or "-"
+  std::string detail;                // why, or why it does not apply
   std::vector<RulePart> parts = {};  // its arithmetic, one line each; most rules have none
 };
 

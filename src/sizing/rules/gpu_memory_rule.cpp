@@ -89,8 +89,17 @@ std::optional<Result<ModelSpec>> annotated_model(const RuleInput& input) {
                      rule.infer_profiles.end();
   auto spec = parse_model(*annotation, rule, infer ? ModelMode::kInfer : ModelMode::kTrain, app->gpus);
   if (spec && spec.value().mode == ModelMode::kInfer) {
+    // vLLM's flags say what the annotation does not: its share of the GPU,
+    // and the parallelism it splits the model with (when the annotation
+    // gives none and the pod's GPUs allow it).
+    ModelSpec& model = spec.value();
+    const bool parallel_given = model.tp > 1 || model.pp > 1;
     for (const ContainerFacts* holder : app->holders) {
-      if (holder->gpu_memory_utilization > 0) spec.value().reserved_share = holder->gpu_memory_utilization;
+      if (holder->gpu_memory_utilization > 0) model.reserved_share = holder->gpu_memory_utilization;
+      if (!parallel_given && holder->tensor_parallel > 1 && app->gpus % holder->tensor_parallel == 0) {
+        model.tp = holder->tensor_parallel;
+      }
+      if (!parallel_given && holder->pipeline_parallel > 1) model.pp = holder->pipeline_parallel;
     }
   }
   return spec;
@@ -100,11 +109,13 @@ RuleResult GpuMemoryRule::evaluate(const RuleInput& input) const {
   RuleResult result;
   const PodFacts& pod = input.pod;
   auto explain = [&](std::string floor, std::string detail, std::vector<RulePart> parts = {}) {
-    if (input.explain) result.row = RuleRow{RuleKind::kGpuMemory, std::move(floor), std::move(detail), std::move(parts)};
+    if (input.explain)
+      result.row = RuleRow{RuleKind::kGpuMemory, std::move(floor), std::move(detail), std::move(parts)};
   };
   const std::optional<Result<ModelSpec>> annotated = annotated_model(input);
   if (!annotated) {
-    explain("-", !pod.annotation(kModelKey) ? std::string("no annotation ") + kModelKey : "no app container holds GPUs");
+    explain("-",
+            !pod.annotation(kModelKey) ? std::string("no annotation ") + kModelKey : "no app container holds GPUs");
     return result;
   }
   const Phase* app = input.phases.app();
