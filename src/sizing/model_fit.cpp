@@ -169,11 +169,13 @@ VramNeed training_need(const GpuMemoryPolicy& policy, const ModelSpec& spec, int
   // Korthikanti et al. count them; a pipeline's first stage keeps pp
   // micro-batches of its layers in flight: all layers' worth), overhead.
   const int128 gathered_bytes_per_param = spec.method == TrainingMethod::kFull ? 2 * precision : stored;
-  const int128 gathered =
-      spec.zero >= 3 && spec.shape ? ceil_div(gathered_bytes_per_param * spec.shape->largest_layer, 1000 * spec.tp) : 0;
+  const int128 gathered = spec.zero >= 3 && spec.shape
+                              ? ceil_div(gathered_bytes_per_param * spec.shape->largest_layer, int128(1000) * spec.tp)
+                              : 0;
   const Milli allowance = policy.activation_bytes.at(std::string(method_name(spec.method)));
-  const int128 activations = spec.seq > 0 && spec.shape ? ceil_div(activation_bytes(*spec.shape, spec), spec.tp)
-                                                        : ceil_div(int128(spec.params) * allowance, 1000 * spec.tp);
+  const int128 activations = spec.seq > 0 && spec.shape
+                                 ? ceil_div(activation_bytes(*spec.shape, spec), spec.tp)
+                                 : ceil_div(int128(spec.params) * allowance, int128(1000) * spec.tp);
   VramNeed need;
   need.weights = ceil_bytes(weights, denominator);
   need.gathered = clamp_to_int64(gathered);
@@ -448,7 +450,7 @@ VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64
                           : "and its certain part alone is more than " + of_gpu + ".";
       break;
   }
-  check.message = "model " + spec_text(spec) + " needs " + need_text + " GB per GPU (" +
+  check.message = (spec.model.empty() ? "model " : "") + spec_text(spec) + " needs " + need_text + " GB per GPU (" +
                   breakdown_text(spec, check.need) + "), " + relation;
 
   const int64_t world = world_size(spec, gpus);

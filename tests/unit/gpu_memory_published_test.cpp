@@ -26,7 +26,7 @@ struct Published {
   std::string gpu;
   std::string expect;
   std::string policy;  // a policy file over the default (a model shape the source describes); may be empty
-  std::string part;    // "certain", "weights", "context", "host" or empty
+  std::string part;    // "certain", "weights", "context", "host", "total" or empty
   double gb = 0;       // the published number in `unit`, divided by `buffer`
   double unit = 1e9;   // GB, or GiB (2^30) as DeepSpeed prints
   double tolerance = 0;
@@ -45,7 +45,7 @@ std::vector<Published> load() {
     p.expect = item["expect"].as<std::string>();
     if (item["policy"]) p.policy = item["policy"].as<std::string>();
     if (const YAML::Node published = item["published"]) {
-      for (const char* part : {"certain", "weights", "context", "host"}) {
+      for (const char* part : {"certain", "weights", "context", "host", "total"}) {
         if (published[part]) {
           p.part = part;
           p.gb = published[part].as<double>();
@@ -95,6 +95,7 @@ TEST_P(PublishedRun, IsDecidedAsPublished) {
     const int64_t bytes = p.part == "certain"   ? check.need.certain
                           : p.part == "weights" ? check.need.weights
                           : p.part == "context" ? check.need.context
+                          : p.part == "total"   ? check.need.total
                                                 : check.need.host * p.pod_gpus;
     const double value = static_cast<double>(bytes) / p.unit;
     EXPECT_LE(std::abs(value - p.gb), p.gb * p.tolerance)

@@ -38,6 +38,15 @@ TEST(ModelShape, ANamedModelGivesItsPublishedParameterCount) {
   EXPECT_EQ(given.shape->hidden, 4096);
 }
 
+TEST(ModelShape, TheMessageNamesTheModelAsTheAnnotationDoes) {
+  const GpuModel gpu{"GPU-24", Quantity::from_bytes(24'000'000'000), {}};
+  const VramCheck check =
+      check_vram(policy(), parse_ok("model=llama-3-8b,method=lora,rank=16,seq=4k,batch=2", 1), 1, gpu, "");
+  EXPECT_TRUE(check.message.starts_with("model=llama-3-8b method=lora zero=0 rank=16 batch=2 seq=4k needs "))
+      << check.message;
+  EXPECT_TRUE(check.brief.starts_with("model llama-3-8b lora: ")) << check.brief;
+}
+
 TEST(ModelShape, ShapeKeysOverrideTheNamedModel) {
   const ModelSpec spec = parse_ok("model=llama-2-7b,layers=40,vocab=64000");
   EXPECT_EQ(spec.shape->layers, 40);
