@@ -217,6 +217,7 @@ std::string spec_text(const ModelSpec& spec) {
     if (spec.sequences > 1) text += " seqs=" + std::to_string(spec.sequences);
     return text + parallel_keys(spec);
   }
+  if (spec.precision != "bf16") text += " precision=" + spec.precision;
   text += " method=" + std::string(method_name(spec.method)) + " zero=" + std::to_string(spec.zero);
   if (spec.rank > 0)
     text += " rank=" + std::to_string(spec.rank) + (spec.targets == LoraTargets::kAll ? " targets=all" : "");

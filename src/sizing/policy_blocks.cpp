@@ -53,7 +53,7 @@ ModelShape read_model_shape(const YAML::Node& node, const std::string& path) {
                     {"name", "params", "layers", "hidden", "heads", "kvHeads", "headDim", "intermediate", "vocab",
                      "experts", "largestLayer"});
   ModelShape model;
-  // Sizes up to 10^6 keep the shape's products (layers x hidden x vocab ...) far inside int64.
+  // Sizes up to 10^6 keep the shape's products within model_fit.cpp's int128 arithmetic.
   const auto required = [&](const char* key, int64_t& out, int64_t minimum, int64_t maximum = 1'000'000) {
     if (!node[key]) fail(path, node, std::string("missing field ") + key);
     block.read(key, [&](const auto& value, const auto& at) { out = read_int(value, at, minimum, maximum); });
