@@ -46,7 +46,9 @@ std::string size_text(int64_t bytes) {
 std::string params_text(int64_t params) {
   const int64_t unit = params < kGB ? 1'000'000 : kGB;
   const int64_t hundredth = unit / 100;
-  return decimal_text((params + hundredth / 2) / hundredth * hundredth, unit) + (params < kGB ? "M" : "B");
+  // In int128: a count saturated at int64's most still rounds.
+  const int128 rounded = (int128(params) + hundredth / 2) / hundredth * hundredth;
+  return decimal_text(clamp_to_int64(rounded), unit) + (params < kGB ? "M" : "B");
 }
 
 std::string context_text(int64_t tokens) {
