@@ -3,6 +3,7 @@
 // part as written.
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <optional>
@@ -67,6 +68,15 @@ std::vector<std::string> names_of(const auto& map) {
   return names;
 }
 
+// The one of `values` whose name(value) is `text`, or nullopt.
+template <class Enum>
+std::optional<Enum> named(std::string_view text, std::initializer_list<Enum> values, std::string_view (*name)(Enum)) {
+  for (const Enum value : values) {
+    if (name(value) == text) return value;
+  }
+  return std::nullopt;
+}
+
 // Reads one key's value into spec (a shape key into `shape`); the problem
 // when it is malformed.
 std::optional<std::string> read_value(std::string_view key, std::string_view value, const GpuMemoryPolicy& policy,
@@ -104,14 +114,11 @@ std::optional<std::string> read_value(std::string_view key, std::string_view val
     }
     spec.precision = std::string(value);
   } else if (key == "method") {
-    if (value == "full")
-      spec.method = TrainingMethod::kFull;
-    else if (value == "lora")
-      spec.method = TrainingMethod::kLora;
-    else if (value == "qlora")
-      spec.method = TrainingMethod::kQlora;
-    else
-      return "must be full, lora or qlora";
+    // The names as method_name() writes them, so the two cannot drift.
+    const auto method =
+        named(value, {TrainingMethod::kFull, TrainingMethod::kLora, TrainingMethod::kQlora}, method_name);
+    if (!method) return "must be full, lora or qlora";
+    spec.method = *method;
   } else if (key == "zero") {
     const auto stage = read_whole(value, 0, 3);
     if (!stage) return "must be 0, 1, 2 or 3";
@@ -148,14 +155,10 @@ std::optional<std::string> read_value(std::string_view key, std::string_view val
     }
     spec.optimizer = std::string(value);
   } else if (key == "offload") {
-    if (value == "none")
-      spec.offload = Offload::kNone;
-    else if (value == "optimizer")
-      spec.offload = Offload::kOptimizer;
-    else if (value == "all")
-      spec.offload = Offload::kAll;
-    else if (value == "nvme")
-      spec.offload = Offload::kNvme;
+    const auto offload =
+        named(value, {Offload::kNone, Offload::kOptimizer, Offload::kAll, Offload::kNvme}, offload_name);
+    if (offload)
+      spec.offload = *offload;
     else
       return "must be none, optimizer (DeepSpeed offload_optimizer to CPU), all (offload_optimizer and "
              "offload_param to CPU) or nvme (both to NVMe)";
