@@ -31,7 +31,8 @@ std::string left_for_the_pod(const PodReading& reading, int64_t gpus) {
 void write_edit(const PodEdit& edit, PatchBuilder& patch, std::vector<std::string>& tokens) {
   if (const auto* set = std::get_if<SetResource>(&edit)) {
     tokens = set->container->path;
-    tokens.insert(tokens.end(), {"resources", set->limit ? "limits" : "requests", std::string(set->resource)});
+    tokens.insert(tokens.end(),
+                  {set->container->resources_key, set->limit ? "limits" : "requests", std::string(set->resource)});
     patch.set(tokens, set->value);
   } else if (const auto* set = std::get_if<SetString>(&edit)) {
     patch.set(set->path, set->value);
@@ -74,7 +75,10 @@ void apply_fixes(const PodTarget& target, PodSizing& sizing, PodDecision& decisi
     append(decision.raised, std::move(fix.raised));
     append(decision.changes, std::move(fix.changes));
   }
-  if (decision.changes.empty()) return;
+  // A pod spec or container without metadata of its own has nowhere to
+  // keep the annotation (the object's may hold several pods).
+  const PodShape shape = target.ref.shape;
+  if (decision.changes.empty() || shape == PodShape::kPodSpec || shape == PodShape::kContainer) return;
   const std::string sized = profile_text(*sizing.profile) + ", " + gpus_text(decision.gpus) + ": " +
                             join_capped(decision.changes, "; ", kSizedAnnotationBytes, "containers");
   std::vector<std::string> path = target.ref.path;

@@ -61,26 +61,39 @@ class PodReader {
 
   PodReading read() {
     read_selection();
-    if (argo()) {
-      read_argo_template();
-    } else {
-      read_pod_spec();
+    switch (target_.ref.shape) {
+      case PodShape::kArgoTemplate: read_argo_template(); break;
+      case PodShape::kPod: read_pod_spec(pod()["spec"], {"spec"}); break;
+      case PodShape::kPodSpec: read_pod_spec(pod(), {}); break;
+      case PodShape::kContainer: read_container_only(); break;
     }
     // Volumes and where the pod may run matter only to the rules of GPU pods.
     const auto holds_gpus = [](const std::vector<ContainerFacts>& list) {
       return std::any_of(list.begin(), list.end(), [](const ContainerFacts& c) { return c.gpus > 0; });
     };
     if (holds_gpus(facts().app) || holds_gpus(facts().init)) {
-      if (argo()) {
-        read_volumes(pod()["volumes"], absolute({"volumes"}));
-        std::vector<std::string> workflow = target_.ref.workflow_spec_path;
-        workflow.push_back("volumes");
-        read_volumes(target_.ref.workflow_spec["volumes"], std::move(workflow));
-        read_scheduling(pod());
-        read_scheduling(target_.ref.workflow_spec);
-      } else {
-        read_volumes(pod()["spec"]["volumes"], absolute({"spec", "volumes"}));
-        read_scheduling(pod()["spec"]);
+      switch (target_.ref.shape) {
+        case PodShape::kArgoTemplate: {
+          read_volumes(pod()["volumes"], absolute({"volumes"}));
+          std::vector<std::string> workflow = target_.ref.workflow_spec_path;
+          workflow.push_back("volumes");
+          read_volumes(target_.ref.workflow_spec["volumes"], std::move(workflow));
+          read_scheduling(pod());
+          read_scheduling(target_.ref.workflow_spec);
+          break;
+        }
+        case PodShape::kPod:
+          read_volumes(pod()["spec"]["volumes"], absolute({"spec", "volumes"}));
+          read_scheduling(pod()["spec"]);
+          break;
+        case PodShape::kPodSpec:
+          read_volumes(pod()["volumes"], absolute({"volumes"}));
+          read_scheduling(pod());
+          break;
+        case PodShape::kContainer:
+          // The operator builds the pod and its volumes: none to add to.
+          read_scheduling(target_.ref.scheduling);
+          break;
       }
     }
     return std::move(reading_);
@@ -93,12 +106,12 @@ class PodReader {
   JsonView pod() const { return target_.ref.pod; }
   bool argo() const { return target_.ref.shape == PodShape::kArgoTemplate; }
 
-  std::vector<std::string> absolute(std::initializer_list<std::string> tokens) const {
+  std::vector<std::string> absolute(const std::vector<std::string>& tokens) const {
     std::vector<std::string> path = target_.ref.path;
-    path.insert(path.end(), tokens);
+    path.insert(path.end(), tokens.begin(), tokens.end());
     return path;
   }
-  std::string field(std::initializer_list<std::string> tokens) const { return field_path(absolute(tokens)); }
+  std::string field(const std::vector<std::string>& tokens) const { return field_path(absolute(tokens)); }
 
   void problem(const std::string& field, const std::string& what, bool gpu_field = false) {
     reading_.problems.push_back(target_.description + ": " + field + " " + what);
@@ -123,7 +136,10 @@ class PodReader {
     };
     // The data loader, model and GPU describe one pod: they are read from
     // its own metadata only, as the Pods a workload creates carry them
-    // (an Argo workflow's annotations do not reach its Pods).
+    // (an Argo workflow's annotations do not reach its Pods). A pod spec or
+    // container written without metadata (KServe, NIMService, TrainJob)
+    // has the object's: its operator copies them to the pods it makes.
+    const bool own_metadata = target_.ref.shape == PodShape::kPod || target_.ref.shape == PodShape::kArgoTemplate;
     auto describes_the_pod = [](std::string_view key) {
       return key == kDataLoaderKey || key == kModelKey || key == kGpuKey;
     };
@@ -132,7 +148,7 @@ class PodReader {
              selection_reads(policy_, ProfileRule::Subject::kAnnotation, key);
     };
     auto wanted_parent_annotation = [&](std::string_view key) {
-      return !describes_the_pod(key) && wanted_annotation(key);
+      return (!own_metadata || !describes_the_pod(key)) && wanted_annotation(key);
     };
     SelectionInput& selection = facts().selection;
     add_strings(metadata["annotations"], selection.annotations, wanted_annotation);
@@ -163,20 +179,32 @@ class PodReader {
     return controller.empty() ? first : controller;
   }
 
-  void read_pod_spec() {
-    const JsonView spec = pod()["spec"];
+  // A pod spec at `spec`, `tokens` below the target (["spec"] in a pod
+  // template, [] for a pod spec written inline).
+  void read_pod_spec(JsonView spec, const std::vector<std::string>& tokens) {
+    const auto below = [&](std::string key) {
+      std::vector<std::string> path = tokens;
+      path.push_back(std::move(key));
+      return path;
+    };
     if (!spec.is_object()) {
-      problem(field({"spec"}), "is missing or not an object");
+      problem(field_path(absolute(tokens)), "is missing or not an object");
       return;
     }
     const JsonView containers = spec["containers"];
     if (!containers.is_array()) {
-      problem(field({"spec", "containers"}), "is missing or not a list");
+      problem(field_path(absolute(below("containers"))), "is missing or not a list");
       return;
     }
-    read_list(containers, {"spec", "containers"}, Role::kApp);
-    read_list(spec["initContainers"], {"spec", "initContainers"}, Role::kInit);
-    check_volumes_list(spec["volumes"], {"spec", "volumes"});
+    read_list(containers, below("containers"), Role::kApp);
+    read_list(spec["initContainers"], below("initContainers"), Role::kInit);
+    check_volumes_list(spec["volumes"], below("volumes"));
+  }
+
+  // A container with no pod around it: its resources are under
+  // ref.resources_key, and the operator that builds its pod names it.
+  void read_container_only() {
+    read_container(pod(), target_.ref.path, Role::kApp, JsonView(), "", "", -1, target_.ref.resources_key);
   }
 
   // Argo runs the template's container, script or containerSet as the main
@@ -201,7 +229,7 @@ class PodReader {
   }
 
   // The /dev/shm volume is appended to this list: it must be one.
-  void check_volumes_list(JsonView volumes, std::initializer_list<std::string> tokens) {
+  void check_volumes_list(JsonView volumes, const std::vector<std::string>& tokens) {
     if (!volumes.is_null() && !volumes.is_array()) problem(field(tokens), "is not a list");
   }
 
@@ -299,7 +327,7 @@ class PodReader {
     });
   }
 
-  void read_list(JsonView list, std::initializer_list<std::string> tokens, Role role) {
+  void read_list(JsonView list, const std::vector<std::string>& tokens, Role role) {
     if (list.is_null()) return;
     if (!list.is_array()) {
       problem(field(tokens), "is not a list");
@@ -318,7 +346,8 @@ class PodReader {
   // its main container "main"); empty means its field path. defaults:
   // Argo's templateDefaults for this container, or absent.
   void read_container(JsonView item, std::vector<std::string> path, Role role, JsonView defaults,
-                      const std::string& defaults_field, const std::string& unnamed, int init_index = -1) {
+                      const std::string& defaults_field, const std::string& unnamed, int init_index = -1,
+                      const std::string& resources_key = "resources") {
     if (!item.is_object()) {
       problem(field_path(path), "is not an object");
       return;
@@ -326,6 +355,7 @@ class PodReader {
     ContainerFacts container;
     container.path = std::move(path);
     container.init_index = init_index;
+    container.resources_key = resources_key;
     const FieldName where(container.path);
     container.name = string_member(item, "name");
     if (container.name.empty()) container.name = unnamed.empty() ? where.text() : unnamed;
@@ -409,20 +439,21 @@ class PodReader {
   }
 
   void read_resources(JsonView item, const FieldName& field, ContainerFacts& container) {
-    const JsonView resources = item["resources"];
+    const JsonView resources = item[container.resources_key];
     if (resources.is_null()) return;
+    const std::string resources_field = field.text() + "." + container.resources_key;
     if (!resources.is_object()) {
-      problem(field.text() + ".resources", "is not an object");
+      problem(resources_field, "is not an object");
       return;
     }
-    read_quantities(resources, "requests", field, container.requests);
-    read_quantities(resources, "limits", field, container.limits);
+    read_quantities(resources, "requests", resources_field, container.requests);
+    read_quantities(resources, "limits", resources_field, container.limits);
   }
 
-  void read_quantities(JsonView resources, std::string_view key, const FieldName& field, Quantities& out) {
+  void read_quantities(JsonView resources, std::string_view key, const std::string& resources_field, Quantities& out) {
     const JsonView map = resources[key];
     if (map.is_null()) return;
-    auto map_field = [&] { return field.text() + ".resources." + std::string(key); };
+    auto map_field = [&] { return resources_field + "." + std::string(key); };
     if (!map.is_object()) {
       problem(map_field(), "is not an object");
       return;
@@ -451,7 +482,7 @@ class PodReader {
     const Quantity* request = container.requests.find(resource);
     const Quantity* limit = container.limits.find(resource);
     if (!request && !limit) return 0;
-    auto where = [&] { return field.text() + ".resources"; };
+    auto where = [&] { return field.text() + "." + container.resources_key; };
     if (request && limit && *request != *limit) {
       problem(where(),
               resource + " request " + request->to_string() + " and limit " + limit->to_string() +

@@ -116,17 +116,73 @@ std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
   return kept;
 }
 
-std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id,
-                                       JsonView object, PatchBuilder& patch, JsonView old_object, bool explain,
-                                       const NodeInventory* nodes) {
+namespace {
+
+// What decide_object says about an object as a whole: an unknown kind
+// whose pods were found by their shape, and GPU asks no pod covers. Said
+// once, by the validating endpoint (which always runs).
+void describe_object(const ObjectIdentity& id, const std::string& object_text, JsonView object, bool discovered,
+                     const std::vector<PodTemplateRef>& refs, const IsGpuResource& is_gpu, ObjectDecision& out) {
+  const std::string& kind = id.kind;
+  if (discovered && !refs.empty()) {
+    std::vector<std::string> paths;
+    for (const PodTemplateRef& ref : refs) paths.push_back(field_path(ref.path));
+    // Short: the webhook's warnings are cut at 120 characters.
+    out.warnings.push_back(kind + " " + object_text + ": unknown kind, sized by shape: " +
+                           join_capped(paths, ", ", 1024, "paths") + "; name it in policy workloads:");
+  }
+  // Pods are read whole; the core group's other kinds (Node capacity,
+  // LimitRange, ResourceQuota) hold limits, not asks.
+  if (id.group.empty() && !id.kind.empty()) return;
+  const std::vector<std::string> outside = gpu_asks_outside(object, refs, is_gpu);
+  if (outside.empty()) return;
+  const std::string where = join(outside, ", ");
+  if (id.kind.empty()) {
+    out.unsized.push_back("not a Kubernetes object (no kind) but asks for GPUs at " + where +
+                          "; if it is a Helm values file, check the rendered chart (helm template ... | gpu-sizer "
+                          "check -)");
+  } else {
+    out.unsized.push_back(kind + " " + object_text + " asks for GPUs at " + where +
+                          ", where gpu-sizer finds no pod template, pod spec or container to size; set its CPU and "
+                          "memory by hand, or name its pod templates in the policy's workloads: list");
+  }
+}
+
+// A pod found by its shape in a kind no table names may not be what its
+// operator runs: gpu-sizer sizes it, and says what it would deny, but
+// denies only what is certain to fail.
+void keep_denials_as_warnings(PodDecision& pod) {
+  for (std::string& denial : pod.denials) pod.warnings.push_back(fit("would deny: " + std::move(denial)));
+  pod.denials.clear();
+  pod.denial_reasons.clear();
+}
+
+}  // namespace
+
+ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id, JsonView object,
+                             PatchBuilder& patch, JsonView old_object, bool explain, const NodeInventory* nodes) {
   const bool is_pod = id.group.empty() && id.kind == "Pod";
   const std::string object_text = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
-  std::vector<PodDecision> decisions;
+  ObjectDecision decision;
   const Mode mode = policy.mode_for(id.namespace_name);
   const auto& long_lived = policy.long_lived.kinds;
   const bool sized_at_creation = !is_pod && mode == Mode::kMutate && !policy.long_lived.patch_templates &&
                                  std::find(long_lived.begin(), long_lived.end(), id.kind) != long_lived.end();
-  for (const PodTemplateRef& ref : find_pod_templates(id.group, id.kind, object)) {
+  const IsGpuResource is_gpu = [&](std::string_view name) { return policy.is_gpu_resource(name); };
+  const WorkloadKind* kind = find_workload_kind(id.group, id.kind, policy.workloads);
+  // A kind no table names is searched for pods by their shape; an object
+  // without a kind (a Helm values file given to check) is not a workload.
+  const bool discovered = kind == nullptr && !id.kind.empty();
+  const std::vector<PodTemplateRef> refs = kind         ? find_pod_templates(*kind, object)
+                                           : discovered ? discover_pod_templates(object, is_gpu)
+                                                        : std::vector<PodTemplateRef>();
+  // An update that leaves the spec alone (labels, finalizers) was described
+  // when it was made.
+  const bool spec_changed = old_object.is_absent() || !(old_object["spec"] == object["spec"]);
+  if (endpoint == Endpoint::kValidate && !is_pod && spec_changed) {
+    describe_object(id, object_text, object, discovered, refs, is_gpu, decision);
+  }
+  for (const PodTemplateRef& ref : refs) {
     if (!old_object.is_absent()) {
       const JsonView old_template = at_path(old_object, ref.path);
       if (!old_template.is_absent() && old_template == ref.pod) continue;
@@ -136,7 +192,8 @@ std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, 
       label = "template \"" + ref.template_name + "\" ";
     } else if (!ref.replica_type.empty()) {
       label = ref.replica_type + " ";
-    } else if (!is_pod) {
+    } else if (!is_pod && ref.shape != PodShape::kContainer) {
+      // A container written alone is named by its field path already.
       label = field_path(ref.path) + " ";
     }
     const std::string description = is_pod ? "pod " + object_text : id.kind + " " + object_text + " " + label;
@@ -150,9 +207,11 @@ std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, 
                            id.kind,
                            sized_at_creation,
                            is_pod && id.admitted};
-    decisions.push_back(decide_pod(policy, endpoint, target, patch));
+    PodDecision pod = decide_pod(policy, endpoint, target, patch);
+    if (discovered) keep_denials_as_warnings(pod);
+    decision.pods.push_back(std::move(pod));
   }
-  return decisions;
+  return decision;
 }
 
 HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body, const NodeInventory* nodes) {
@@ -201,8 +260,8 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   const std::string group = string_member(kind, "group");
   const bool is_pod = group.empty() && outcome.kind == "Pod";
   const bool decided_operation = outcome.operation == "CREATE" || (!is_pod && outcome.operation == "UPDATE");
-  const bool decide = holds_pods(group, outcome.kind) && decided_operation &&
-                      string_member(request, "subResource").empty() &&
+  // A review that does not say what it reviews decides nothing.
+  const bool decide = !outcome.kind.empty() && decided_operation && string_member(request, "subResource").empty() &&
                       // An object being deleted only loses finalizers: let it go.
                       object["metadata"]["deletionTimestamp"].is_null();
   if (decide) {
@@ -230,7 +289,10 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     std::vector<std::string> changes;
     const JsonView old_object = request["oldObject"];
     const JsonView unchanged_from = outcome.operation == "UPDATE" && old_object.is_object() ? old_object : JsonView();
-    for (PodDecision& pod : decide_object(policy, endpoint, id, object, patch, unchanged_from, false, nodes)) {
+    ObjectDecision decided = decide_object(policy, endpoint, id, object, patch, unchanged_from, false, nodes);
+    for (std::string& note : decided.warnings) warnings.push_back(fit(std::move(note)));
+    for (std::string& note : decided.unsized) warnings.push_back(fit(std::move(note)));
+    for (PodDecision& pod : decided.pods) {
       warnings.insert(warnings.end(), pod.warnings.begin(), pod.warnings.end());
       denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());
       for (const auto& change : pod.changes) changes.push_back(is_pod ? change : pod.description + ": " + change);

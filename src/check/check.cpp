@@ -49,8 +49,12 @@ struct ObjectReport {
   std::vector<std::string> changes;   // what /mutate would change, one per resource
   std::vector<std::string> denials;   // what /validate would deny after that
   std::vector<std::string> warnings;  // what /validate would warn about
-  std::string mode;                   // the policy's mode for its namespace
-  std::vector<PodExplanation> pods;   // one per pod decided
+  // GPU asks gpu-sizer finds no pod to size for: nothing GPU-bearing
+  // passes silently (exit 2).
+  std::vector<std::string> unsized;
+  std::vector<std::string> notes;    // the warnings about the object as a whole (also in warnings)
+  std::string mode;                  // the policy's mode for its namespace
+  std::vector<PodExplanation> pods;  // one per pod decided
   bool changed() const { return !changes.empty(); }
   bool denied() const { return !denials.empty(); }
 };
@@ -112,21 +116,26 @@ ObjectReport check_object(const Policy& policy, const ManifestDocument& document
   ObjectReport report;
   report.document = document.index + 1;
   report.line = document.line;
-  report.kind = id.kind;
+  report.kind = id.kind.empty() ? "(no kind)" : id.kind;
   report.name = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
   report.mode = std::string(to_string(policy.mode_for(id.namespace_name)));
   if (policy.exemption_for(id.namespace_name)) return report;
   JsonReader object_reader;
   const JsonView object_view = object_reader.view_of(object);
   PatchBuilder mutation(object_view);
-  const auto mutated_pods = decide_object(policy, Endpoint::kMutate, id, object_view, mutation, {}, explain, nodes);
+  const auto mutated_pods =
+      decide_object(policy, Endpoint::kMutate, id, object_view, mutation, {}, explain, nodes).pods;
   for (const auto& pod : mutated_pods) {
     report.changes.insert(report.changes.end(), pod.warnings.begin(), pod.warnings.end());
   }
   JsonReader mutated_reader;
   const JsonView mutated = mutated_reader.view_of(applied(object, mutation));
   PatchBuilder unused(mutated);
-  const auto validated_pods = decide_object(policy, Endpoint::kValidate, id, mutated, unused, {}, explain, nodes);
+  ObjectDecision validated = decide_object(policy, Endpoint::kValidate, id, mutated, unused, {}, explain, nodes);
+  const auto& validated_pods = validated.pods;
+  report.notes = validated.warnings;
+  report.warnings = std::move(validated.warnings);
+  report.unsized = std::move(validated.unsized);
   for (const auto& pod : validated_pods) {
     report.denials.insert(report.denials.end(), pod.denials.begin(), pod.denials.end());
     report.warnings.insert(report.warnings.end(), pod.warnings.begin(), pod.warnings.end());
@@ -235,11 +244,14 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
     for (const std::string& pointer : pointers) {
       const json& object = documents[i].object.at(json::json_pointer(pointer));
       const ObjectIdentity id = identity_of(object);
-      if (!holds_pods(id.group, id.kind)) {
+      ObjectReport checked = check_object(policy, documents[i], object, id, options);
+      // Kinds no table names are reported when they hold GPU pods or asks.
+      const bool known = find_workload_kind(id.group, id.kind, policy.workloads) != nullptr;
+      if (!known && checked.pods.empty() && checked.unsized.empty()) {
         ++report.skipped;
         continue;
       }
-      report.objects.push_back(check_object(policy, documents[i], object, id, options));
+      report.objects.push_back(std::move(checked));
       if (!options.fix) continue;
       auto fixed = fix_object(mutate_policy, file.value(), i, pointer, id, options.nodes.get());
       if (!fixed) {
@@ -256,7 +268,7 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
 }
 
 void print_text(const std::vector<FileReport>& files, std::ostream& out) {
-  std::size_t checked = 0, changed = 0, denied = 0, unchanged = 0, skipped = 0, manifest_files = 0;
+  std::size_t checked = 0, changed = 0, denied = 0, unchanged = 0, unsized = 0, skipped = 0, manifest_files = 0;
   for (const auto& file : files) {
     if (!file.error.empty()) {
       out << "error    " << file.error << "\n";
@@ -270,21 +282,27 @@ void print_text(const std::vector<FileReport>& files, std::ostream& out) {
     ++manifest_files;
     for (const auto& object : file.objects) {
       ++checked;
+      unsized += !object.unsized.empty();
       changed += object.changed();
       denied += object.denied();
       unchanged += !object.changed() && !object.denied();
       const std::string where = file.path + ":" + std::to_string(object.line) + " (document " +
                                 std::to_string(object.document) + ") " + object.kind + " " + object.name;
-      const char* verdict = object.denied() ? "DENIED   " : object.changed() ? "CHANGED  " : "ok       ";
+      const char* verdict = !object.unsized.empty() ? "UNSIZED  "
+                            : object.denied()       ? "DENIED   "
+                            : object.changed()      ? "CHANGED  "
+                                                    : "ok       ";
       out << verdict << where << "\n";
       for (const auto& change : object.changes) out << "  change   " << change << "\n";
       for (const auto& denial : object.denials) out << "  deny     " << denial << "\n";
       for (const auto& warning : object.warnings) out << "  warning  " << warning << "\n";
+      for (const auto& unsized : object.unsized) out << "  unsized  " << unsized << "\n";
     }
   }
   if (manifest_files == 0) return;
   out << checked << " objects with pods checked: " << changed << " would be changed, " << denied << " denied, "
       << unchanged << " admitted unchanged";
+  if (unsized) out << "; " << unsized << " ask for GPUs gpu-sizer could not size";
   if (skipped) out << " (" << skipped << " other objects hold no pods)";
   out << "\n";
 }
@@ -324,6 +342,8 @@ void print_explanation(const std::vector<FileReport>& files, std::ostream& out) 
         for (const auto& denial : pod.denials) out << "    deny     " << denial << "\n";
         for (const auto& warning : pod.warnings) out << "    warning  " << warning << "\n";
       }
+      for (const auto& note : object.notes) out << "  warning  " << note << "\n";
+      for (const auto& unsized : object.unsized) out << "  unsized  " << unsized << "\n";
     }
   }
 }
@@ -387,7 +407,8 @@ void print_json(const std::vector<FileReport>& files, std::ostream& out, bool ex
                                                                 : "unchanged"},
                                   {"changes", object.changes},
                                   {"denials", object.denials},
-                                  {"warnings", object.warnings}});
+                                  {"warnings", object.warnings},
+                                  {"unsized", object.unsized}});
       entry["objects"].back()["pods"] = pods_json(object, explain);
       if (explain) entry["objects"].back()["mode"] = object.mode;
     }
@@ -436,6 +457,12 @@ int run_check(const Policy& policy, const CheckOptions& options, std::ostream& o
     if (file.osmo && !file.osmo->fits()) code = kCheckFindings;
     for (const auto& object : file.objects) {
       if (object.changed() || object.denied()) code = kCheckFindings;
+    }
+  }
+  // GPU asks nothing sized: an error however the rest went (explain too).
+  for (const auto& file : files) {
+    for (const auto& object : file.objects) {
+      if (!object.unsized.empty()) return kCheckUnreadable;
     }
   }
   return code;

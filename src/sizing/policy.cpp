@@ -216,7 +216,7 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
   if (!root.IsMap()) fail("policy", root, "must be a YAML mapping of policy fields");
   check_keys(root, "",
              {"mode", "namespaceModes", "exemptions", "gpuResources", "denyFromGpus", "profileRules", "defaultProfile",
-              "profiles", "sharedMemory", "dataLoader", "gpuMemory", "nodeFit", "nodeCaps", "longLived"});
+              "profiles", "sharedMemory", "dataLoader", "gpuMemory", "nodeFit", "nodeCaps", "longLived", "workloads"});
   if (!base) {
     for (const char* key :
          {"mode", "exemptions", "gpuResources", "denyFromGpus", "profileRules", "defaultProfile", "profiles",
@@ -275,6 +275,7 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
   if (root["nodeFit"]) read_node_fit(root["nodeFit"], complete, policy.node_fit);
   if (root["nodeCaps"]) read_node_caps(root["nodeCaps"], complete, policy.node_caps);
   if (root["longLived"]) read_long_lived(root["longLived"], complete, policy.long_lived);
+  if (root["workloads"]) policy.workloads = read_workloads(root["workloads"]);
 
   // Cross references are checked after merging, so a file may name a profile
   // that only the default defines.

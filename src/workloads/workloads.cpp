@@ -1,29 +1,52 @@
 #include "gpusizer/workloads/workloads.h"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
+
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 
 namespace {
 
-struct TemplateLocation {
-  // Dot-separated keys from the object root. "key[]" walks every element of
-  // an array, "*" every value of a map; both name the pod for policy rules
-  // (the element's name or groupName, or the map key).
-  std::string_view pattern;
-  PodShape shape = PodShape::kPod;
-};
+TemplateLocation container_at(std::string pattern, std::string resources_key, int scheduling_up) {
+  return {std::move(pattern), PodShape::kContainer, std::move(resources_key), scheduling_up};
+}
 
-struct KindEntry {
-  std::string_view group;
-  std::string_view kind;
+// KServe InferenceService components (serving.kserve.io/v1beta1, kserve
+// pkg/apis/serving/v1beta1/{predictor,transformer,explainer}.go): each is
+// a pod spec written inline (containers, volumes, nodeSelector), and the
+// predictor and explainer may instead name a model server whose container
+// fields sit in a block of its own (model:, pytorch:, ...).
+std::vector<TemplateLocation> inference_service_locations() {
   std::vector<TemplateLocation> locations;
-};
+  for (const char* component : {"predictor", "transformer", "explainer"}) {
+    locations.push_back({std::string("spec.") + component, PodShape::kPodSpec});
+  }
+  for (const char* server : {"model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface",
+                             "pmml", "lightgbm", "paddle"}) {
+    locations.push_back(container_at(std::string("spec.predictor.") + server, "resources", 1));
+  }
+  locations.push_back(container_at("spec.explainer.art", "resources", 1));
+  return locations;
+}
+
+// KServe LLMInferenceService and its config (serving.kserve.io
+// v1alpha1/v1alpha2, pkg/apis/serving/v1alpha1/llm_inference_service_types.go):
+// the decode pods' spec (template), the multi-node workers' (worker), and
+// the same two for disaggregated prefill.
+std::vector<TemplateLocation> llm_inference_service_locations() {
+  return {{"spec.template", PodShape::kPodSpec},
+          {"spec.worker", PodShape::kPodSpec},
+          {"spec.prefill.template", PodShape::kPodSpec},
+          {"spec.prefill.worker", PodShape::kPodSpec}};
+}
 
 // Where each kind keeps its pod templates (docs/workloads.md, from each
 // project's CRD). Adding a kind is adding a row.
-const std::vector<KindEntry>& kind_table() {
-  static const std::vector<KindEntry> table = {
+std::vector<WorkloadKind> make_kind_table() {
+  std::vector<WorkloadKind> table = {
       {"", "Pod", {{""}}},
       {"batch", "Job", {{"spec.template"}}},
       {"batch", "CronJob", {{"spec.jobTemplate.spec.template"}}},
@@ -35,7 +58,6 @@ const std::vector<KindEntry>& kind_table() {
       {"argoproj.io", "WorkflowTemplate", {{"spec.templates[]", PodShape::kArgoTemplate}}},
       {"argoproj.io", "ClusterWorkflowTemplate", {{"spec.templates[]", PodShape::kArgoTemplate}}},
       {"argoproj.io", "CronWorkflow", {{"spec.workflowSpec.templates[]", PodShape::kArgoTemplate}}},
-      {"kubeflow.org", "PyTorchJob", {{"spec.pytorchReplicaSpecs.*.template"}}},
       {"jobset.x-k8s.io", "JobSet", {{"spec.replicatedJobs[].template.spec.template"}}},
       {"ray.io", "RayCluster", {{"spec.headGroupSpec.template"}, {"spec.workerGroupSpecs[].template"}}},
       {"ray.io",
@@ -43,26 +65,48 @@ const std::vector<KindEntry>& kind_table() {
        {{"spec.rayClusterSpec.headGroupSpec.template"},
         {"spec.rayClusterSpec.workerGroupSpecs[].template"},
         {"spec.submitterPodTemplate"}}},
+      // KubeRay ray-operator/apis/ray/v1/rayservice_types.go: a RayCluster spec.
+      {"ray.io",
+       "RayService",
+       {{"spec.rayClusterConfig.headGroupSpec.template"}, {"spec.rayClusterConfig.workerGroupSpecs[].template"}}},
       {"batch.volcano.sh", "Job", {{"spec.tasks[].template"}}},
+      // Kubeflow Trainer v2 (trainer.kubeflow.org, pkg/apis/trainer/v1alpha1):
+      // a TrainJob has no pod template; spec.trainer.resourcesPerNode
+      // overrides the runtime's trainer container on every node. A runtime
+      // holds a JobSet spec.
+      {"trainer.kubeflow.org", "TrainJob", {container_at("spec.trainer", "resourcesPerNode", -1)}},
+      {"trainer.kubeflow.org", "TrainingRuntime", {{"spec.template.spec.replicatedJobs[].template.spec.template"}}},
+      {"trainer.kubeflow.org",
+       "ClusterTrainingRuntime",
+       {{"spec.template.spec.replicatedJobs[].template.spec.template"}}},
+      // LeaderWorkerSet (leaderworkerset.x-k8s.io/v1, api/leaderworkerset/v1).
+      {"leaderworkerset.x-k8s.io",
+       "LeaderWorkerSet",
+       {{"spec.leaderWorkerTemplate.leaderTemplate"}, {"spec.leaderWorkerTemplate.workerTemplate"}}},
+      {"serving.kserve.io", "InferenceService", inference_service_locations()},
+      {"serving.kserve.io", "LLMInferenceService", llm_inference_service_locations()},
+      {"serving.kserve.io", "LLMInferenceServiceConfig", llm_inference_service_locations()},
+      // NVIDIA NIM Operator (apps.nvidia.com/v1alpha1, api/apps/v1alpha1/nimservice_types.go):
+      // one container's resources, env and args, and the pod's nodeSelector
+      // and tolerations, all on the spec.
+      {"apps.nvidia.com", "NIMService", {container_at("spec", "resources", 0)}},
   };
+  // Kubeflow training-operator v1 (kubeflow.org, pkg/apis/kubeflow.org/v1)
+  // and mpi-operator v2beta1: one family, spec.<x>ReplicaSpecs.<type>.template.
+  for (const auto& [kind, specs] :
+       {std::pair{"PyTorchJob", "pytorchReplicaSpecs"}, std::pair{"TFJob", "tfReplicaSpecs"},
+        std::pair{"MPIJob", "mpiReplicaSpecs"}, std::pair{"PaddleJob", "paddleReplicaSpecs"},
+        std::pair{"XGBoostJob", "xgbReplicaSpecs"}, std::pair{"JAXJob", "jaxReplicaSpecs"},
+        std::pair{"MXJob", "mxReplicaSpecs"}}) {
+    table.push_back({"kubeflow.org", kind, {{std::string("spec.") + specs + ".*.template"}}});
+  }
   return table;
 }
 
-const KindEntry* find_kind(std::string_view group, std::string_view kind) {
-  const auto& table = kind_table();
-  auto it =
-      std::find_if(table.begin(), table.end(), [&](const KindEntry& e) { return e.group == group && e.kind == kind; });
+const WorkloadKind* find_in(const std::vector<WorkloadKind>& table, std::string_view group, std::string_view kind) {
+  auto it = std::find_if(table.begin(), table.end(),
+                         [&](const WorkloadKind& e) { return e.group == group && e.kind == kind; });
   return it == table.end() ? nullptr : &*it;
-}
-
-std::vector<std::string_view> split(std::string_view pattern) {
-  std::vector<std::string_view> parts;
-  while (!pattern.empty()) {
-    const auto dot = pattern.find('.');
-    parts.push_back(pattern.substr(0, dot));
-    pattern = dot == std::string_view::npos ? std::string_view() : pattern.substr(dot + 1);
-  }
-  return parts;
 }
 
 std::string name_of(JsonView element) {
@@ -81,7 +125,7 @@ bool runs_pod(JsonView argo_template) {
 
 class Walker {
  public:
-  Walker(PodShape shape, std::vector<PodTemplateRef>& out) : shape_(shape), out_(out) {}
+  Walker(const TemplateLocation& location, std::vector<PodTemplateRef>& out) : location_(location), out_(out) {}
 
   void walk(JsonView node, const std::vector<std::string_view>& parts, std::size_t index,
             std::vector<std::string>& path, const std::string& name) {
@@ -90,6 +134,7 @@ class Walker {
       return;
     }
     if (!node.is_object()) return;
+    objects_.push_back(node);
     const std::string_view part = parts[index];
     if (part == "*") {
       for (const auto& [key, value] : node.members()) {
@@ -97,8 +142,15 @@ class Walker {
         walk(value, parts, index + 1, path, std::string(key));
         path.pop_back();
       }
-      return;
+    } else {
+      walk_key(node, part, parts, index, path, name);
     }
+    objects_.pop_back();
+  }
+
+ private:
+  void walk_key(JsonView node, std::string_view part, const std::vector<std::string_view>& parts, std::size_t index,
+                std::vector<std::string>& path, const std::string& name) {
     const bool each = part.ends_with("[]");
     const std::string_view key = each ? part.substr(0, part.size() - 2) : part;
     const JsonView child = node[key];
@@ -107,7 +159,7 @@ class Walker {
     if (!each) {
       walk(child, parts, index + 1, path, name);
     } else if (child.is_array()) {
-      if (shape_ == PodShape::kArgoTemplate) enter_argo_spec(node, {path.begin(), path.end() - 1});
+      if (location_.shape == PodShape::kArgoTemplate) enter_argo_spec(node, {path.begin(), path.end() - 1});
       const auto items = child.elements();
       for (std::size_t i = 0; i < items.size(); ++i) {
         path.push_back(std::to_string(i));
@@ -118,7 +170,6 @@ class Walker {
     path.pop_back();
   }
 
- private:
   // The workflow spec around Argo's templates carries defaults and a
   // podSpecPatch that apply to every template.
   void enter_argo_spec(JsonView spec, std::vector<std::string> spec_path) {
@@ -131,42 +182,199 @@ class Walker {
   void emit(JsonView node, const std::vector<std::string>& path, const std::string& name) {
     PodTemplateRef ref;
     ref.pod = node;
-    ref.shape = shape_;
+    ref.shape = location_.shape;
     ref.path = path;
-    if (shape_ == PodShape::kArgoTemplate) {
-      if (!runs_pod(node)) return;
-      ref.template_name = name;
-      ref.template_defaults = template_defaults_;
-      ref.workflow_spec = workflow_spec_;
-      ref.workflow_spec_path = workflow_spec_path_;
-      ref.workflow_pod_spec_patch = pod_spec_patch_;
-    } else {
-      ref.replica_type = name;
+    switch (location_.shape) {
+      case PodShape::kArgoTemplate:
+        if (!runs_pod(node)) return;
+        ref.template_name = name;
+        ref.template_defaults = template_defaults_;
+        ref.workflow_spec = workflow_spec_;
+        ref.workflow_spec_path = workflow_spec_path_;
+        ref.workflow_pod_spec_patch = pod_spec_patch_;
+        break;
+      case PodShape::kPodSpec:
+        // A KServe component written as a model block has no containers.
+        if (!node.contains("containers")) return;
+        ref.replica_type = name;
+        break;
+      case PodShape::kContainer: {
+        ref.replica_type = name;
+        ref.resources_key = location_.resources_key;
+        const int up = location_.scheduling_up;
+        if (up == 0) ref.scheduling = node;
+        if (up > 0 && static_cast<std::size_t>(up) <= objects_.size()) ref.scheduling = objects_[objects_.size() - up];
+        break;
+      }
+      case PodShape::kPod: ref.replica_type = name; break;
     }
     out_.push_back(std::move(ref));
   }
 
-  PodShape shape_;
+  const TemplateLocation& location_;
   std::vector<PodTemplateRef>& out_;
+  std::vector<JsonView> objects_;  // the objects from the root to the node walked
   JsonView workflow_spec_;
   std::vector<std::string> workflow_spec_path_;
   JsonView template_defaults_;
   bool pod_spec_patch_ = false;
 };
 
+// Does this object ask for GPUs (gpu_asks_outside's test), anywhere in it?
+class GpuAskScan {
+ public:
+  GpuAskScan(const IsGpuResource& is_gpu, const std::vector<PodTemplateRef>* skip, std::size_t limit)
+      : is_gpu_(is_gpu), skip_(skip), limit_(limit) {}
+
+  void scan(JsonView node, std::vector<std::string>& path) {
+    if (found_.size() >= limit_ || skipped(path)) return;
+    if (node.is_array()) {
+      std::size_t index = 0;
+      node.for_each_element([&](JsonView element) {
+        path.push_back(std::to_string(index++));
+        scan(element, path);
+        path.pop_back();
+      });
+      return;
+    }
+    node.for_each_member([&](std::string_view key, JsonView value) {
+      path.emplace_back(key);
+      if (asks(key, value)) {
+        found_.push_back(field_path(path));
+      } else if (value.is_object() || value.is_array()) {
+        scan(value, path);
+      }
+      path.pop_back();
+    });
+  }
+
+  std::vector<std::string> found() && { return std::move(found_); }
+
+ private:
+  bool skipped(const std::vector<std::string>& path) const {
+    if (!skip_) return false;
+    return std::any_of(skip_->begin(), skip_->end(), [&](const PodTemplateRef& ref) { return ref.path == path; });
+  }
+
+  // A GPU count other than zero, or a field named for GPUs whose value is
+  // a GPU resource name (gpuType: nvidia.com/gpu).
+  bool asks(std::string_view key, JsonView value) const {
+    if (is_gpu_(key)) {
+      if (value.is_number()) return value.text() != "0";
+      if (value.is_string()) return value.string() != "0";
+      return false;
+    }
+    if (!value.is_string() || !is_gpu_(value.string())) return false;
+    std::string lower(key);
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    return lower.find("gpu") != std::string::npos;
+  }
+
+  const IsGpuResource& is_gpu_;
+  const std::vector<PodTemplateRef>* skip_;
+  std::size_t limit_;
+  std::vector<std::string> found_;
+};
+
+bool asks_for_gpus(JsonView node, const IsGpuResource& is_gpu) {
+  std::vector<std::string> path;
+  GpuAskScan scan(is_gpu, nullptr, 1);
+  scan.scan(node, path);
+  return !std::move(scan).found().empty();
+}
+
+// What a discovered pod is by its shape; nullopt: not a pod.
+std::optional<PodShape> pod_shape_of(JsonView node) {
+  if (node["spec"]["containers"].is_array()) return PodShape::kPod;
+  if (node["containers"].is_array()) return PodShape::kPodSpec;
+  if (node["resources"].is_object() && node["image"].is_string()) return PodShape::kContainer;
+  return std::nullopt;
+}
+
+void discover(JsonView node, std::vector<std::string>& path, const IsGpuResource& is_gpu,
+              std::vector<PodTemplateRef>& out) {
+  if (node.is_array()) {
+    std::size_t index = 0;
+    node.for_each_element([&](JsonView element) {
+      path.push_back(std::to_string(index++));
+      discover(element, path, is_gpu, out);
+      path.pop_back();
+    });
+    return;
+  }
+  if (!node.is_object()) return;
+  if (const auto shape = pod_shape_of(node); shape && !path.empty()) {
+    // A pod's own fields hold no further pods.
+    if (!asks_for_gpus(node, is_gpu)) return;
+    PodTemplateRef ref;
+    ref.pod = node;
+    ref.shape = *shape;
+    ref.path = path;
+    ref.replica_type = name_of(node);
+    out.push_back(std::move(ref));
+    return;
+  }
+  node.for_each_member([&](std::string_view key, JsonView value) {
+    // An object's status and metadata report; they ask for nothing.
+    if (path.empty() && (key == "status" || key == "metadata")) return;
+    path.emplace_back(key);
+    discover(value, path, is_gpu, out);
+    path.pop_back();
+  });
+}
+
 }  // namespace
 
-bool holds_pods(std::string_view group, std::string_view kind) { return find_kind(group, kind) != nullptr; }
+const std::vector<WorkloadKind>& builtin_workload_kinds() {
+  static const std::vector<WorkloadKind> table = make_kind_table();
+  return table;
+}
 
-std::vector<PodTemplateRef> find_pod_templates(std::string_view group, std::string_view kind, JsonView object) {
+const WorkloadKind* find_workload_kind(std::string_view group, std::string_view kind,
+                                       const std::vector<WorkloadKind>& policy_kinds) {
+  if (const WorkloadKind* own = find_in(policy_kinds, group, kind)) return own;
+  return find_in(builtin_workload_kinds(), group, kind);
+}
+
+bool holds_pods(std::string_view group, std::string_view kind) {
+  return find_in(builtin_workload_kinds(), group, kind) != nullptr;
+}
+
+std::vector<PodTemplateRef> find_pod_templates(const WorkloadKind& entry, JsonView object) {
   std::vector<PodTemplateRef> found;
-  const KindEntry* entry = find_kind(group, kind);
-  if (!entry || !object.is_object()) return found;
-  for (const TemplateLocation& location : entry->locations) {
+  if (!object.is_object()) return found;
+  for (const TemplateLocation& location : entry.locations) {
     std::vector<std::string> path;
-    Walker(location.shape, found).walk(object, split(location.pattern), 0, path, "");
+    Walker(location, found).walk(object, location_parts(location.pattern), 0, path, "");
   }
   return found;
+}
+
+std::vector<PodTemplateRef> find_pod_templates(std::string_view group, std::string_view kind, JsonView object) {
+  const WorkloadKind* entry = find_in(builtin_workload_kinds(), group, kind);
+  return entry ? find_pod_templates(*entry, object) : std::vector<PodTemplateRef>();
+}
+
+std::vector<PodTemplateRef> discover_pod_templates(JsonView object, const IsGpuResource& is_gpu) {
+  std::vector<PodTemplateRef> found;
+  std::vector<std::string> path;
+  discover(object, path, is_gpu, found);
+  return found;
+}
+
+std::vector<std::string> gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& read,
+                                          const IsGpuResource& is_gpu) {
+  // Enough to name the places in a message; an object with more is said to.
+  constexpr std::size_t kMostNamed = 8;
+  std::vector<std::string> path;
+  GpuAskScan scan(is_gpu, &read, kMostNamed);
+  object.for_each_member([&](std::string_view key, JsonView value) {
+    if (key == "status" || key == "metadata") return;
+    path.emplace_back(key);
+    if (value.is_object() || value.is_array()) scan.scan(value, path);
+    path.pop_back();
+  });
+  return std::move(scan).found();
 }
 
 }  // namespace gpusizer

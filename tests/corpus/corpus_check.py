@@ -13,22 +13,34 @@ Pods will be when created. One line per file, then a tally. Fails when:
     1 changed or denied, 2 an error it names);
   - a pod that some node holds as written is held by no node as sized
     (nodesBefore > 0, nodesAfter == 0): a mutation made it unschedulable;
-  - a serving kind (or a pod of one) is sized with the train profile.
+  - a serving kind (or a pod of one) is sized with the train profile;
+  - a file asks for GPUs (a GPU resource anywhere in it, found here by a
+    YAML walk of its own) and gpu-sizer neither sized a GPU pod of it nor
+    said which GPU asks it could not size: nothing GPU-bearing passes
+    silently;
+  - an OSMO workflow spec is not checked with only its sizing value set
+    (--set train_gpu=4 where it has that variable; exit 2 fails), or one
+    with train_gpu lacks the train_memory=192Gi fix line at 4 GPUs.
 """
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import yaml
+
 # The kinds that run inference servers, as the embedded policy's profile
 # rules name them (docs/workloads.md).
 SERVING_KINDS = {
     "Deployment", "StatefulSet", "ReplicaSet", "LeaderWorkerSet", "RayService",
-    "InferenceService", "LLMInferenceService", "NIMService",
+    "InferenceService", "LLMInferenceService", "LLMInferenceServiceConfig", "NIMService",
 }
+# The embedded policy's gpuResources.
+GPU_RESOURCES = {"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe"}
 # Sized as their Pods will be: the policy's longLived templates are patched here.
 POLICY = "longLived:\n  patchTemplates: true\n"
 
@@ -43,6 +55,40 @@ def check(binary, path, nodes, policy, flags):
     args = [binary, "check", "--output", "json", "--nodes", nodes, *own_policy, *flags, str(path)]
     result = subprocess.run(args, capture_output=True, text=True, timeout=120)
     return result.returncode, result.stdout, result.stderr
+
+
+def asks_for_gpus(path):
+    """A GPU resource with a count other than 0 anywhere in the file's
+    documents, or a field named for GPUs whose value is a GPU resource
+    (gpuType: nvidia.com/gpu). OSMO specs (Jinja templates) are read as
+    text: a `gpu:` line with a value other than 0 in a resources block."""
+    text = Path(path).read_text(errors="replace")
+    if is_osmo(text):
+        return re.search(r"^\s*gpu:\s*(?!0\s*$)\S", text, re.M) is not None
+    try:
+        documents = list(yaml.safe_load_all(text))
+    except yaml.YAMLError:
+        return False
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in GPU_RESOURCES and str(value).strip() not in ("0", "None"):
+                    return True
+                if isinstance(value, str) and value in GPU_RESOURCES and "gpu" in str(key).lower():
+                    return True
+                if walk(value):
+                    return True
+        elif isinstance(node, list):
+            return any(walk(item) for item in node)
+        return False
+
+    return any(walk(document) for document in documents)
+
+
+def is_osmo(text):
+    # OSMO workflow specs start with a `workflow:` mapping (and Jinja).
+    return re.search(r"^workflow:", text, re.M) is not None
 
 
 def pods_of(report):
@@ -68,21 +114,32 @@ def main():
     try:
         for path in manifest_files(corpus):
             name = os.path.relpath(path, corpus)
-            code, out, err = check(binary, path, nodes, policy.name, flags)
+            text = path.read_text(errors="replace")
+            osmo = is_osmo(text)
+            # An OSMO spec is checked with only its sizing value set.
+            sizing_value = ["--set", "train_gpu=4"] if osmo and "train_gpu" in text else []
+            code, out, err = check(binary, path, nodes, policy.name, flags + sizing_value)
             if code not in tally:
                 failures.append(f"{name}: CRASHED (exit {code}): {err.strip()[:300]}")
                 print(f"{name}  CRASHED (exit {code})")
                 continue
             tally[code] += 1
             report = json.loads(out) if out.strip().startswith("{") else {}
+            said = []  # what gpu-sizer said it could not decide
+            for file in report.get("files", []):
+                if file.get("error"):
+                    said.append(file["error"])
+                for obj in file.get("objects", []):
+                    said.extend(obj.get("unsized", []))
             if code == 2:
-                errors = [f.get("error") for f in report.get("files", []) if f.get("error")]
-                print(f"{name}  error: {(errors[0] if errors else err.strip())[:200]}")
+                print(f"{name}  error: {(said[0] if said else err.strip())[:300]}")
             notes = []
+            sized_gpu_pods = 0
             for obj, pod in pods_of(report):
                 if pod.get("gpus", 0) <= 0:
                     continue
                 gpu_pods += 1
+                sized_gpu_pods += 1
                 before, after = pod.get("nodesBefore"), pod.get("nodesAfter")
                 if before and after == 0:
                     failures.append(f"{name}: {pod['pod']}: fits {before} node shape(s) as written, none as sized")
@@ -91,8 +148,19 @@ def main():
                     failures.append(f"{name}: {pod['pod']}: a {obj['kind']} sized with the train profile")
                     notes.append("SERVER SIZED AS TRAINING")
                 notes.append(f"{pod['pod']}: {pod.get('profile') or '-'}, nodes {before}->{after}")
+            osmo_report = next((f for f in report.get("files", []) if f.get("format") == "osmo-workflow"), None)
+            if osmo:
+                if code == 2:
+                    failures.append(f"{name}: an OSMO spec not checked with only {sizing_value or 'no values'} set")
+                elif sizing_value and "train_memory=192Gi" not in (osmo_report or {}).get("set", ""):
+                    failures.append(f"{name}: no train_memory=192Gi fix line at train_gpu=4")
+                if osmo_report:
+                    notes.append(f"osmo: {len(osmo_report.get('blocks', []))} blocks, set: {osmo_report.get('set') or '-'}")
+            elif asks_for_gpus(path) and not sized_gpu_pods and not said:
+                failures.append(f"{name}: asks for GPUs, but no GPU pod was sized and nothing said why")
+                notes.append("GPU ASK PASSED SILENTLY")
             result = {0: "admitted", 1: "changed-or-denied", 2: "error"}[code]
-            if code != 2:
+            if code != 2 or notes:
                 print(f"{name}  {result}" + ("  [" + "; ".join(notes) + "]" if notes else ""))
     finally:
         os.unlink(policy.name)

@@ -141,23 +141,33 @@ TEST_P(EveryKind, MutatedObjectIsStableAndAdmitted) {
   const auto templates =
       find_pod_templates(api_group(object), object["kind"].get<std::string>(), reader.view_of(patched));
   ASSERT_FALSE(templates.empty());
+  JsonReader original_reader;
+  const JsonView original = original_reader.view_of(object);
   std::size_t sized = 0;
-  for (const auto& ref : templates) sized += ref.pod["metadata"]["annotations"].contains("gpu-sizer.io/sized");
+  for (const auto& ref : templates) {
+    // A pod spec or container written without metadata carries no
+    // annotation: its resources are raised in place.
+    sized += ref.shape == PodShape::kPod ? ref.pod["metadata"]["annotations"].contains("gpu-sizer.io/sized")
+                                         : !(at_path(original, ref.path) == ref.pod);
+  }
   EXPECT_GE(sized, 1u) << GetParam();
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, EveryKind,
-                         ::testing::Values("pod.yaml", "job.yaml", "cronjob.yaml", "deployment.yaml",
-                                           "statefulset.yaml", "replicaset.yaml", "daemonset.yaml",
-                                           "argo-workflow.yaml", "argo-workflowtemplate.yaml",
-                                           "argo-clusterworkflowtemplate.yaml", "argo-cronworkflow.yaml",
-                                           "pytorchjob.yaml", "jobset.yaml", "raycluster.yaml", "rayjob.yaml",
-                                           "volcano-job.yaml"),
-                         [](const auto& info) {
-                           std::string name = info.param.substr(0, info.param.find('.'));
-                           std::erase(name, '-');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, EveryKind,
+    ::testing::Values("pod.yaml", "job.yaml", "cronjob.yaml", "deployment.yaml", "statefulset.yaml", "replicaset.yaml",
+                      "daemonset.yaml", "argo-workflow.yaml", "argo-workflowtemplate.yaml",
+                      "argo-clusterworkflowtemplate.yaml", "argo-cronworkflow.yaml", "pytorchjob.yaml", "jobset.yaml",
+                      "raycluster.yaml", "rayjob.yaml", "volcano-job.yaml", "tfjob.yaml", "mpijob.yaml",
+                      "paddlejob.yaml", "xgboostjob.yaml", "jaxjob.yaml", "mxjob.yaml", "trainjob.yaml",
+                      "trainingruntime.yaml", "clustertrainingruntime.yaml", "leaderworkerset.yaml", "rayservice.yaml",
+                      "inferenceservice.yaml", "inferenceservice-containers.yaml", "llminferenceservice.yaml",
+                      "nimservice.yaml"),
+    [](const auto& info) {
+      std::string name = info.param.substr(0, info.param.find('.'));
+      std::erase(name, '-');
+      return name;
+    });
 
 }  // namespace
 }  // namespace gpusizer::testing

@@ -202,12 +202,8 @@ TEST(HandleReview, UpdatesAndDeletesAreAllowedUnchanged) {
 }
 
 TEST(HandleReview, OtherKindsAndSubresourcesAreAllowedUnchanged) {
-  const json deployment_kind = {{"group", "apps"}, {"version", "v1"}, {"kind", "Deployment"}};
-  const json foreign_pod_kind = {{"group", "example.com"}, {"version", "v1"}, {"kind", "Pod"}};
   const json cm_kind = {{"group", ""}, {"version", "v1"}, {"kind", "ConfigMap"}};
   for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
-    expect_unchanged(handle(review(pod(), "CREATE", "team-a", deployment_kind), endpoint));
-    expect_unchanged(handle(review(pod(), "CREATE", "team-a", foreign_pod_kind), endpoint));
     expect_unchanged(handle(review({{"data", {{"a", "b"}}}}, "CREATE", "team-a", cm_kind), endpoint));
     for (const char* sub : {"status", "binding", "ephemeralcontainers"}) {
       json r = review(pod());
@@ -215,6 +211,28 @@ TEST(HandleReview, OtherKindsAndSubresourcesAreAllowedUnchanged) {
       expect_unchanged(handle(r, endpoint));
     }
   }
+}
+
+// A kind's pods are where its table row says; GPU asks elsewhere in it are
+// not sized but said (by /validate), and a kind no table names is searched.
+TEST(HandleReview, GpuAsksOutsideTheKindsTemplatesAreWarnedAboutNotSized) {
+  const json deployment_kind = {{"group", "apps"}, {"version", "v1"}, {"kind", "Deployment"}};
+  expect_unchanged(handle(review(pod(), "CREATE", "team-a", deployment_kind), Endpoint::kMutate));
+  const Answer validated = handle(review(pod(), "CREATE", "team-a", deployment_kind), Endpoint::kValidate);
+  EXPECT_TRUE(validated.response["allowed"].get<bool>());
+  EXPECT_FALSE(validated.response.contains("patch"));
+  EXPECT_NE(validated.response["warnings"].dump().find(
+                "Deployment team-a/train-x asks for GPUs at spec.containers[0].resources.limits.nvidia.com/gpu"),
+            std::string::npos)
+      << validated.response.dump();
+
+  const json foreign_pod_kind = {{"group", "example.com"}, {"version", "v1"}, {"kind", "Pod"}};
+  const Answer mutated = handle(review(pod(), "CREATE", "team-a", foreign_pod_kind), Endpoint::kMutate);
+  EXPECT_TRUE(mutated.response.contains("patch")) << "its pod spec is found by its shape and sized";
+  const Answer warned = handle(review(pod(), "CREATE", "team-a", foreign_pod_kind), Endpoint::kValidate);
+  EXPECT_NE(warned.response["warnings"].dump().find("Pod team-a/train-x: unknown kind, sized by shape: spec;"),
+            std::string::npos)
+      << warned.response.dump();
 }
 
 TEST(HandleReview, ExemptNamespacesAreAllowedUnchangedAndRecorded) {

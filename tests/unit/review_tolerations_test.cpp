@@ -43,7 +43,7 @@ std::vector<std::string_view> capped(const json& pod, bool admitted, const Polic
   const JsonView object = reader.view_of(pod);
   PatchBuilder patch(object);
   const ObjectIdentity id{"", "Pod", "team-a", "train-x", admitted};
-  const auto decisions = decide_object(policy, Endpoint::kMutate, id, object, patch, {}, false, nodes.get());
+  const auto decisions = decide_object(policy, Endpoint::kMutate, id, object, patch, {}, false, nodes.get()).pods;
   EXPECT_EQ(decisions.size(), 1u);
   return decisions.empty() ? std::vector<std::string_view>{} : decisions.front().capped;
 }

@@ -25,18 +25,30 @@ struct ObjectIdentity {
   bool admitted = false;
 };
 
+// What decide_object decided for one object.
+struct ObjectDecision {
+  std::vector<PodDecision> pods;  // one per pod decided
+  // About the object as a whole (validating endpoint only): a kind no
+  // table names whose pods were found by their shape.
+  std::vector<std::string> warnings;
+  // GPU asks outside every pod read (validating endpoint only): the
+  // webhook warns, `check` reports them as errors.
+  std::vector<std::string> unsized;
+};
+
 // Decides every pod of one object: the Pod itself, or each pod template of
-// a workload kind (workloads.h), each on its own GPU count. Patch operations
-// go to `patch`, whose document is `object`. Kinds that hold no pods give
-// no decisions. With an old_object (an UPDATE), templates equal to the old
+// a workload kind (workloads.h: the policy's workloads list, then the
+// built-in table; for any other kind, the pods found by their shape), each
+// on its own GPU count. Patch operations go to `patch`, whose document is
+// `object`. With an old_object (an UPDATE), templates equal to the old
 // object's at the same place are not decided: an update that leaves them
 // alone (a label, a finalizer, a scale) must not be blocked or patched, and
 // some templates (Job's) are immutable. With explain, each decision lists
 // its rules (gpu-sizer explain). `nodes` are the nodes known (the cluster's,
 // a --nodes file); nullptr: none, and the policy's nodeFit.pools stand in.
-std::vector<PodDecision> decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id,
-                                       JsonView object, PatchBuilder& patch, JsonView old_object = {},
-                                       bool explain = false, const NodeInventory* nodes = nullptr);
+ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id, JsonView object,
+                             PatchBuilder& patch, JsonView old_object = {}, bool explain = false,
+                             const NodeInventory* nodes = nullptr);
 
 // What one review decided, for logs and metrics.
 struct ReviewOutcome {

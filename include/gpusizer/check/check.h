@@ -26,9 +26,11 @@ struct CheckOptions {
 };
 
 // Exit codes, as CI reads them.
-inline constexpr int kCheckClean = 0;       // every object would be admitted unchanged
-inline constexpr int kCheckFindings = 1;    // some object would be changed or denied
-inline constexpr int kCheckUnreadable = 2;  // some input could not be read or parsed
+inline constexpr int kCheckClean = 0;     // every object would be admitted unchanged
+inline constexpr int kCheckFindings = 1;  // some object would be changed or denied
+// Some input could not be read or parsed, or asks for GPUs where gpu-sizer
+// finds no pod to size.
+inline constexpr int kCheckUnreadable = 2;
 
 // Checks every document of every path against the policy. The report goes
 // to `out` (or, with --fix to stdout, to `err`, leaving `out` for the

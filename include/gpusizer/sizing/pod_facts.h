@@ -63,7 +63,9 @@ class Quantities {
 struct ContainerFacts {
   std::string name;
   std::vector<std::string> path;  // JSON Pointer tokens to the container in the reviewed object
-  std::string shm_volume;         // the volume mounted at /dev/shm; empty: none
+  // Its ResourceRequirements' key: "resources", or TrainJob's "resourcesPerNode".
+  std::string resources_key = "resources";
+  std::string shm_volume;  // the volume mounted at /dev/shm; empty: none
   Quantities requests;
   Quantities limits;
   int64_t gpus = 0;

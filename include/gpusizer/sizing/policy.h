@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/workload_kinds.h"
 #include "gpusizer/util/result.h"
 
 namespace gpusizer {
@@ -252,6 +253,9 @@ struct Policy {
   NodeFitPolicy node_fit;
   NodeCapsPolicy node_caps;
   LongLivedPolicy long_lived;
+  // Kinds the cluster adds, or corrects, beyond the built-in table
+  // (workloads/workloads.h); looked up before it.
+  std::vector<WorkloadKind> workloads;
   // nodeFit.pools as node classes (sizing/nodes.h pool_inventory), made by
   // parse_policy; nullptr: no pools. Decisions use it when no nodes are known.
   std::shared_ptr<const NodeInventory> pool_nodes;

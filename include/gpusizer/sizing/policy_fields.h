@@ -99,5 +99,7 @@ void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out
 void read_node_fit(const YAML::Node& node, bool complete, NodeFitPolicy& out);
 void read_node_caps(const YAML::Node& node, bool complete, NodeCapsPolicy& out);
 void read_long_lived(const YAML::Node& node, bool complete, LongLivedPolicy& out);
+// `workloads:`, a list that replaces the base's.
+std::vector<WorkloadKind> read_workloads(const YAML::Node& node);
 
 }  // namespace gpusizer::policy_fields

@@ -1,20 +1,18 @@
 // Where pods live in each workload kind: one table of kind -> pod template
-// locations, walked the same way for every kind.
+// locations, walked the same way for every kind, which a policy can extend
+// (`workloads:`); and, for kinds in neither, a walk that discovers pod
+// templates by their shape.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gpusizer/json/json_view.h"
+#include "gpusizer/sizing/workload_kinds.h"
 
 namespace gpusizer {
-
-// How a pod is written at a location.
-enum class PodShape {
-  kPod,           // metadata + spec.containers / spec.initContainers (Pods and pod templates)
-  kArgoTemplate,  // an Argo template: container | script | containerSet, initContainers, sidecars
-};
 
 // One pod template inside an object.
 struct PodTemplateRef {
@@ -23,6 +21,10 @@ struct PodTemplateRef {
   std::vector<std::string> path;  // JSON Pointer tokens from the object root; empty for a Pod
   std::string template_name;      // Argo template name
   std::string replica_type;       // PyTorchJob replica type, JobSet job, Ray group, Volcano task name
+  // kContainer: the ResourceRequirements key, and the object holding the
+  // pod's scheduling fields (absent: none).
+  std::string resources_key = "resources";
+  JsonView scheduling;
   // Argo only: spec.templateDefaults (merged under each template) and
   // whether the workflow sets spec.podSpecPatch (which may change anything).
   JsonView template_defaults;  // absent when the workflow has none
@@ -33,12 +35,38 @@ struct PodTemplateRef {
   bool workflow_pod_spec_patch = false;
 };
 
-// True when the kind (API group and kind, any version) holds pods.
+// The built-in table (docs/workloads.md), from each project's CRD.
+const std::vector<WorkloadKind>& builtin_workload_kinds();
+
+// The kind's entry: the policy's own list first (a cluster may correct a
+// built-in row), then the built-in table; nullptr when neither names it.
+const WorkloadKind* find_workload_kind(std::string_view group, std::string_view kind,
+                                       const std::vector<WorkloadKind>& policy_kinds);
+
+// True when the built-in table names the kind.
 bool holds_pods(std::string_view group, std::string_view kind);
 
 // The pod templates of an object of this kind, in document order. Argo
 // templates that do not run a pod (steps, dag, resource, suspend) are left
-// out. Empty for kinds that hold no pods or objects without templates.
+// out. Empty for objects without templates.
+std::vector<PodTemplateRef> find_pod_templates(const WorkloadKind& entry, JsonView object);
+// The same for a built-in kind; empty for kinds the table does not name.
 std::vector<PodTemplateRef> find_pod_templates(std::string_view group, std::string_view kind, JsonView object);
+
+// True for a resource name that is a GPU (the policy's gpuResources).
+using IsGpuResource = std::function<bool(std::string_view)>;
+
+// For a kind no table names: the pod templates ({metadata, spec:
+// {containers}}), pod specs ({containers}) and containers ({image,
+// resources}) anywhere in the object that ask for a GPU, outermost first.
+std::vector<PodTemplateRef> discover_pod_templates(JsonView object, const IsGpuResource& is_gpu);
+
+// Where the object asks for GPUs outside every pod in `read` (field paths
+// such as "spec.predictor.custom.resources.limits.nvidia.com/gpu"): a GPU
+// resource with a count other than 0, or a field that names a GPU resource
+// as its value (VLLMRuntime's gpuType). Tolerations (key: nvidia.com/gpu)
+// ask for nothing.
+std::vector<std::string> gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& read,
+                                          const IsGpuResource& is_gpu);
 
 }  // namespace gpusizer

@@ -36,7 +36,9 @@ class ShmPlanner {
 
   ShmPlan plan() {
     const Phase* app = input_.phases.app();
-    if (!app || !sizes_) return std::move(plan_);
+    // No volume list: a container whose pod an operator builds (NIMService,
+    // a KServe model block), with its /dev/shm.
+    if (!app || !sizes_ || input_.pod.volume_lists.empty()) return std::move(plan_);
     std::string mounted;  // the volume some GPU container mounts at /dev/shm
     for (const ContainerFacts* holder : app->holders) {
       if (mounted.empty()) mounted = holder->shm_volume;

@@ -1,0 +1,126 @@
+// `gpu-sizer check --fix` on the training and serving kinds (each fixture
+// of tests/data/workloads fixed where its operator reads the resources,
+// then checked clean), an unknown kind sized by discovery, and GPU asks
+// nothing could size, which stop a CI job (exit 2) naming the path.
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "integration/cli_support.h"
+#include "integration/webhook_process.h"
+#include "support/review_support.h"
+
+namespace gpusizer::testing {
+namespace {
+
+using namespace cli_test;  // NOLINT(google-build-using-namespace)
+
+struct FixCase {
+  std::string file;
+  std::string pointer;  // the container's ResourceRequirements in the fixed object
+  std::string memory;   // its memory request once fixed
+};
+
+class CliFixKind : public ::testing::TestWithParam<FixCase> {};
+
+TEST_P(CliFixKind, FixRaisesTheResourcesItsOperatorReadsAndTheResultIsClean) {
+  TempDir dir;
+  const std::string fixed = dir.path() + "/fixed.yaml";
+  // Serving kinds' templates are patched only with longLived.patchTemplates.
+  const std::string policy = dir.path() + "/policy.yaml";
+  std::ofstream(policy) << "longLived:\n  patchTemplates: true\n";
+  const auto fix = run(
+      "check --policy " + policy + " --fix " + kWorkloads + GetParam().file + " > " + fixed + " 2>/dev/null", false);
+  EXPECT_EQ(fix.exit_code, 1) << GetParam().file;
+  const json object = first_manifest_object(fixed);
+  EXPECT_EQ(object.at(json::json_pointer(GetParam().pointer))["requests"]["memory"], GetParam().memory)
+      << object.dump();
+  const auto again = run("check --policy " + policy + " " + fixed);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, CliFixKind,
+    ::testing::Values(
+        FixCase{"tfjob.yaml", "/spec/tfReplicaSpecs/Worker/template/spec/containers/0/resources", "96Gi"},
+        FixCase{"mpijob.yaml", "/spec/mpiReplicaSpecs/Worker/template/spec/containers/0/resources", "192Gi"},
+        FixCase{"paddlejob.yaml", "/spec/paddleReplicaSpecs/Worker/template/spec/containers/0/resources", "96Gi"},
+        FixCase{"xgboostjob.yaml", "/spec/xgbReplicaSpecs/Worker/template/spec/containers/0/resources", "96Gi"},
+        FixCase{"jaxjob.yaml", "/spec/jaxReplicaSpecs/Worker/template/spec/containers/0/resources", "192Gi"},
+        FixCase{"mxjob.yaml", "/spec/mxReplicaSpecs/Worker/template/spec/containers/0/resources", "96Gi"},
+        FixCase{"trainjob.yaml", "/spec/trainer/resourcesPerNode", "192Gi"},
+        FixCase{"trainingruntime.yaml",
+                "/spec/template/spec/replicatedJobs/0/template/spec/template/spec/containers/0/resources", "96Gi"},
+        FixCase{"clustertrainingruntime.yaml",
+                "/spec/template/spec/replicatedJobs/0/template/spec/template/spec/containers/0/resources", "96Gi"},
+        FixCase{"leaderworkerset.yaml", "/spec/leaderWorkerTemplate/workerTemplate/spec/containers/0/resources",
+                "384Gi"},
+        FixCase{"rayservice.yaml", "/spec/rayClusterConfig/workerGroupSpecs/0/template/spec/containers/0/resources",
+                "96Gi"},
+        FixCase{"inferenceservice.yaml", "/spec/predictor/model/resources", "96Gi"},
+        FixCase{"inferenceservice-containers.yaml", "/spec/predictor/containers/0/resources", "192Gi"},
+        FixCase{"llminferenceservice.yaml", "/spec/prefill/template/containers/0/resources", "64Gi"},
+        FixCase{"nimservice.yaml", "/spec/resources", "96Gi"}),
+    [](const auto& info) {
+      std::string name = info.param.file.substr(0, info.param.file.find('.'));
+      std::erase(name, '-');
+      return name;
+    });
+
+TEST(CliCheckKinds, AnUnknownKindsGpuTemplateIsFixedAndWarnedAbout) {
+  TempDir dir;
+  const std::string file = dir.path() + "/trainer.yaml";
+  std::ofstream(file) << R"(apiVersion: example.com/v1
+kind: DistributedTrainer
+metadata: {name: llama, namespace: ml-team}
+spec:
+  workers:
+    - name: gpu
+      template:
+        spec:
+          containers:
+            - name: train
+              resources: {limits: {nvidia.com/gpu: 2, memory: 16Gi}}
+)";
+  const auto checked = run("check " + file);
+  EXPECT_EQ(checked.exit_code, 1) << checked.output;
+  EXPECT_NE(
+      checked.output.find("DistributedTrainer ml-team/llama: unknown kind, sized by shape: spec.workers[0].template"),
+      std::string::npos)
+      << checked.output;
+  EXPECT_EQ(run("check --fix --in-place " + file).exit_code, 1);
+  EXPECT_EQ(run("check " + file).exit_code, 0);
+}
+
+TEST(CliCheckKinds, GpuAsksNothingCouldSizeExitTwoNamingThePath) {
+  TempDir dir;
+  const std::string runtime = dir.path() + "/runtime.yaml";
+  std::ofstream(runtime) << R"(apiVersion: production-stack.vllm.ai/v1alpha1
+kind: VLLMRuntime
+metadata: {name: llama}
+spec:
+  deploymentConfig:
+    resources: {cpu: "5", memory: 32Gi, gpu: "1", gpuType: nvidia.com/gpu}
+)";
+  const auto checked = run("check " + runtime);
+  EXPECT_EQ(checked.exit_code, 2) << checked.output;
+  EXPECT_NE(checked.output.find("UNSIZED  " + runtime + ":1 (document 1) VLLMRuntime default/llama"), std::string::npos)
+      << checked.output;
+  EXPECT_NE(checked.output.find("asks for GPUs at spec.deploymentConfig.resources.gpuType"), std::string::npos);
+  EXPECT_EQ(checked.output.find("hold no pods"), std::string::npos) << checked.output;
+  // A Helm values file is not a Kubernetes object: it says to check the chart.
+  const std::string values = dir.path() + "/values.yaml";
+  std::ofstream(values) << "resources:\n  limits:\n    nvidia.com/gpu: 1\n";
+  const auto json_report = run("check --output json " + values, false);
+  EXPECT_EQ(json_report.exit_code, 2);
+  const auto report = nlohmann::json::parse(json_report.output);
+  const std::string unsized = report["files"][0]["objects"][0]["unsized"][0];
+  EXPECT_NE(unsized.find("not a Kubernetes object (no kind) but asks for GPUs at resources.limits.nvidia.com/gpu"),
+            std::string::npos)
+      << unsized;
+}
+
+}  // namespace
+}  // namespace gpusizer::testing

@@ -1,0 +1,209 @@
+// Where the pods of the training and serving kinds are (each fixture of
+// tests/data/workloads through the kind table), the discovery of pods in
+// kinds no table names, GPU asks outside every pod read, and the policy's
+// workloads list with its path validation.
+#include <gtest/gtest.h>
+
+#include "gpusizer/sizing/policy.h"
+#include "gpusizer/util/strings.h"
+#include "gpusizer/workloads/workloads.h"
+#include "support/review_support.h"
+
+namespace gpusizer::testing {
+namespace {
+
+const std::string kFixtures = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/workloads/";
+
+IsGpuResource default_gpus() {
+  return [](std::string_view name) { return default_policy().is_gpu_resource(name); };
+}
+
+struct KindCase {
+  std::string file;
+  std::vector<std::string> paths;  // the pods found, as field paths
+  PodShape shape;
+};
+
+class NamedKind : public ::testing::TestWithParam<KindCase> {};
+
+TEST_P(NamedKind, FindsEachPodAtItsDocumentedPath) {
+  const json object = first_manifest_object(kFixtures + GetParam().file);
+  JsonReader reader;
+  const JsonView view = reader.view_of(object);
+  const WorkloadKind* kind = find_workload_kind(api_group(object), object["kind"].get<std::string>(), {});
+  ASSERT_NE(kind, nullptr) << GetParam().file;
+  std::vector<std::string> paths;
+  for (const PodTemplateRef& ref : find_pod_templates(*kind, view)) {
+    paths.push_back(field_path(ref.path));
+    EXPECT_EQ(ref.shape, GetParam().shape) << field_path(ref.path);
+  }
+  EXPECT_EQ(paths, GetParam().paths);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, NamedKind,
+    ::testing::Values(
+        KindCase{"tfjob.yaml", {"spec.tfReplicaSpecs.Worker.template"}, PodShape::kPod},
+        KindCase{"mpijob.yaml", {"spec.mpiReplicaSpecs.Worker.template"}, PodShape::kPod},
+        KindCase{"paddlejob.yaml", {"spec.paddleReplicaSpecs.Worker.template"}, PodShape::kPod},
+        KindCase{"xgboostjob.yaml", {"spec.xgbReplicaSpecs.Worker.template"}, PodShape::kPod},
+        KindCase{"jaxjob.yaml", {"spec.jaxReplicaSpecs.Worker.template"}, PodShape::kPod},
+        KindCase{"mxjob.yaml", {"spec.mxReplicaSpecs.Worker.template"}, PodShape::kPod},
+        KindCase{"trainjob.yaml", {"spec.trainer"}, PodShape::kContainer},
+        KindCase{
+            "trainingruntime.yaml", {"spec.template.spec.replicatedJobs[0].template.spec.template"}, PodShape::kPod},
+        KindCase{"clustertrainingruntime.yaml",
+                 {"spec.template.spec.replicatedJobs[0].template.spec.template"},
+                 PodShape::kPod},
+        KindCase{"leaderworkerset.yaml",
+                 {"spec.leaderWorkerTemplate.leaderTemplate", "spec.leaderWorkerTemplate.workerTemplate"},
+                 PodShape::kPod},
+        KindCase{"rayservice.yaml",
+                 {"spec.rayClusterConfig.headGroupSpec.template", "spec.rayClusterConfig.workerGroupSpecs[0].template"},
+                 PodShape::kPod},
+        KindCase{"inferenceservice-containers.yaml", {"spec.predictor"}, PodShape::kPodSpec},
+        KindCase{"llminferenceservice.yaml", {"spec.template", "spec.prefill.template"}, PodShape::kPodSpec},
+        KindCase{"nimservice.yaml", {"spec"}, PodShape::kContainer}),
+    [](const auto& info) {
+      std::string name = info.param.file.substr(0, info.param.file.find('.'));
+      std::erase(name, '-');
+      return name;
+    });
+
+TEST(NamedKinds, AKServeComponentIsAPodSpecOrAModelServerBlock) {
+  const json service = first_manifest_object(kFixtures + "inferenceservice.yaml");
+  JsonReader reader;
+  const auto refs = find_pod_templates("serving.kserve.io", "InferenceService", reader.view_of(service));
+  ASSERT_EQ(refs.size(), 2u);
+  // The transformer is written as a pod spec; the predictor as a model block
+  // whose pod's nodeSelector sits on the predictor around it.
+  EXPECT_EQ(field_path(refs[0].path), "spec.transformer");
+  EXPECT_EQ(refs[0].shape, PodShape::kPodSpec);
+  EXPECT_EQ(field_path(refs[1].path), "spec.predictor.model");
+  EXPECT_EQ(refs[1].shape, PodShape::kContainer);
+  EXPECT_EQ(refs[1].resources_key, "resources");
+  EXPECT_EQ(refs[1].scheduling["nodeSelector"]["nvidia.com/gpu.product"].string(), "NVIDIA-H100-80GB-HBM3");
+}
+
+TEST(NamedKinds, TrainJobResourcesAreItsTrainersResourcesPerNode) {
+  const json job = first_manifest_object(kFixtures + "trainjob.yaml");
+  JsonReader reader;
+  const auto refs = find_pod_templates("trainer.kubeflow.org", "TrainJob", reader.view_of(job));
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_EQ(refs[0].resources_key, "resourcesPerNode");
+  EXPECT_TRUE(refs[0].scheduling.is_absent());
+}
+
+TEST(NamedKinds, ThePolicysOwnRowComesBeforeTheBuiltInOne) {
+  const std::vector<WorkloadKind> own = {{"kubeflow.org", "TFJob", {{"spec.custom.template"}}}};
+  const WorkloadKind* kind = find_workload_kind("kubeflow.org", "TFJob", own);
+  ASSERT_NE(kind, nullptr);
+  EXPECT_EQ(kind->locations.front().pattern, "spec.custom.template");
+  EXPECT_EQ(find_workload_kind("example.com", "Nothing", own), nullptr);
+}
+
+json parse(const std::string& text) { return json::parse(text); }
+
+TEST(Discovery, FindsGpuPodTemplatesPodSpecsAndContainersOfAnUnknownKind) {
+  const json object = parse(R"({"apiVersion": "example.com/v1", "kind": "Trainer", "spec": {
+      "workers": [{"name": "big", "template": {"metadata": {}, "spec": {"containers": [
+          {"name": "t", "resources": {"limits": {"nvidia.com/gpu": 4}}}]}}},
+        {"name": "cpu-only", "template": {"spec": {"containers": [{"name": "c"}]}}}],
+      "server": {"containers": [{"name": "s", "resources": {"limits": {"nvidia.com/gpu": "2"}}}]},
+      "engine": {"image": "vllm", "resources": {"limits": {"amd.com/gpu": 1}}}}})");
+  JsonReader reader;
+  // In the order of the object's keys (nlohmann's: alphabetical).
+  const auto refs = discover_pod_templates(reader.view_of(object), default_gpus());
+  ASSERT_EQ(refs.size(), 3u);
+  EXPECT_EQ(field_path(refs[0].path), "spec.engine");
+  EXPECT_EQ(refs[0].shape, PodShape::kContainer);
+  EXPECT_EQ(field_path(refs[1].path), "spec.server");
+  EXPECT_EQ(refs[1].shape, PodShape::kPodSpec);
+  EXPECT_EQ(field_path(refs[2].path), "spec.workers[0].template");
+  EXPECT_EQ(refs[2].shape, PodShape::kPod);
+}
+
+TEST(Discovery, StatusAndMetadataHoldNoPods) {
+  const json object = parse(R"({"kind": "X", "metadata": {"annotations": {"containers": []}},
+      "status": {"last": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": 1}}}]}}})");
+  JsonReader reader;
+  EXPECT_TRUE(discover_pod_templates(reader.view_of(object), default_gpus()).empty());
+}
+
+TEST(GpuAsks, AreFoundOutsideThePodsReadAndNowhereElse) {
+  const json service = parse(R"({"kind": "InferenceService", "spec": {
+      "predictor": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+                    "catboost": {"resources": {"limits": {"nvidia.com/gpu": "1"}}},
+                    "model": {"resources": {"limits": {"nvidia.com/gpu": 2}}}},
+      "engine": {"gpu": "1", "gpuType": "nvidia.com/gpu", "other": {"nvidia.com/gpu": 0}}},
+      "status": {"capacity": {"nvidia.com/gpu": 8}}})");
+  JsonReader reader;
+  const JsonView view = reader.view_of(service);
+  const auto read = find_pod_templates("serving.kserve.io", "InferenceService", view);
+  ASSERT_EQ(read.size(), 1u);  // the model block
+  EXPECT_EQ(
+      gpu_asks_outside(view, read, default_gpus()),
+      (std::vector<std::string>{"spec.engine.gpuType", "spec.predictor.catboost.resources.limits.nvidia.com/gpu"}));
+  // Read in full, nothing is left.
+  EXPECT_TRUE(
+      gpu_asks_outside(view, {PodTemplateRef{view["spec"], PodShape::kPodSpec, {"spec"}}}, default_gpus()).empty());
+}
+
+TEST(LocationProblem, AcceptsTemplatePathsAndNamesWhatIsWrongWithOthers) {
+  EXPECT_EQ(location_problem("spec.workers[].template"), "");
+  EXPECT_EQ(location_problem("spec.replicaSpecs.*.template"), "");
+  EXPECT_NE(location_problem(""), "");
+  EXPECT_NE(location_problem("spec..template").find("each key is a field name"), std::string::npos);
+  EXPECT_NE(location_problem("spec.template/spec").find("\"template/spec\""), std::string::npos);
+  EXPECT_NE(location_problem("spec.template.spec.containers[]").find("\"containers\", a field of a pod"),
+            std::string::npos);
+  EXPECT_NE(location_problem("metadata.annotations").find("\"metadata\""), std::string::npos);
+  EXPECT_NE(location_problem("status.template").find("\"status\""), std::string::npos);
+}
+
+TEST(PolicyWorkloads, NamesKindsAndTheirPodsByShape) {
+  auto policy = parse_policy(R"(workloads:
+  - group: example.com
+    kind: MyJob
+    templates: ["spec.workers[].template"]
+    podSpecs: [spec.server]
+    containers: [spec.engine]
+  - {kind: PodGroup, templates: [spec.template]}
+)",
+                             "test");
+  ASSERT_TRUE(policy) << policy.error();
+  const auto& kinds = policy.value().workloads;
+  ASSERT_EQ(kinds.size(), 2u);
+  EXPECT_EQ(kinds[0].group, "example.com");
+  ASSERT_EQ(kinds[0].locations.size(), 3u);
+  EXPECT_EQ(kinds[0].locations[1].shape, PodShape::kPodSpec);
+  EXPECT_EQ(kinds[0].locations[2].shape, PodShape::kContainer);
+  EXPECT_EQ(kinds[1].group, "");
+  EXPECT_TRUE(default_policy().workloads.empty());
+}
+
+TEST(PolicyWorkloads, RefusesPathsThatCannotHoldAPodTemplateNamingWhere) {
+  auto bad_path = parse_policy(
+      "workloads:\n  - {group: example.com, kind: MyJob, templates: [spec.a, "
+      "\"spec.template.spec.containers[]\"]}\n",
+      "test");
+  ASSERT_FALSE(bad_path);
+  EXPECT_NE(bad_path.error().find("workloads[0].templates[1]"), std::string::npos) << bad_path.error();
+  EXPECT_NE(bad_path.error().find("cannot hold a pod template"), std::string::npos) << bad_path.error();
+  for (const auto& [text, expected] : {
+           std::pair{"workloads: {kind: X}\n", "must be a list"},
+           std::pair{"workloads:\n  - {group: a.io, templates: [spec.t]}\n", "missing field kind"},
+           std::pair{"workloads:\n  - {group: a.io, kind: X}\n", "names no place for pods"},
+           std::pair{"workloads:\n  - {group: a.io, kind: X, template: [spec.t]}\n", "template"},
+           std::pair{"workloads:\n  - {group: a.io, kind: X, templates: [spec.t]}\n  - {group: a.io, kind: X, "
+                     "podSpecs: [spec.p]}\n",
+                     "a second time"},
+       }) {
+    auto policy = parse_policy(text, "test");
+    ASSERT_FALSE(policy) << text;
+    EXPECT_NE(policy.error().find(expected), std::string::npos) << policy.error();
+  }
+}
+
+}  // namespace
+}  // namespace gpusizer::testing
