@@ -14,6 +14,9 @@ checks what users see:
     deploy/selfsigned-certs.sh fills caBundle and the TLS Secret; the
     cert-manager objects (whose CRDs this cluster lacks) are checked
     against the Certificate the annotations name;
+  - deploy/'s rules name CRD families this cluster has not installed
+    (KServe, NIM, Trainer v2, LeaderWorkerSet...): the API server stores
+    them and pods are still admitted and sized;
   - a 4-GPU pod at 64Gi comes back from `kubectl apply --dry-run=server`
     with 32 CPU / 192Gi / 300Gi and kubectl prints the webhook's warnings;
     a real create stores the sized pod;
@@ -444,15 +447,57 @@ def container(pod_spec, name):
     return next(c for c in pod_spec["containers"] + pod_spec.get("initContainers", []) if c["name"] == name)
 
 
+def served_resources():
+    """{(group, resource)} the API server serves now (its discovery)."""
+    names = CLUSTER.kubectl("api-resources", "--no-headers", "-o", "name").stdout.split()
+    served = set()
+    for name in names:  # resource.group, or resource for the core group
+        resource, _, group = name.partition(".")
+        served.add((group, resource))
+    return served
+
+
+def registered_rules(kind, name):
+    """{(group, resource)} the rules of the stored webhook configuration match."""
+    config = json.loads(CLUSTER.kubectl("get", kind, name, "-o", "json").stdout)
+    return {(group, resource) for webhook in config["webhooks"] for rule in webhook.get("rules", [])
+            for group in rule["apiGroups"] for resource in rule["resources"]}
+
+
 class WebhookTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         CLUSTER.start_webhook()
+        # deploy/'s rules as they are: they name every CRD family gpu-sizer
+        # reads, and none of those CRDs is installed yet (the fixtures' are
+        # added later by test_every_workload_fixture_matches_the_offline_check).
+        cls.served_before = served_resources()
         register_webhooks()
         # The API server's webhook informer picks the configuration up
         # asynchronously: wait until a GPU pod comes back sized.
         wait_until("the webhook to be called", lambda: "gpu-sizer.io/sized" in (
             dry_run_apply(fixture("pod.yaml"))[1] or {}).get("metadata", {}).get("annotations", {}), 30)
+
+    def test_rules_for_crds_not_installed_are_registered_and_pods_are_still_sized(self):
+        # "Registering for a CRD that is not installed must not break
+        # anything" (issue 19): the API server stores deploy/'s rules for
+        # kinds it does not serve, and pods are admitted and sized all the
+        # same (setUpClass waited for that; a real create checks it again).
+        for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
+            not_installed = registered_rules(kind, "gpu-sizer-e2e") - self.served_before
+            self.assertTrue({("serving.kserve.io", "inferenceservices"), ("apps.nvidia.com", "nimservices"),
+                             ("trainer.kubeflow.org", "trainjobs"), ("leaderworkerset.x-k8s.io", "leaderworkersets")}
+                            <= not_installed, f"{kind}: rules for kinds not served: {sorted(not_installed)}")
+        pod = fixture("pod.yaml")
+        pod["metadata"]["name"] = "sized-beside-uninstalled-crd-rules"
+        CLUSTER.apply_objects([pod])
+        try:
+            stored = json.loads(CLUSTER.kubectl("get", "pod", "-n", NAMESPACE, pod["metadata"]["name"],
+                                                "-o", "json").stdout)
+            self.assertIn("gpu-sizer.io/sized", stored["metadata"].get("annotations", {}))
+        finally:
+            CLUSTER.kubectl("delete", "pod", "-n", NAMESPACE, pod["metadata"]["name"], "--wait=false",
+                            "--ignore-not-found", check=False)
 
     def test_4gpu_pod_at_64gi_is_admitted_with_32cpu_192gi_300gi_and_warnings(self):
         result, pod = dry_run_apply(fixture("pod.yaml"))

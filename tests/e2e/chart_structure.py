@@ -3,14 +3,17 @@
 
 Usage: chart_structure.py SOURCE_DIR
 
-No Helm binary is available where the tests run, so the chart is not
-rendered. Instead each template is parsed as YAML after its template actions
-are stripped: control actions (if/else/end/range/with/define, variable
-assignments, comments) are dropped, value actions become a placeholder
-scalar (or, when an action is alone on its line, a placeholder key or list
-item at the indentation its `nindent`/`indent` gives). That catches broken
-indentation and YAML syntax in the literal text of the templates, not in
-what the actions produce.
+No Helm binary is available where the tests run. The webhook
+configurations are rendered by tests/e2e/chart_render.go (Go's
+text/template, the engine Helm uses, with the functions the chart uses); it
+needs Debian's golang-go, which `make test` installs: without go those
+checks are skipped with a note, and fail under CI=true. Every template is
+also parsed as YAML after its template actions are stripped: control actions
+(if/else/end/range/with/define, variable assignments, comments) are dropped,
+value actions become a placeholder scalar (or, when an action is alone on
+its line, a placeholder key or list item at the indentation its
+`nindent`/`indent` gives). That catches broken indentation and YAML syntax
+in the literal text of all templates, not in what the actions produce.
 
 Checked:
   - deploy/*.yaml: every document parses and is a Kubernetes object; the
@@ -31,16 +34,25 @@ Checked:
     include names a defined template; no .Values/.Release inside with/range
     (where `.` is rebound); files/ copies equal deploy/monitoring/ and the
     default policy; the chart's webhook rules, probes and securityContext
-    equal deploy/'s.
+    equal deploy/'s;
+  - every kind of src/workloads/workloads.cpp's table has a rule in deploy/;
+  - the chart rendered: with the default values both webhook configurations
+    equal deploy/'s (one source of truth); each family of values
+    `workloads:` turned off drops exactly its rules from both workload
+    webhooks and nothing else; webhook.extraRules are appended to both
+    (apiVersions ["*"] unless given); a "*" group or resource, a subresource
+    or a rule without resources fails the render.
 
 Exit 0 when all pass, 1 with one line per failure otherwise.
 """
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 try:
     import yaml
@@ -61,17 +73,30 @@ def read(path):
 
 
 # The kinds gpu-sizer reads (src/workloads/workloads.cpp), as
-# (API group, resource) pairs; pods are on CREATE only.
-WORKLOAD_RESOURCES = [
+# (API group, resource) pairs; pods are on CREATE only. The built-in ones are
+# always registered; each family of CRDs is a boolean of the chart's values
+# `workloads:` (all true by default, and deploy/ lists them all: a rule for
+# a CRD that is not installed matches nothing).
+BUILTIN_RESOURCES = [
     ("batch", "jobs"), ("batch", "cronjobs"),
     ("apps", "deployments"), ("apps", "statefulsets"), ("apps", "replicasets"), ("apps", "daemonsets"),
-    ("argoproj.io", "workflows"), ("argoproj.io", "workflowtemplates"),
-    ("argoproj.io", "clusterworkflowtemplates"), ("argoproj.io", "cronworkflows"),
-    ("kubeflow.org", "pytorchjobs"),
-    ("jobset.x-k8s.io", "jobsets"),
-    ("ray.io", "rayclusters"), ("ray.io", "rayjobs"),
-    ("batch.volcano.sh", "jobs"),
 ]
+FAMILIES = {
+    "argo": [("argoproj.io", r) for r in ("workflows", "workflowtemplates", "clusterworkflowtemplates",
+                                          "cronworkflows")],
+    "kubeflowTraining": [("kubeflow.org", r) for r in ("pytorchjobs", "tfjobs", "mpijobs", "paddlejobs",
+                                                       "xgboostjobs", "jaxjobs", "mxjobs")],
+    "kubeflowTrainer": [("trainer.kubeflow.org", r) for r in ("trainjobs", "trainingruntimes",
+                                                              "clustertrainingruntimes")],
+    "jobset": [("jobset.x-k8s.io", "jobsets")],
+    "leaderWorkerSet": [("leaderworkerset.x-k8s.io", "leaderworkersets")],
+    "ray": [("ray.io", r) for r in ("rayclusters", "rayjobs", "rayservices")],
+    "kserve": [("serving.kserve.io", r) for r in ("inferenceservices", "llminferenceservices",
+                                                  "llminferenceserviceconfigs")],
+    "nimOperator": [("apps.nvidia.com", "nimservices")],
+    "volcano": [("batch.volcano.sh", "jobs")],
+}
+WORKLOAD_RESOURCES = BUILTIN_RESOURCES + [gr for family in FAMILIES.values() for gr in family]
 POD_RESOURCE = ("", "pods")
 NAMESPACE = "gpu-sizer"
 MUST_EXCLUDE = {"kube-system", NAMESPACE}
@@ -276,7 +301,10 @@ def check_chart(src, deploy_objects):
             fail(f"chart {kind}", f"webhooks {sorted(mine)} differ from deploy/'s {sorted(theirs)}")
         for name in set(mine) & set(theirs):
             for key in ("rules", "admissionReviewVersions", "sideEffects", "reinvocationPolicy", "matchPolicy"):
-                if mine[name].get(key) != theirs[name].get(key):
+                got = mine[name].get(key)
+                if key == "rules" and isinstance(got, list):
+                    got = [r for r in got if r != PLACEHOLDER]  # the webhook.extraRules include
+                if got != theirs[name].get(key):
                     fail(f"chart {kind} {name}", f"{key} differs from deploy/'s")
             if get(mine[name], "clientConfig", "service", "path") != get(theirs[name], "clientConfig", "service", "path"):
                 fail(f"chart {kind} {name}", "clientConfig.service.path differs from deploy/'s")
@@ -571,6 +599,183 @@ def check_script(src):
         fail(w, "--dry-run does not create the Secret gpu-sizer-tls")
 
 
+# ------------------------------------------------------- the kinds' table
+
+KIND_ROW = re.compile(r'\{\s*"([a-z0-9.-]*)"\s*,\s*"([A-Z][A-Za-z0-9]*)"\s*,')
+
+
+def check_kind_table(src):
+    """Every kind of src/workloads/workloads.cpp's table has a rule here
+    (its resource is the lower-case plural, as every listed CRD defines)."""
+    where = "src/workloads/workloads.cpp"
+    text = read(os.path.join(src, "src", "workloads", "workloads.cpp"))
+    start = text.find("kind_table()")
+    rows = KIND_ROW.findall(text[start:]) if start >= 0 else []
+    if not rows:
+        fail(where, "no rows found in kind_table() (did its format change? update chart_structure.py)")
+    for group, kind in rows:
+        if (group, kind) == ("", "Pod"):
+            continue
+        if (group, kind.lower() + "s") not in WORKLOAD_RESOURCES:
+            fail(where, f"{group}/{kind} has no webhook rule: add {kind.lower()}s to deploy/5*-webhookconfiguration.yaml, "
+                        "deploy/cert-manager/, the chart's templates (and a family in values `workloads:`) and "
+                        "FAMILIES in chart_structure.py")
+
+
+# ------------------------------------------------------ rendered chart
+
+class Renderer:
+    """charts/gpu-sizer's templates rendered by tests/e2e/chart_render.go
+    (Go's text/template, Helm's engine, with the functions the chart uses)."""
+
+    def __init__(self, src, tmp):
+        self.src = src
+        self.chart = os.path.join(src, "charts", "gpu-sizer")
+        self.binary = os.path.join(tmp, "chart_render")
+        env = {**os.environ, "GOPROXY": "off", "GOFLAGS": "", "GO111MODULE": "on"}
+        if not os.access(os.environ.get("GOCACHE") or os.path.expanduser("~"), os.W_OK):
+            env["GOCACHE"] = os.path.join(tmp, "gocache")
+        r = subprocess.run(["go", "build", "-o", self.binary, os.path.join(src, "tests", "e2e", "chart_render.go")],
+                           capture_output=True, text=True, env=env, timeout=300)
+        self.error = None if r.returncode == 0 else f"go build chart_render.go: {r.stderr.strip()}"
+        self.values = yaml.safe_load(read(os.path.join(self.chart, "values.yaml")))
+        meta = yaml.safe_load(read(os.path.join(self.chart, "Chart.yaml")))
+        self.chart_meta = {"Name": meta.get("name"), "Version": meta.get("version"),
+                           "AppVersion": meta.get("appVersion")}
+
+    def render(self, set_values, templates=("mutatingwebhookconfiguration.yaml", "validatingwebhookconfiguration.yaml")):
+        """({kind: object}, None) or (None, the error), values.yaml with
+        SET_VALUES ({"a.b": value}) applied, release gpu-sizer in gpu-sizer."""
+        values = yaml.safe_load(yaml.safe_dump(self.values))
+        for dotted, value in set_values.items():
+            node = values
+            *parents, last = dotted.split(".")
+            for k in parents:
+                node = node.setdefault(k, {})
+            node[last] = value
+        ctx = {"Values": values, "Chart": self.chart_meta,
+               "Release": {"Name": "gpu-sizer", "Namespace": NAMESPACE, "Service": "Helm"}}
+        r = subprocess.run([self.binary, self.chart, *templates], input=json.dumps(ctx),
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            return None, r.stderr.strip()
+        try:
+            docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+        except yaml.YAMLError as e:
+            return None, f"the rendered YAML does not parse: {e}".replace("\n", " ")
+        return {d.get("kind"): d for d in docs}, None
+
+
+def workload_pairs(cfg):
+    """(pairs of the pods webhook, pairs of the workloads webhook)."""
+    hooks = {("pods" if POD_RESOURCE in rule_pairs(h.get("rules")) else "workloads"): h
+             for h in cfg.get("webhooks") or []}
+    return (rule_pairs(get(hooks, "pods", "rules")), rule_pairs(get(hooks, "workloads", "rules")),
+            get(hooks, "workloads", "rules", default=[]))
+
+
+def check_chart_render(src, deploy_objects):
+    """The chart rendered: with the default values its webhook
+    configurations equal deploy/'s (one source of truth); each family of
+    values `workloads:` turned off drops exactly its rules; webhook.extraRules
+    land in both workload webhooks; a wildcard or subresource fails."""
+    kinds = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+    values = yaml.safe_load(read(os.path.join(src, "charts", "gpu-sizer", "values.yaml")))
+    families = get(values, "workloads", default={}) or {}
+    if set(families) != set(FAMILIES):
+        fail("charts/gpu-sizer/values.yaml", f"workloads: must have the families {sorted(FAMILIES)}, has {sorted(families)}")
+    for name, on in families.items():
+        if on is not True:
+            fail("charts/gpu-sizer/values.yaml", f"workloads.{name} must default to true (as deploy/ registers it)")
+    if get(values, "webhook", "extraRules") != []:
+        fail("charts/gpu-sizer/values.yaml", "webhook.extraRules must default to []")
+
+    if not shutil.which("go"):
+        if os.environ.get("CI"):
+            fail("charts/gpu-sizer", "go is missing: the rendered-chart checks need golang-go (make test installs it)")
+        else:
+            print("chart_structure.py: note: go is not installed; the rendered-chart checks are skipped", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        renderer = Renderer(src, tmp)
+        if renderer.error:
+            fail("tests/e2e/chart_render.go", renderer.error)
+            return
+
+        default, err = renderer.render({})
+        if err:
+            fail("chart (default values)", f"does not render: {err}")
+            return
+        for kind in kinds:
+            mine = default.get(kind)
+            if mine is None:
+                fail(f"chart {kind} (rendered)", "is missing")
+                continue
+            for w in mine.get("webhooks") or []:
+                w.get("clientConfig", {}).pop("caBundle", None)
+            theirs = {w.get("name"): w for w in get(deploy_objects, kind, 0, "webhooks", default=[]) or []}
+            for w in mine.get("webhooks") or []:
+                if w != theirs.get(w.get("name")):
+                    diff = sorted(k for k in set(w) | set(theirs.get(w.get("name")) or {})
+                                  if w.get(k) != (theirs.get(w.get("name")) or {}).get(k))
+                    fail(f"chart {kind} (rendered, default values) webhook {w.get('name')}",
+                         f"differs from deploy/'s in {diff}")
+            if len(mine.get("webhooks") or []) != len(theirs):
+                fail(f"chart {kind} (rendered)", f"has {len(mine.get('webhooks') or [])} webhooks, deploy/ {len(theirs)}")
+            check_webhooks(f"chart {kind} (rendered, default values)", mine, kind.startswith("Mutating"))
+
+        everything = set(WORKLOAD_RESOURCES)
+        for family, pairs in FAMILIES.items():
+            rendered, err = renderer.render({f"workloads.{family}": False})
+            if err:
+                fail(f"chart with workloads.{family}=false", f"does not render: {err}")
+                continue
+            for kind in kinds:
+                pods, workloads, _ = workload_pairs(rendered.get(kind) or {})
+                if pods != {POD_RESOURCE: {"CREATE"}}:
+                    fail(f"chart {kind} with workloads.{family}=false", f"the pods webhook changed: {pods}")
+                if set(workloads) != everything - set(pairs):
+                    fail(f"chart {kind} with workloads.{family}=false",
+                         f"workload rules keep {sorted(set(pairs) & set(workloads))} "
+                         f"or lose {sorted(everything - set(pairs) - set(workloads))}")
+        rendered, err = renderer.render({f"workloads.{family}": False for family in FAMILIES})
+        for kind in kinds:
+            _, workloads, _ = workload_pairs((rendered or {}).get(kind) or {})
+            if err or set(workloads) != set(BUILTIN_RESOURCES):
+                fail(f"chart {kind} with every family off", err or f"workload rules are {sorted(workloads)}, "
+                                                                   "want the built-in kinds only")
+
+        extra = [{"apiGroups": ["example.com"], "resources": ["myjobs"]},
+                 {"apiGroups": ["example.org"], "apiVersions": ["v1beta1"], "resources": ["a", "b"]}]
+        want = [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["example.com"], "apiVersions": ["*"],
+                 "resources": ["myjobs"]},
+                {"operations": ["CREATE", "UPDATE"], "apiGroups": ["example.org"], "apiVersions": ["v1beta1"],
+                 "resources": ["a", "b"]}]
+        rendered, err = renderer.render({"webhook.extraRules": extra, "workloads.ray": False})
+        if err:
+            fail("chart with webhook.extraRules", f"does not render: {err}")
+        for kind in kinds if not err else ():
+            pods, workloads, rules = workload_pairs(rendered.get(kind) or {})
+            if pods != {POD_RESOURCE: {"CREATE"}}:
+                fail(f"chart {kind} with webhook.extraRules", f"the pods webhook changed: {pods}")
+            if rules[-len(want):] != want:
+                fail(f"chart {kind} with webhook.extraRules", f"the workload webhook's last rules are "
+                                                              f"{rules[-len(want):]}, want {want}")
+            if set(workloads) != everything - set(FAMILIES["ray"]) | {("example.com", "myjobs"),
+                                                                      ("example.org", "a"), ("example.org", "b")}:
+                fail(f"chart {kind} with webhook.extraRules and workloads.ray=false",
+                     f"workload rules are {sorted(workloads)}")
+        for bad, says in (([{"apiGroups": ["*"], "resources": ["myjobs"]}], "apiGroups must name groups"),
+                          ([{"apiGroups": ["example.com"], "resources": ["*"]}], "resources must name resources"),
+                          ([{"apiGroups": ["example.com"], "resources": ["myjobs/status"]}],
+                           "resources must name resources"),
+                          ([{"apiGroups": ["example.com"]}], "needs apiGroups and resources")):
+            rendered, err = renderer.render({"webhook.extraRules": bad})
+            if not err or says not in err:
+                fail("chart with webhook.extraRules", f"{bad} must fail the render with {says!r}, "
+                                                      f"gives {err or 'a render'}")
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
@@ -580,6 +785,8 @@ def main():
     check_cert_manager(src, deploy_objects)
     check_script(src)
     check_chart(src, deploy_objects)
+    check_kind_table(src)
+    check_chart_render(src, deploy_objects)
     if FAILURES:
         for f in FAILURES:
             print(f"FAIL {f}")

@@ -96,3 +96,28 @@ caBundle: {{ .Values.certs.caBundle }}
 {{- fail "webhook.timeoutSeconds must be between 1 and 30" -}}
 {{- end -}}
 {{- end -}}
+
+{{/* webhook.extraRules as rules of both workload webhooks: CREATE and
+UPDATE, apiVersions ["*"] unless given. Checked so that a typo cannot send
+every object (a "*" group or resource) or a subresource to the webhook. */}}
+{{- define "gpu-sizer.extraRules" -}}
+{{- range $i, $rule := .Values.webhook.extraRules }}
+{{- if not (and $rule.apiGroups $rule.resources) }}
+{{- fail (printf "webhook.extraRules[%d] needs apiGroups and resources (lists)" $i) }}
+{{- end }}
+{{- range $rule.apiGroups }}
+{{- if eq . "*" }}
+{{- fail (printf "webhook.extraRules[%d]: apiGroups must name groups, not \"*\"" $i) }}
+{{- end }}
+{{- end }}
+{{- range $rule.resources }}
+{{- if or (eq . "*") (contains "/" .) }}
+{{- fail (printf "webhook.extraRules[%d]: resources must name resources (plural, lower case), not %q" $i .) }}
+{{- end }}
+{{- end }}
+- operations: ["CREATE", "UPDATE"]
+  apiGroups: {{ toJson $rule.apiGroups }}
+  apiVersions: {{ toJson (default (list "*") $rule.apiVersions) }}
+  resources: {{ toJson $rule.resources }}
+{{- end }}
+{{- end -}}
