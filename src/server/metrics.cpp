@@ -10,11 +10,38 @@ namespace gpusizer {
 namespace {
 
 // The kinds the webhook decides, then "other" and "unknown" (malformed).
-constexpr std::array<std::string_view, 17> kKindNames = {
-    "Pod",          "Job",        "CronJob",  "Deployment",       "StatefulSet",
-    "ReplicaSet",   "DaemonSet",  "Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate",
-    "CronWorkflow", "PyTorchJob", "JobSet",   "RayCluster",       "RayJob",
-    "other",        "unknown"};
+constexpr std::array<std::string_view, 32> kKindNames = {"Pod",
+                                                         "Job",
+                                                         "CronJob",
+                                                         "Deployment",
+                                                         "StatefulSet",
+                                                         "ReplicaSet",
+                                                         "DaemonSet",
+                                                         "Workflow",
+                                                         "WorkflowTemplate",
+                                                         "ClusterWorkflowTemplate",
+                                                         "CronWorkflow",
+                                                         "PyTorchJob",
+                                                         "TFJob",
+                                                         "MPIJob",
+                                                         "PaddleJob",
+                                                         "XGBoostJob",
+                                                         "JAXJob",
+                                                         "MXJob",
+                                                         "TrainJob",
+                                                         "TrainingRuntime",
+                                                         "ClusterTrainingRuntime",
+                                                         "JobSet",
+                                                         "LeaderWorkerSet",
+                                                         "RayCluster",
+                                                         "RayJob",
+                                                         "RayService",
+                                                         "InferenceService",
+                                                         "LLMInferenceService",
+                                                         "LLMInferenceServiceConfig",
+                                                         "NIMService",
+                                                         "other",
+                                                         "unknown"};
 constexpr std::array<std::string_view, 5> kOperationNames = {"CREATE", "UPDATE", "DELETE", "CONNECT", "unknown"};
 constexpr std::array<std::string_view, 2> kEndpointNames = {"mutate", "validate"};
 
@@ -113,6 +140,7 @@ Metrics::Metrics(const std::string& version, std::size_t namespace_cap)
 }
 
 prometheus::Counter& Metrics::review_counter(Endpoint endpoint, const ReviewOutcome& outcome) {
+  static_assert(kKindNames.size() == kKinds, "one slot row per kind name");
   const bool malformed = outcome.decision == ReviewOutcome::Decision::kError && outcome.kind.empty();
   const std::size_t kind = malformed ? kKinds - 1 : index_of(kKindNames, outcome.kind, kKinds - 2);
   const std::size_t operation = index_of(kOperationNames, outcome.operation, kOperations - 1);

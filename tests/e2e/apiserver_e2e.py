@@ -609,15 +609,20 @@ SIZED = ("cpu", "memory", "ephemeral-storage")
 def sized_resources(obj, where=""):
     """{path of each container: its cpu/memory/ephemeral-storage requests and
     limits} anywhere in OBJ (pod specs' containers and initContainers, Argo
-    templates' container and script); paths use container names so the API
-    server's defaulting of other fields does not matter."""
-    def sized(container):
-        resources = container.get("resources", {})
+    templates' container and script, and a container whose pod an operator
+    builds: KServe's model block, NIMService's spec, TrainJob's trainer with
+    its resourcesPerNode); paths use container names so the API server's
+    defaulting of other fields does not matter."""
+    def sized(container, key="resources"):
+        resources = container.get(key, {})
         return {kind: {r: v for r, v in resources.get(kind, {}).items() if r in SIZED}
                 for kind in ("requests", "limits")}
 
     found = {}
     if isinstance(obj, dict):
+        for key in ("resources", "resourcesPerNode"):
+            if isinstance(obj.get(key), dict) and where:
+                found[f"{where}.{key}"] = sized(obj, key)
         for key, value in obj.items():
             if key in ("containers", "initContainers") and isinstance(value, list):
                 for item in value:

@@ -35,7 +35,6 @@ Checked:
     (where `.` is rebound); files/ copies equal deploy/monitoring/ and the
     default policy; the chart's webhook rules, probes and securityContext
     equal deploy/'s;
-  - every kind of src/workloads/workloads.cpp's table has a rule in deploy/;
   - the chart rendered: with the default values both webhook configurations
     equal deploy/'s (one source of truth); each family of values
     `workloads:` turned off drops exactly its rules from both workload
@@ -599,29 +598,6 @@ def check_script(src):
         fail(w, "--dry-run does not create the Secret gpu-sizer-tls")
 
 
-# ------------------------------------------------------- the kinds' table
-
-KIND_ROW = re.compile(r'\{\s*"([a-z0-9.-]*)"\s*,\s*"([A-Z][A-Za-z0-9]*)"\s*,')
-
-
-def check_kind_table(src):
-    """Every kind of src/workloads/workloads.cpp's table has a rule here
-    (its resource is the lower-case plural, as every listed CRD defines)."""
-    where = "src/workloads/workloads.cpp"
-    text = read(os.path.join(src, "src", "workloads", "workloads.cpp"))
-    start = text.find("kind_table()")
-    rows = KIND_ROW.findall(text[start:]) if start >= 0 else []
-    if not rows:
-        fail(where, "no rows found in kind_table() (did its format change? update chart_structure.py)")
-    for group, kind in rows:
-        if (group, kind) == ("", "Pod"):
-            continue
-        if (group, kind.lower() + "s") not in WORKLOAD_RESOURCES:
-            fail(where, f"{group}/{kind} has no webhook rule: add {kind.lower()}s to deploy/5*-webhookconfiguration.yaml, "
-                        "deploy/cert-manager/, the chart's templates (and a family in values `workloads:`) and "
-                        "FAMILIES in chart_structure.py")
-
-
 # ------------------------------------------------------ rendered chart
 
 class Renderer:
@@ -785,7 +761,6 @@ def main():
     check_cert_manager(src, deploy_objects)
     check_script(src)
     check_chart(src, deploy_objects)
-    check_kind_table(src)
     check_chart_render(src, deploy_objects)
     if FAILURES:
         for f in FAILURES:

@@ -2,7 +2,12 @@
 // tests/data/workloads through the kind table), the discovery of pods in
 // kinds no table names, GPU asks outside every pod read, and the policy's
 // workloads list with its path validation.
+#include <algorithm>
+#include <cctype>
+#include <set>
+
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/util/strings.h"
@@ -100,6 +105,38 @@ TEST(NamedKinds, ThePolicysOwnRowComesBeforeTheBuiltInOne) {
   ASSERT_NE(kind, nullptr);
   EXPECT_EQ(kind->locations.front().pattern, "spec.custom.template");
   EXPECT_EQ(find_workload_kind("example.com", "Nothing", own), nullptr);
+}
+
+// The webhook is registered for exactly the kinds the table reads: each
+// row's resource (the lower-case plural, as each CRD defines it) has a rule
+// in deploy/, and each workload rule names a kind of the table. The chart
+// renders the same rules (tests/e2e/chart_structure.py).
+TEST(NamedKinds, DeployRegistersTheWebhookForEveryKindOfTheTableAndNoOther) {
+  for (const char* file : {"50-mutatingwebhookconfiguration.yaml", "51-validatingwebhookconfiguration.yaml"}) {
+    const YAML::Node config = YAML::LoadFile(std::string(GPU_SIZER_SOURCE_DIR) + "/deploy/" + file);
+    std::set<std::pair<std::string, std::string>> registered;
+    for (const YAML::Node& webhook : config["webhooks"]) {
+      for (const YAML::Node& rule : webhook["rules"]) {
+        for (const YAML::Node& group : rule["apiGroups"]) {
+          for (const YAML::Node& resource : rule["resources"]) {
+            registered.emplace(group.as<std::string>(), resource.as<std::string>());
+          }
+        }
+      }
+    }
+    std::set<std::pair<std::string, std::string>> read;
+    for (const WorkloadKind& kind : builtin_workload_kinds()) {
+      std::string resource = kind.kind + "s";
+      std::transform(resource.begin(), resource.end(), resource.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      read.emplace(kind.group, resource);
+      EXPECT_TRUE(registered.contains({kind.group, resource})) << file << " has no rule for " << kind.kind;
+    }
+    for (const auto& [group, resource] : registered) {
+      EXPECT_TRUE(read.contains({group, resource}))
+          << file << " registers " << group << "/" << resource << ", which no row of the kind table reads";
+    }
+  }
 }
 
 json parse(const std::string& text) { return json::parse(text); }

@@ -81,7 +81,7 @@ class Metrics {
 
   // reviews_total by (kind, operation, endpoint, decision, dry_run): a fixed
   // grid of slots, each filled the first time its combination is seen.
-  static constexpr std::size_t kKinds = 17, kOperations = 5;
+  static constexpr std::size_t kKinds = 32, kOperations = 5;
   std::array<std::atomic<prometheus::Counter*>, kKinds * kOperations * 2 * 4 * 2> review_slots_{};
 
   // Counters labelled by profile or reason, namespace and one more label,
