@@ -50,6 +50,7 @@ nlohmann::json quantity_json(const std::optional<Quantity>& q) {
 std::string osmo_report_text(const std::string& file, const OsmoReport& report) {
   std::string out = file + ": OSMO workflow, " + std::to_string(report.blocks.size()) +
                     (report.blocks.size() == 1 ? " resource block" : " resource blocks") + " used by tasks\n";
+  for (const std::string& warning : report.warnings) out += "warning: " + warning + "\n";
   for (const OsmoBlockReport& block : report.blocks) {
     out += "\nresources." + block.block + ": " + (block.fits() ? "OK" : "UNDERSIZED") + "\n";
     std::vector<std::string> tasks;
@@ -117,11 +118,8 @@ nlohmann::json osmo_report_json(const std::string& file, const OsmoReport& repor
                       {"set", block.set_values},
                       {"fits", block.fits()}});
   }
-  return {{"file", file},
-          {"format", "osmo-workflow"},
-          {"fits", report.fits()},
-          {"set", report.set_line},
-          {"blocks", blocks}};
+  return {{"file", file},           {"format", "osmo-workflow"},   {"fits", report.fits()},
+          {"set", report.set_line}, {"warnings", report.warnings}, {"blocks", blocks}};
 }
 
 }  // namespace gpusizer

@@ -21,8 +21,9 @@ namespace gpusizer::osmo {
 // A task of the workflow and the resource block it uses.
 struct TaskRef {
   std::string task, group, resource;
-  int line = 0;
+  int line = 0;  // of the task's name
   YAML::Node node;
+  int group_line = 0;  // of its group's name; 0 in a flat tasks list
 };
 
 // A --set value a block needs.
