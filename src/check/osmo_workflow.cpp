@@ -163,8 +163,14 @@ Workflow read_workflow(const std::vector<std::string_view>& lines, const Section
     for (const MissingVariable& m : out.rendered.missing) {
       if (m.line == error.line) on_line.push_back(m);
     }
-    if (on_line.empty()) throw;
-    throw SpecError{at_line(error.line) + missing_variables_message(on_line), error.line};
+    if (!on_line.empty()) throw SpecError{at_line(error.line) + missing_variables_message(on_line), error.line};
+    if (out.rendered.undecided.empty()) throw;
+    // The rendering chosen for a block check could not decide does not
+    // read: the block is the cause to name.
+    const Undecided& block = out.rendered.undecided.front();
+    throw SpecError{at_line(block.line) + "`" + block.tag + "`: check cannot evaluate it (" + block.problem +
+                        "), and rendered without it the spec fails: " + error.message,
+                    block.line};
   }
   return out;
 }

@@ -124,6 +124,17 @@ TEST(Render, AnUnknownConditionIsNotedAndItsAlternativesCanBeChosen) {
   EXPECT_EQ(render(text, {}, {{gate.id, 2}, {first.value().undecided[1].id, 1}}).value().text, "\nb\n");
 }
 
+TEST(Render, LoopsThatRenderTooMuchAreAnErrorNotAnExhaustedMachine) {
+  Variables v;
+  std::vector<Value> items(200, Value::integer(1));
+  v["xs"] = {Value::list(items), ""};
+  const std::string text =
+      "a\n{% for a in xs %}{% for b in xs %}{% for c in xs %}{% for d in xs %}"
+      "0123456789{% endfor %}{% endfor %}{% endfor %}{% endfor %}";
+  EXPECT_TRUE(render(text, v).error().ends_with("the loop renders the spec past 64 MiB; check stops there"))
+      << render(text, v).error();
+}
+
 TEST(Render, StatementErrorsNameTheLine) {
   EXPECT_EQ(render("a\n{% set x = 1 %}", {}).error(),
             "line 2: `{% set x = 1 %}` check renders only {% if %} / {% elif %} / {% else %} / {% endif %} and "

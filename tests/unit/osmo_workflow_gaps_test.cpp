@@ -145,6 +145,15 @@ TEST(OsmoNvidiaShapes, AnUnknownConditionAroundAResourceFieldIsAnError) {
   EXPECT_EQ(report.blocks[0].memory, gibibytes(512)) << "with a value it renders";
 }
 
+TEST(OsmoNvidiaShapes, AnUndecidedBlockWhoseRenderingFailsIsNamed) {
+  const std::string error = check_error(
+      "workflow:\n  name: x\n  tasks:\n{% for t in ts %}\n    - name: \"{{ t }}\"\n      image: i\n"
+      "{% endfor %}\ndefault-values:\n  ts: 5\n");
+  EXPECT_TRUE(error.starts_with("line 4: `{% for t in ts %}`: check cannot evaluate it (a loop over the number 5)"))
+      << error;
+  EXPECT_TRUE(contains(error, "workflow.tasks must be a list")) << error;
+}
+
 TEST(OsmoNvidiaShapes, LoopsMakeOneTaskPerItem) {
   const OsmoReport report = check(fixture("nvidia-shapes/looped-tasks.yaml"));
   ASSERT_EQ(report.blocks.size(), 1u);

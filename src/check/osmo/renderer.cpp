@@ -104,6 +104,14 @@ Result<Variables> template_variables(const std::vector<std::string_view>& lines,
 
 namespace {
 
+// Nested loops multiply: a few lines over short lists could render more
+// than memory holds. No real spec comes near this.
+constexpr std::size_t kMaxRenderedBytes = std::size_t{64} << 20;
+
+struct TooLarge {
+  int line;  // of the loop that passed the limit
+};
+
 // Walks the template tree, writing the rendering and noting, per block
 // whose condition it cannot evaluate, the alternatives it could take.
 class TreeRenderer {
@@ -242,6 +250,7 @@ class TreeRenderer {
     for (const Value& item : items) {
       scope[node.loop_variable] = Variable{item, py_str(item)};
       nodes(body.body, scope);
+      if (out_.text.size() > kMaxRenderedBytes) throw TooLarge{body.line};
     }
   }
 
@@ -258,7 +267,12 @@ Result<Rendered> render(std::string_view text, const Variables& variables, const
   auto tree = parse_template(pieces.value());
   if (!tree) return tree.status();
   Rendered out;
-  TreeRenderer(out, choices).nodes(tree.value(), variables);
+  try {
+    TreeRenderer(out, choices).nodes(tree.value(), variables);
+  } catch (const TooLarge& large) {
+    return Status::invalid_argument(at_line(large.line) + "the loop renders the spec past " +
+                                    std::to_string(kMaxRenderedBytes >> 20) + " MiB; check stops there");
+  }
   return out;
 }
 
