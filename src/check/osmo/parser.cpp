@@ -82,22 +82,16 @@ class Parser {
     return binary(Expression::Kind::kBinary, op, std::move(left), std::move(right));
   }
 
-  Node disjunction() {
-    Node v = conjunction();
-    while (!stopped_ && at_word("or")) {
-      next();
-      Node right = conjunction();
-      v = binary(Expression::Kind::kLogic, "or", std::move(v), std::move(right));
-    }
-    return v;
-  }
+  Node disjunction() { return logic("or", &Parser::conjunction); }
+  Node conjunction() { return logic("and", &Parser::negation); }
 
-  Node conjunction() {
-    Node v = negation();
-    while (!stopped_ && at_word("and")) {
+  // One left-associative level of `or` or `and` over the next level.
+  Node logic(const std::string& word, Node (Parser::*operand)()) {
+    Node v = (this->*operand)();
+    while (!stopped_ && at_word(word)) {
       next();
-      Node right = negation();
-      v = binary(Expression::Kind::kLogic, "and", std::move(v), std::move(right));
+      Node right = (this->*operand)();
+      v = binary(Expression::Kind::kLogic, word, std::move(v), std::move(right));
     }
     return v;
   }
