@@ -118,9 +118,10 @@ struct OsmoReport {
   // then the user's other --set values as given.
   // E.g. "train_gpu=4 train_cpu=32 train_memory=192Gi".
   std::string set_line;
-  // What check could not render and went on without: variables with no
-  // value that sizing does not read, blocks it could not decide that change
-  // no task's resources. Never set with strict.
+  // What the user should know besides the blocks: variables with no value
+  // that sizing does not read and blocks check could not decide that change
+  // no task's resources (both errors with strict instead), and --set values
+  // only blocks no task uses read.
   std::vector<std::string> warnings;
   bool fits() const;
 };
