@@ -97,6 +97,26 @@ TEST(Render, IfBranchesAreChosenByTheirConditions) {
   EXPECT_TRUE(render(text, with({{"n", 0}})).value().undecided.empty());
 }
 
+TEST(Render, BranchesLeftOutAreNotedAndCanBeForced) {
+  const std::string text = "{% if a %}x{% elif b %}\ny{% else %}\nz{% endif %}";
+  auto rendered = render(text, with({{"a", 0}, {"b", 1}}));
+  ASSERT_TRUE(rendered.ok()) << rendered.error();
+  EXPECT_EQ(rendered.value().text, "\ny");
+  const std::vector<Skipped>& skipped = rendered.value().skipped;
+  ASSERT_EQ(skipped.size(), 2u);
+  EXPECT_EQ(skipped[0].branch, 0u);
+  EXPECT_EQ(skipped[0].tag, "{% if a %}") << "left out by its own condition";
+  EXPECT_EQ(skipped[1].branch, 2u);
+  EXPECT_EQ(skipped[1].tag, "{% elif b %}") << "left out by the branch taken";
+  EXPECT_EQ(skipped[1].line, 1);
+  auto forced = render(text, with({{"a", 0}, {"b", 1}}), {}, {{skipped[1].id, 2}});
+  ASSERT_TRUE(forced.ok()) << forced.error();
+  EXPECT_EQ(forced.value().text, "\nz");
+  auto none = render("{% if a %}x{% endif %}", with({{"a", 0}}));
+  ASSERT_EQ(none.value().skipped.size(), 1u);
+  EXPECT_EQ(none.value().skipped[0].tag, "{% if a %}");
+}
+
 TEST(Render, ForRepeatsItsBodyPerItem) {
   Variables v;
   v["names"] = {Value::list({Value::str("a"), Value::str("b")}), "['a', 'b']"};

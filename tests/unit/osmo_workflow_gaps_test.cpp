@@ -4,6 +4,7 @@
 // when it changes a task's resources, and strict keeps every gap an error.
 // The fixtures under tests/data/osmo/nvidia-shapes reproduce each construct.
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -22,6 +23,10 @@ std::string without(std::string text, const std::string& line) {
   EXPECT_NE(at, std::string::npos) << line;
   if (at != std::string::npos) text.erase(at, line.size());
   return text;
+}
+
+bool has_block(const OsmoReport& report, const std::string& name) {
+  return std::any_of(report.blocks.begin(), report.blocks.end(), [&](const auto& b) { return b.block == name; });
 }
 
 std::string joined(const std::vector<std::string>& lines) {
@@ -43,7 +48,7 @@ TEST(OsmoNvidiaShapes, EveryFixtureIsCheckedWithOnlyTheSizingValueSet) {
     }
     ++files;
   }
-  EXPECT_EQ(files, 3);
+  EXPECT_EQ(files, 4);
 }
 
 TEST(OsmoNvidiaShapes, UnsetNamesAreOneWarningWithTheirLinesAndSizingRuns) {
@@ -100,13 +105,103 @@ TEST(OsmoNvidiaShapes, GatedGroupsRenderWithTheirDefaults) {
   EXPECT_TRUE(contains(report.warnings[0], "variable name (line ")) << report.warnings[0];
 }
 
-TEST(OsmoNvidiaShapes, ASetValueOnlyAnOmittedBlockReadsIsAWarning) {
-  const OsmoReport report =
-      check(fixture("nvidia-shapes/gated-groups.yaml"), {{"train_gpu", "4"}, {"use_pretrained_checkpoint", "true"}});
-  ASSERT_EQ(report.blocks.size(), 1u) << "the finetune group is left out";
+TEST(OsmoNvidiaShapes, ABlockNoTaskUsesIsCheckedWhenASetValueItReadsIsGiven) {
+  const std::string text = fixture("nvidia-shapes/pretrained-default.yaml");
+  const OsmoReport report = check(text, {{"train_gpu", "4"}});
+  const OsmoBlockReport* train = find_block(report, "gpu-train");
+  ASSERT_NE(train, nullptr) << "the finetune group is left out, but --set train_gpu sizes its block";
+  EXPECT_FALSE(train->used);
+  EXPECT_EQ(train->profile, "train") << "the train_ prefix names it";
+  ASSERT_EQ(train->tasks.size(), 1u);
+  EXPECT_EQ(train->tasks[0].task, "finetune");
+  EXPECT_EQ(train->tasks[0].group, "finetune-job");
+  EXPECT_FALSE(report.fits());
+  EXPECT_TRUE(contains(report.set_line, "train_gpu=4 train_cpu=32 train_memory=192Gi")) << report.set_line;
+  const int gate = line_of(text, "{% if use_pretrained_checkpoint|string|lower not in");
+  const std::string warnings = joined(report.warnings);
+  EXPECT_TRUE(contains(warnings,
+                       "resources.gpu-train is used by no task at these values (`{% if "
+                       "use_pretrained_checkpoint|string|lower not in [\"true\", \"1\", \"yes\"] %}` at line " +
+                           std::to_string(gate) +
+                           " leaves task finetune (group finetune-job) out); checked because --set "
+                           "train_gpu was given"))
+      << warnings;
+  EXPECT_FALSE(contains(warnings, "sizes nothing")) << warnings;
+  EXPECT_FALSE(has_block(report, "gpu-spare")) << "no task and no --set value: unchecked as before";
+  const std::string shown = osmo_report_text("spec.yaml", report);
+  EXPECT_TRUE(contains(shown, "1 resource block used by tasks, 1 used by none but read by --set values")) << shown;
+  EXPECT_TRUE(contains(shown, "tasks:    none at these values (left out: finetune (group finetune-job))")) << shown;
+  EXPECT_EQ(osmo_report_json("spec.yaml", report)["blocks"][0]["used"], false);
+}
+
+TEST(OsmoNvidiaShapes, ABlockNoTaskUsesStaysUncheckedWithoutASetValue) {
+  const OsmoReport report = check(fixture("nvidia-shapes/pretrained-default.yaml"));
+  EXPECT_FALSE(has_block(report, "gpu-train"));
+  EXPECT_FALSE(has_block(report, "gpu-spare"));
   EXPECT_TRUE(report.fits());
-  EXPECT_TRUE(contains(joined(report.warnings), "--set train_gpu: only resources.gpu-train reads it"))
+  EXPECT_FALSE(contains(joined(report.warnings), "used by no task")) << joined(report.warnings);
+  const OsmoReport both = check(fixture("nvidia-shapes/gated-groups.yaml"), {{"train_gpu", "4"}});
+  EXPECT_TRUE(find_block(both, "gpu-train")->used) << "a used block is checked as before";
+}
+
+TEST(OsmoNvidiaShapes, TheSetPrefixNamesTheProfileOfABlockNoTaskUses) {
+  // The left-out task would get the default (train) profile by its name;
+  // --set infer_gpu names the infer profile.
+  const std::string text =
+      "workflow:\n  name: x\n  resources:\n    serve:\n      gpu: \"{{ infer_gpu }}\"\n"
+      "      memory: \"{{ infer_memory }}\"\n    small: {}\n  tasks:\n{% if run %}\n    - name: job\n"
+      "      image: i\n      resource: serve\n{% else %}\n    - name: other\n      image: i\n"
+      "      resource: small\n{% endif %}\n"
+      "default-values:\n  run: true\n  infer_gpu: 1\n  infer_memory: 8Gi\n";
+  const OsmoReport report = check(text, {{"infer_gpu", "2"}, {"run", "0"}});
+  const OsmoBlockReport* serve = find_block(report, "serve");
+  ASSERT_NE(serve, nullptr);
+  EXPECT_EQ(serve->profile, "infer");
+  EXPECT_TRUE(contains(serve->profile_reason, "setPrefix infer")) << serve->profile_reason;
+  EXPECT_TRUE(contains(joined(report.warnings), "(`{% if run %}` at line 9 leaves task job out)"))
       << joined(report.warnings);
+  // The else branch is left out by the if taken before it.
+  std::string flipped = text;
+  const std::string job = "    - name: job\n      image: i\n      resource: serve\n";
+  const std::string other_task = "    - name: other\n      image: i\n      resource: small\n";
+  flipped.replace(flipped.find(job), job.size(), "@");
+  flipped.replace(flipped.find(other_task), other_task.size(), job);
+  flipped.replace(flipped.find("@"), 1, other_task);
+  const OsmoReport other = check(flipped, {{"infer_gpu", "2"}});
+  EXPECT_TRUE(contains(joined(other.warnings), "(`{% if run %}` at line 9 leaves task job out)"))
+      << joined(other.warnings);
+}
+
+TEST(OsmoNvidiaShapes, ABlockNoTaskNamesIsCheckedWithoutACause) {
+  const std::string fixed =
+      "workflow:\n  name: x\n  resources:\n    spare:\n      gpu: \"{{ train_gpu }}\"\n"
+      "      memory: 8Gi\n    other: {}\n  tasks:\n    - name: job\n      image: i\n"
+      "      resource: other\ndefault-values:\n  train_gpu: 1\n";
+  const OsmoReport report = check(fixed, {{"train_gpu", "2"}});
+  EXPECT_TRUE(contains(joined(report.warnings),
+                       "resources.spare is used by no task at these values; checked because --set train_gpu was given"))
+      << joined(report.warnings);
+  ASSERT_NE(find_block(report, "spare"), nullptr);
+  EXPECT_TRUE(find_block(report, "spare")->tasks.empty());
+  EXPECT_FALSE(report.fits()) << "8Gi is short for 2 train GPUs";
+  EXPECT_TRUE(contains(osmo_report_text("spec.yaml", report), "tasks:    none at these values\n"));
+}
+
+TEST(OsmoNvidiaShapes, OnlyLiteralEditsFixABlockAndTheSetLineDoesNotPoseAsAFix) {
+  const std::string text =
+      "workflow:\n  name: x\n  resources:\n    train:\n      gpu: \"{{ train_gpu }}\"\n      cpu: 32\n"
+      "      memory: 64Gi\n  groups:\n    - name: finetune-job\n      tasks:\n        - name: finetune\n"
+      "          image: i\n          resource: train\ndefault-values:\n  train_gpu: 1\n";
+  const OsmoReport report = check(text, {{"train_gpu", "4"}});
+  EXPECT_FALSE(report.fits());
+  EXPECT_FALSE(report.set_fixes) << report.set_line;
+  const std::string shown = osmo_report_text("spec.yaml", report);
+  EXPECT_TRUE(shown.ends_with("no --set value fixes this: edit the resource blocks as the findings say (line 7)\n"))
+      << shown;
+  EXPECT_FALSE(contains(shown, "--set train_gpu=4")) << shown;
+  EXPECT_EQ(osmo_report_json("spec.yaml", report)["setFixes"], false);
+  // When the line changes a value, it is the fix.
+  EXPECT_TRUE(check(fixture("nvidia-shapes/gated-groups.yaml"), {{"train_gpu", "4"}}).set_fixes);
 }
 
 TEST(OsmoNvidiaShapes, AnUnknownGateOfATaskGroupIsAnErrorNamingItsLine) {

@@ -108,20 +108,33 @@ struct OsmoBlockReport {
   // the gpu variable lowered to the maximum when a profile caps it. A value
   // is max(current, need): a larger value the user set is kept as written.
   std::vector<std::string> set_values;
+  // False for a block no task uses at these values, checked because a
+  // --set value it reads was given (tasks are then the ones left out, when
+  // check found them, and profile the one the variable's prefix names).
+  bool used = true;
+  // The file lines of the fields a finding says to edit (literal or computed
+  // values): no --set value changes them.
+  std::vector<int> edit_lines;
   bool fits() const { return findings.empty(); }
 };
 
 struct OsmoReport {
-  std::vector<OsmoBlockReport> blocks;  // only blocks used by at least one task, in file order
+  // Blocks used by at least one task, and blocks no task uses whose fields
+  // read a --set value (used false), in file order.
+  std::vector<OsmoBlockReport> blocks;
   // Every --set pair to pass, shell-quoted where needed: all blocks'
   // set_values in order, deduplicated by variable (the larger value kept),
   // then the user's other --set values as given.
   // E.g. "train_gpu=4 train_cpu=32 train_memory=192Gi".
   std::string set_line;
+  // Whether set_line changes a value the spec has now. When it does not and
+  // a block does not fit, only editing the file fixes it: the text report
+  // says so, naming the lines, instead of echoing the values as a fix.
+  bool set_fixes = true;
   // What the user should know besides the blocks: variables with no value
   // that sizing does not read and blocks check could not decide that change
-  // no task's resources (both errors with strict instead), and --set values
-  // only blocks no task uses read.
+  // no task's resources (both errors with strict instead), and each block
+  // no task uses that was checked for a --set value it reads.
   std::vector<std::string> warnings;
   bool fits() const;
 };
@@ -149,12 +162,12 @@ Result<OsmoReport> check_osmo_workflow(const Policy& policy, std::string_view te
 
 // Human text of a report: its warnings, then per block its tasks, profile,
 // GPUs, and cpu / memory / storage found and needed, then OK or the
-// findings; the last line
-// is `--set <set_line>`, or "all resource blocks fit".
+// findings; the last line is `--set <set_line>`, "all resource blocks fit",
+// or, when no --set value fixes the blocks, the lines to edit.
 std::string osmo_report_text(const std::string& file, const OsmoReport& report);
 
 // The same data as JSON for `--output json`:
-// {"file", "format": "osmo-workflow", "fits", "set", "warnings", "blocks": [{"block",
+// {"file", "format": "osmo-workflow", "fits", "set", "setFixes", "warnings", "blocks": [{"block", "used",
 //  "tasks": [{"task", "group", "profile"}], "profile", "profileReason",
 //  "gpus" (null when unknown), "gpu": {"source"}, "cpu"|"memory"|"storage": {"found", "needed",
 //  "source"}, "findings", "set", "fits"}]}; absent quantities are null.

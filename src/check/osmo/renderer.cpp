@@ -116,7 +116,8 @@ struct TooLarge {
 // whose condition it cannot evaluate, the alternatives it could take.
 class TreeRenderer {
  public:
-  TreeRenderer(Rendered& out, const BlockChoices& choices) : out_(out), choices_(choices) {
+  TreeRenderer(Rendered& out, const BlockChoices& choices, const ForcedBranches& forced)
+      : out_(out), choices_(choices), forced_(forced) {
     out_.file_line.push_back(1);
   }
 
@@ -200,14 +201,38 @@ class TreeRenderer {
     return chosen == choices_.end() ? 0 : std::min(chosen->second, alternatives - 1);
   }
 
-  void conditional(const TemplateNode& node, const Variables& variables) {
+  // Notes the branches left out when branch `taken` (branches.size() for
+  // none) renders: those before it left out by their own false condition,
+  // those after it by the tag of the branch taken.
+  void skip_others(const TemplateNode& node, std::size_t taken) {
     const std::vector<TemplateBranch>& branches = node.branches;
     for (std::size_t b = 0; b < branches.size(); ++b) {
+      const bool seen = std::any_of(out_.skipped.begin(), out_.skipped.end(),
+                                    [&](const Skipped& s) { return s.id == node.id && s.branch == b; });
+      if (b == taken || seen) continue;  // a loop renders a block again
+      const TemplateBranch& cause = b < taken ? branches[b] : branches[taken];
+      out_.skipped.push_back({node.id, b, cause.line, cause.tag});
+    }
+  }
+
+  void conditional(const TemplateNode& node, const Variables& variables) {
+    const std::vector<TemplateBranch>& branches = node.branches;
+    if (auto forced = forced_.find(node.id); forced != forced_.end()) {
+      if (forced->second < branches.size()) nodes(branches[forced->second].body, variables);
+      return;
+    }
+    for (std::size_t b = 0; b < branches.size(); ++b) {
       const TemplateBranch& branch = branches[b];
-      if (branch.is_else) return nodes(branch.body, variables);
+      if (branch.is_else) {
+        skip_others(node, b);
+        return nodes(branch.body, variables);
+      }
       const EvaluatedText result = evaluate_text(branch.condition, variables);
       if (result.evaluated.outcome == Evaluated::Outcome::kValue) {
-        if (truthy(result.evaluated.value)) return nodes(branch.body, variables);
+        if (truthy(result.evaluated.value)) {
+          skip_others(node, b);
+          return nodes(branch.body, variables);
+        }
         continue;
       }
       // This branch and every later one could be the one rendered, or none
@@ -218,6 +243,7 @@ class TreeRenderer {
       if (taken < branches.size()) nodes(branches[taken].body, variables);
       return;
     }
+    skip_others(node, branches.size());
   }
 
   void loop(const TemplateNode& node, const Variables& variables) {
@@ -256,19 +282,21 @@ class TreeRenderer {
 
   Rendered& out_;
   const BlockChoices& choices_;
+  const ForcedBranches& forced_;
   int line_ = 1;  // of the text being read
 };
 
 }  // namespace
 
-Result<Rendered> render(std::string_view text, const Variables& variables, const BlockChoices& choices) {
+Result<Rendered> render(std::string_view text, const Variables& variables, const BlockChoices& choices,
+                        const ForcedBranches& forced) {
   auto pieces = scan_template(text);
   if (!pieces) return pieces.status();
   auto tree = parse_template(pieces.value());
   if (!tree) return tree.status();
   Rendered out;
   try {
-    TreeRenderer(out, choices).nodes(tree.value(), variables);
+    TreeRenderer(out, choices, forced).nodes(tree.value(), variables);
   } catch (const TooLarge& large) {
     return Status::invalid_argument(at_line(large.line) + "the loop renders the spec past " +
                                     std::to_string(kMaxRenderedBytes >> 20) + " MiB; check stops there");

@@ -41,6 +41,11 @@ struct BlockInput {
   YAML::Node marked_block;     // the same from the marked rendering
   std::vector<TaskRef> tasks;  // the tasks using it, in file order
   std::map<std::string, std::string, std::less<>> labels;  // workflow.labels
+  // A block no task uses, checked for a --set value it reads: the profile
+  // to size it with (null: choose by `tasks`, the tasks left out) and why.
+  bool used = true;
+  const Profile* profile = nullptr;
+  std::string profile_reason;
 };
 
 // Sizes one block and appends the --set values it needs to `pairs`. Fails,

@@ -72,6 +72,19 @@ struct Undecided {
 // condition is unknown; the first by default.
 using BlockChoices = std::map<std::size_t, std::size_t>;
 
+// A branch of an {% if %} block the variables decided against: its text is
+// not in the rendering.
+struct Skipped {
+  std::size_t id = 0;      // TemplateNode::id of the if block
+  std::size_t branch = 0;  // index of the branch left out
+  int line = 0;            // of the tag that left it out: its own false condition, or the branch taken instead
+  std::string tag;         // that tag as written
+};
+
+// For an if block by its id, the branch to render whatever its condition
+// gives (the index of the branch; one past the last renders none).
+using ForcedBranches = std::map<std::size_t, std::size_t>;
+
 struct Rendered {
   std::string text;            // what OSMO would parse
   std::string marked;          // the same with each substitution replaced by its marker
@@ -79,6 +92,7 @@ struct Rendered {
   std::vector<Substitution> subs;
   std::vector<MissingVariable> missing;  // in file order, repeats kept
   std::vector<Undecided> undecided;      // in the order first met
+  std::vector<Skipped> skipped;          // branches of decided if blocks left out, in the order met
 };
 
 // The marker of substitution `index` in Rendered::marked:
@@ -90,10 +104,12 @@ inline constexpr std::string_view kMarkerTail = "zz";
 // {% for %} bodies repeated with the variables' values. An expression check
 // cannot evaluate, or whose variable has no value, renders as a placeholder
 // and its Substitution says why; a block it cannot decide renders the
-// alternative `choices` names. Statement tags render as nothing (their line
-// breaks stay), as Jinja's defaults do. Fails, naming lines, on what
-// scan_template and parse_template refuse.
-Result<Rendered> render(std::string_view text, const Variables& variables, const BlockChoices& choices = {});
+// alternative `choices` names; an if block `forced` names renders the
+// branch it gives. Statement tags render as nothing (their line breaks
+// stay), as Jinja's defaults do. Fails, naming lines, on what scan_template
+// and parse_template refuse.
+Result<Rendered> render(std::string_view text, const Variables& variables, const BlockChoices& choices = {},
+                        const ForcedBranches& forced = {});
 
 // The message for variables with no value, each named once with its first
 // line: "variables a (line 3), b (line 9) have no value, and OSMO fails the
