@@ -61,13 +61,17 @@ Usage:
       --set line for it.
 
   gpu-sizer check [--policy FILE] [--nodes FILE] [--output text|json] [--fix [--in-place]]
-                  [--set KEY=VALUE ...] FILE|DIR|- ...
+                  [--set KEY=VALUE ...] [--strict] FILE|DIR|- ...
       Run the webhook's decisions offline on manifests (multi-document YAML
       or JSON; directories are searched for *.yaml, *.yml, *.json) and on
       OSMO workflow files (with --set values as osmo workflow submit takes
-      them). Prints what would be changed or denied and why. --fix writes
-      the corrected manifests to stdout (the report then goes to stderr),
-      or over the files with --in-place. Exit 0: all admitted unchanged;
+      them). Prints what would be changed or denied and why. In an OSMO
+      file, a variable with no value that sizing does not read (a name, a
+      URL) is a warning, and so is an {% if %} check cannot evaluate when no
+      branch of it changes a task's resources; --strict makes both errors,
+      as osmo workflow submit does. --fix writes the corrected manifests to
+      stdout (the report then goes to stderr), or over the files with
+      --in-place. Exit 0: all admitted unchanged;
       1: something would be changed or denied; 2: unreadable input.
       --nodes FILE sizes against those nodes (what `kubectl get nodes -o
       yaml` prints): floors are capped to what a node the pod may run on
@@ -253,6 +257,8 @@ int run_check(int argc, char** argv) {
       }
     } else if (arg == "--fix") {
       options.fix = true;
+    } else if (arg == "--strict") {
+      options.strict = true;
     } else if (arg == "--in-place") {
       options.in_place = true;
     } else if (arg == "--set") {
@@ -272,8 +278,8 @@ int run_check(int argc, char** argv) {
     }
   }
   const std::string command = argv[1];
-  if (options.explain && (options.fix || !options.set_values.empty())) {
-    return usage_error("explain takes --policy, --nodes and --output; --fix and --set belong to check");
+  if (options.explain && (options.fix || options.strict || !options.set_values.empty())) {
+    return usage_error("explain takes --policy, --nodes and --output; --fix, --set and --strict belong to check");
   }
   if (options.paths.empty()) return usage_error(command + " needs files, directories or - for standard input");
   if (options.in_place && !options.fix) return usage_error("--in-place goes with --fix");

@@ -210,7 +210,7 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
   // OSMO workflow files are templates rendered at submit time: they are
   // checked with the --set values, and fixed with the --set line, not edited.
   if (is_osmo_workflow(text.value())) {
-    auto osmo = check_osmo_workflow(policy, text.value(), options.set_values);
+    auto osmo = check_osmo_workflow(policy, text.value(), options.set_values, options.strict);
     if (!osmo) {
       report.error = report.path + ": " + osmo.error();
     } else {

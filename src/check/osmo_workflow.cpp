@@ -7,9 +7,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include "gpusizer/check/osmo/checker.h"
+#include "gpusizer/check/osmo/fields.h"
 #include "gpusizer/check/osmo/renderer.h"
 #include "gpusizer/check/osmo/scanner.h"
 #include "gpusizer/check/osmo/spec.h"
+#include "gpusizer/check/osmo/unused_blocks.h"
+#include "gpusizer/check/osmo/workflow.h"
 #include "gpusizer/util/strings.h"
 
 // Wires the units of src/check/osmo/: the sections and variables, the
@@ -38,78 +41,88 @@ void check_version(const std::vector<std::string_view>& lines, const Section& se
   }
 }
 
-// The workflow's tasks, flat or in groups, each with its resource block.
-std::vector<TaskRef> read_tasks(const SpecLines& spec, const YAML::Node& workflow) {
-  const YAML::Node flat = workflow["tasks"];
-  const YAML::Node groups = workflow["groups"];
-  if (flat && groups) spec.fail(groups, "workflow has both tasks and groups; OSMO takes exactly one of them");
-  if (!flat && !groups) spec.fail(workflow, "workflow has neither tasks nor groups");
-  std::vector<TaskRef> tasks;
-  auto read_task = [&](const YAML::Node& node, const std::string& path, const std::string* group) {
-    if (!node.IsMap()) spec.fail(node, path + " must be a mapping");
-    const YAML::Node name = node["name"];
-    if (!name || !name.IsScalar() || name.Scalar().empty()) spec.fail(node, path + " has no name");
-    TaskRef task;
-    task.task = name.Scalar();
-    task.group = group ? *group : task.task + "-group";
-    task.line = spec.line_of(name);
-    task.node = node;
-    const YAML::Node resource = node["resource"];
-    task.resource = resource && !resource.IsNull() ? spec.scalar_text(resource, path + ".resource") : "default";
-    tasks.push_back(task);
-  };
-  if (flat) {
-    if (!flat.IsSequence()) spec.fail(flat, "workflow.tasks must be a list");
-    for (std::size_t t = 0; t < flat.size(); ++t)
-      read_task(flat[t], "workflow.tasks[" + std::to_string(t) + "]", nullptr);
-    return tasks;
+// The file lines of the values sizing reads: the tasks' names, groups and
+// resource names (they choose the block and the profile), workflow.labels
+// (the profile), and the used blocks' names and their gpu, cpu, memory and
+// storage. A variable with no value on one of them blocks the check.
+std::set<int> sizing_lines(const Workflow& workflow) {
+  const SpecLines spec = workflow.spec();
+  std::set<int> lines;
+  for (const TaskRef& task : workflow.tasks) {
+    lines.insert({task.line, task.group_line, spec.line_of(task.node["resource"])});
   }
-  if (!groups.IsSequence()) spec.fail(groups, "workflow.groups must be a list");
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    const std::string path = "workflow.groups[" + std::to_string(g) + "]";
-    const YAML::Node group = groups[g];
-    if (!group.IsMap()) spec.fail(group, path + " must be a mapping");
-    const YAML::Node name = group["name"];
-    if (!name || !name.IsScalar() || name.Scalar().empty()) spec.fail(group, path + " has no name");
-    const YAML::Node group_tasks = group["tasks"];
-    if (!group_tasks || !group_tasks.IsSequence()) spec.fail(group, path + " has no tasks list");
-    const std::string& group_name = name.Scalar();
-    for (std::size_t t = 0; t < group_tasks.size(); ++t) {
-      read_task(group_tasks[t], path + ".tasks[" + std::to_string(t) + "]", &group_name);
+  if (const YAML::Node node = workflow.workflow["labels"]; node && node.IsMap()) {
+    for (const auto& entry : node) lines.insert({spec.line_of(entry.first), spec.line_of(entry.second)});
+  }
+  const YAML::Node resources = workflow.workflow["resources"];
+  if (resources && resources.IsMap()) {
+    for (const auto& entry : resources) {
+      if (!entry.first.IsScalar() || !used(workflow, entry.first.Scalar())) continue;
+      lines.insert(spec.line_of(entry.first));
+      if (!entry.second.IsMap()) continue;
+      for (const char* field : {"gpu", "cpu", "memory", "storage"}) lines.insert(spec.line_of(entry.second[field]));
     }
   }
-  return tasks;
+  lines.erase(0);
+  return lines;
 }
 
-// The resource blocks in file order, each with its index in
-// workflow.resources (npos for OSMO's implicit `default: {}` when the key is
-// absent). Fails on a task using a block that is not defined.
-std::vector<std::pair<std::string, std::size_t>> read_blocks(const SpecLines& spec, const YAML::Node& resources,
-                                                             const std::vector<TaskRef>& tasks) {
-  std::vector<std::pair<std::string, std::size_t>> blocks;
-  if (resources && !resources.IsNull()) {
-    if (!resources.IsMap()) spec.fail(resources, "workflow.resources must be a mapping of named resource specs");
-    spec.check_unique_keys(resources, "resources");
-    std::size_t index = 0;
-    for (const auto& entry : resources) blocks.emplace_back(entry.first.Scalar(), index++);
+// What sizing reads from a rendering, as text: two renderings with the same
+// fingerprint size the same.
+std::string sizing_fingerprint(const Workflow& workflow) {
+  std::string out;
+  for (const TaskRef& task : workflow.tasks) out += task.group + "/" + task.task + ":" + task.resource + "\n";
+  for (const auto& [key, value] : workflow.labels) out += key + "=" + value + "\n";
+  const YAML::Node resources = workflow.workflow["resources"];
+  for (const auto& [name, index] : workflow.blocks) {
+    if (!used(workflow, name)) continue;
+    out += name + ":";
+    const YAML::Node block = nth_value(resources, index);
+    const YAML::Node marked = nth_value(workflow.marked_resources, index);
+    if (block && block.IsMap()) {
+      std::size_t field = 0;
+      for (const auto& entry : block) {
+        const YAML::Node marked_value = nth_value(marked, field++);
+        const std::string written = marked_value && marked_value.IsScalar()
+                                        ? field_source(marked_value.Scalar(), workflow.rendered, true).expression
+                                        : std::string();
+        out += " " + YAML::Dump(entry.first) + "=" + YAML::Dump(entry.second) + "(" + written + ")";
+      }
+    }
+    out += "\n";
   }
-  const bool implicit_default = !resources || resources.IsNull();
-  std::vector<std::string> known;
-  for (const auto& [name, index] : blocks) known.push_back(name);
-  for (const TaskRef& task : tasks) {
-    const bool defined = std::find(known.begin(), known.end(), task.resource) != known.end();
-    if (defined || (implicit_default && task.resource == "default")) continue;
-    const YAML::Node resource = task.node["resource"];
-    spec.fail(resource ? resource : task.node["name"],
-              "task " + task.task + " uses resource " + task.resource + ", which workflow.resources does not define" +
-                  (known.empty() ? std::string() : " (defined: " + join(known, ", ") + ")"));
-  }
-  if (implicit_default) blocks.emplace_back("default", std::string::npos);
-  return blocks;
+  return out;
 }
 
-OsmoReport check_spec(const Policy& policy, std::string_view text,
-                      const std::map<std::string, std::string>& set_values) {
+// Blocks check could not decide that change no task's resources become
+// warnings; one that does is an error naming its line and variable.
+void check_undecided(const Workflow& workflow, const std::vector<std::string_view>& lines, const Section& section,
+                     const Variables& variables, std::vector<std::string>& warnings) {
+  const std::string sized = sizing_fingerprint(workflow);
+  for (const Undecided& block : workflow.rendered.undecided) {
+    for (std::size_t alternative = 1; alternative < block.alternatives; ++alternative) {
+      bool same = false;
+      try {
+        same = sizing_fingerprint(read_workflow(lines, section, variables, {{block.id, alternative}})) == sized;
+      } catch (const SpecError&) {
+        same = false;  // a branch that does not even read decides too
+      }
+      if (same) continue;
+      throw SpecError{at_line(block.line) + "`" + block.tag +
+                          "` decides which resources tasks get, and check cannot evaluate it: " + block.problem +
+                          (block.variable.empty() ? std::string()
+                                                  : "; pass --set " + block.variable +
+                                                        "=VALUE or add it to "
+                                                        "default-values"),
+                      block.line};
+    }
+    warnings.push_back(at_line(block.line) + "`" + block.tag + "` was not evaluated (" + block.problem +
+                       "); none of its branches changes a task's resources, so check went on with the first");
+  }
+}
+
+OsmoReport check_spec(const Policy& policy, std::string_view text, const std::map<std::string, std::string>& set_values,
+                      bool strict) {
   const std::vector<std::string_view> lines = split_lines(text);
   const Section* workflow_section = nullptr;
   const Section* defaults_section = nullptr;
@@ -135,59 +148,62 @@ OsmoReport check_spec(const Policy& policy, std::string_view text,
 
   auto variables = template_variables(lines, defaults_section, set_values);
   if (!variables) throw SpecError{variables.error()};
-  auto rendered_result = render(padded_section(lines, *workflow_section), variables.value());
-  if (!rendered_result) throw SpecError{rendered_result.error()};
-  const Rendered& rendered = rendered_result.value();
-  const SpecLines spec{&rendered};
-
-  YAML::Node root;
-  try {
-    root = YAML::Load(rendered.text);
-  } catch (const YAML::ParserException& e) {
-    const auto index = static_cast<std::size_t>(std::max(0, e.mark.line));
-    const int line = index < rendered.file_line.size() ? rendered.file_line[index] : e.mark.line + 1;
-    throw SpecError{at_line(line) + "YAML error after rendering: " + e.msg};
-  }
-  YAML::Node marked_root;
-  try {
-    marked_root = YAML::Load(rendered.marked);
-  } catch (const YAML::Exception&) {
-    marked_root = YAML::Node();  // sources then read as literal
-  }
-
-  const YAML::Node workflow = root["workflow"];
-  if (!workflow.IsMap()) spec.fail(workflow, "workflow must be a mapping (name, resources, tasks or groups)");
-  spec.check_unique_keys(workflow, "workflow");
-
-  std::map<std::string, std::string, std::less<>> labels;
-  if (const YAML::Node node = workflow["labels"]; node && node.IsMap()) {
-    for (const auto& entry : node) {
-      if (entry.first.IsScalar() && entry.second.IsScalar()) labels[entry.first.Scalar()] = entry.second.Scalar();
-    }
-  }
-  const std::vector<TaskRef> tasks = read_tasks(spec, workflow);
-  const YAML::Node resources = workflow["resources"];
-  const YAML::Node marked_resources =
-      marked_root.IsMap() && marked_root["workflow"].IsMap() ? marked_root["workflow"]["resources"] : YAML::Node();
+  const Workflow workflow = read_workflow(lines, *workflow_section, variables.value(), {});
+  const Rendered& rendered = workflow.rendered;
+  const SpecLines spec = workflow.spec();
 
   OsmoReport report;
+  if (strict) {
+    if (!rendered.missing.empty()) throw SpecError{missing_variables_message(rendered.missing)};
+    if (!rendered.undecided.empty()) {
+      const Undecided& block = rendered.undecided.front();
+      throw SpecError{at_line(block.line) + "`" + block.tag + "`: check cannot evaluate it (" + block.problem +
+                      "), and --strict wants every variable set"};
+    }
+  } else {
+    const std::set<int> sizing = sizing_lines(workflow);
+    std::vector<MissingVariable> blocking, other;
+    for (const MissingVariable& m : rendered.missing) (sizing.count(m.line) ? blocking : other).push_back(m);
+    if (!blocking.empty()) throw SpecError{missing_variables_message(blocking)};
+    if (!other.empty()) {
+      report.warnings.push_back(missing_variables_message(other, false));
+    }
+    check_undecided(workflow, lines, *workflow_section, variables.value(), report.warnings);
+  }
+
   std::vector<SetPair> pairs;
-  for (const auto& [name, index] : read_blocks(spec, resources, tasks)) {
+  const YAML::Node resources = workflow.workflow["resources"];
+  const std::vector<UnusedBlock> unused =
+      unused_set_blocks(workflow, lines, *workflow_section, variables.value(), set_values);
+  for (const auto& [name, index] : workflow.blocks) {
     BlockInput input{policy, variables.value(), spec, name};
-    for (const TaskRef& task : tasks) {
+    for (const TaskRef& task : workflow.tasks) {
       if (task.resource == name) input.tasks.push_back(task);
     }
-    if (input.tasks.empty()) continue;
+    if (input.tasks.empty()) {
+      auto it = std::find_if(unused.begin(), unused.end(), [&](const UnusedBlock& u) { return u.name == name; });
+      if (it == unused.end()) continue;  // nothing runs it and nothing the user set sizes it
+      const ProfileChoice choice = unused_block_profile(policy, *it);
+      input.used = false;
+      input.tasks = it->left_out;
+      input.profile = choice.profile;
+      input.profile_reason = choice.reason;
+      report.warnings.push_back(unused_block_warning(*it));
+    }
     if (index != std::string::npos) {
       input.block = nth_value(resources, index);
-      input.marked_block = nth_value(marked_resources, index);
+      input.marked_block = nth_value(workflow.marked_resources, index);
     }
-    input.labels = labels;
+    input.labels = workflow.labels;
     auto block = check_block(input, pairs);
     if (!block) throw SpecError{block.error()};
     report.blocks.push_back(std::move(block).value());
   }
   report.set_line = set_line(pairs, set_values, report.blocks);
+  report.set_fixes = std::any_of(pairs.begin(), pairs.end(), [&](const SetPair& pair) {
+    auto it = variables.value().find(pair.variable);
+    return it == variables.value().end() || it->second.text != pair.value;
+  });
   return report;
 }
 
@@ -208,9 +224,9 @@ bool OsmoReport::fits() const {
 }
 
 Result<OsmoReport> check_osmo_workflow(const Policy& policy, std::string_view text,
-                                       const std::map<std::string, std::string>& set_values) {
+                                       const std::map<std::string, std::string>& set_values, bool strict) {
   try {
-    return osmo::check_spec(policy, text, set_values);
+    return osmo::check_spec(policy, text, set_values, strict);
   } catch (const osmo::SpecError& e) {
     return Status::invalid_argument(e.message);
   } catch (const YAML::Exception& e) {

@@ -289,6 +289,19 @@ INSTANTIATE_TEST_SUITE_P(SeedTable, CliCheckOsmo,
                                            OsmoCase{16, "train_gpu=16 train_cpu=128 train_memory=768Gi"}),
                          [](const auto& info) { return std::to_string(info.param.gpus) + "Gpus"; });
 
+TEST(CliCheck, OsmoVariableSizingDoesNotReadWarnsUnlessStrict) {
+  const std::string workflow = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/osmo/nvidia-shapes/unset-names.yaml";
+  const auto lenient = run("check " + workflow + " --set train_gpu=4");
+  EXPECT_EQ(lenient.exit_code, 1) << lenient.output;
+  EXPECT_NE(lenient.output.find("warning: variables dataset (line "), std::string::npos) << lenient.output;
+  EXPECT_NE(lenient.output.find("--set train_gpu=4 train_cpu=32 train_memory=192Gi"), std::string::npos)
+      << lenient.output;
+  const auto strict = run("check --strict " + workflow + " --set train_gpu=4");
+  EXPECT_EQ(strict.exit_code, 2) << strict.output;
+  EXPECT_NE(strict.output.find("variables dataset (line "), std::string::npos) << strict.output;
+  EXPECT_EQ(run("explain --strict " + workflow).exit_code, 2) << "--strict belongs to check";
+}
+
 TEST(CliCheck, OsmoWorkflowWithMissingVariableIsUnreadable) {
   TempDir dir;
   const std::string workflow = dir.path() + "/wf.yaml";

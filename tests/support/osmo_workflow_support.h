@@ -48,14 +48,14 @@ inline std::string fixture(const std::string& name) {
   return text.str();
 }
 
-inline OsmoReport check(const std::string& text, const Sets& sets = {}) {
-  auto result = check_osmo_workflow(default_policy(), text, sets);
+inline OsmoReport check(const std::string& text, const Sets& sets = {}, bool strict = false) {
+  auto result = check_osmo_workflow(default_policy(), text, sets, strict);
   EXPECT_TRUE(result.ok()) << result.error();
   return result.ok() ? result.value() : OsmoReport{};
 }
 
-inline std::string check_error(const std::string& text, const Sets& sets = {}) {
-  auto result = check_osmo_workflow(default_policy(), text, sets);
+inline std::string check_error(const std::string& text, const Sets& sets = {}, bool strict = false) {
+  auto result = check_osmo_workflow(default_policy(), text, sets, strict);
   EXPECT_FALSE(result.ok()) << osmo_report_text("spec", result.value());
   return result.ok() ? "" : result.error();
 }

@@ -26,6 +26,49 @@ std::string rendered(std::string_view expression) {
 
 Evaluated failure(std::string_view expression) { return evaluate_text(expression, variables()).evaluated; }
 
+TEST(Evaluate, ConditionsAsNvidiasSpecsWriteThem) {
+  const std::string gate = "flag|string|lower not in [\"true\", \"1\", \"yes\"]";
+  EXPECT_EQ(rendered(gate), "False") << "a YAML true is the text True, lowered";
+  Variables v = variables();
+  for (const char* text : {"false", "0", "no", "False"}) {
+    v["flag"] = {Value::str(text), text};
+    EXPECT_TRUE(truthy(evaluate_text(gate, v).evaluated.value)) << text;
+  }
+  v["flag"] = {Value::integer(1), "1"};
+  EXPECT_FALSE(truthy(evaluate_text(gate, v).evaluated.value)) << "--set flag=1 is the int 1";
+  EXPECT_EQ(rendered("gpu == 4 and text == '12'"), "True");
+  EXPECT_EQ(rendered("gpu == 4.0"), "True");
+  EXPECT_EQ(rendered("text == 12"), "False") << "text and a number are never equal";
+  EXPECT_EQ(rendered("gpu != 4 or 'x'"), "x") << "or gives the operand that decided";
+  EXPECT_EQ(rendered("not []"), "True");
+  EXPECT_EQ(rendered("'2' in text"), "True");
+  EXPECT_EQ(rendered("gpu >= 2 and ratio < 2"), "True");
+  EXPECT_EQ(rendered("'b' > 'a'"), "True");
+}
+
+TEST(Evaluate, ShortCircuitSkipsWhatJinjaSkips) {
+  EXPECT_EQ(rendered("gpu == 4 or unset"), "True");
+  EXPECT_EQ(rendered("gpu == 3 and unset"), "False");
+  EXPECT_EQ(failure("gpu == 4 and unset").outcome, Outcome::kUndefined);
+}
+
+TEST(Evaluate, FiltersWithArguments) {
+  EXPECT_EQ(rendered("unset|default('x')"), "x");
+  EXPECT_EQ(rendered("unset|d(2) * gpu"), "8");
+  EXPECT_EQ(rendered("gpu|default(1)"), "4");
+  EXPECT_EQ(rendered("''|default('x', true)"), "x");
+  EXPECT_EQ(rendered("'a-b-c'|replace('-', '_')"), "a_b_c");
+  EXPECT_EQ(rendered("'a-b-c'|replace('-', '_', 1)"), "a_b-c");
+  EXPECT_EQ(rendered("[1, 'x']|join(',')"), "1,x");
+  EXPECT_EQ(rendered("'abc'|int(7)"), "7");
+  EXPECT_EQ(rendered("' Yes '|trim|upper"), "YES");
+  EXPECT_EQ(rendered("[3, 1]|first ~ [3, 1]|last"), "31");
+  EXPECT_EQ(failure("gpu|replace('a')").detail, "|replace needs the text to replace and its replacement");
+  EXPECT_EQ(failure("gpu|lower(1)").detail, "|lower takes no arguments, found 1");
+  EXPECT_EQ(failure("gpu in 4").outcome, Outcome::kUnevaluable);
+  EXPECT_EQ(failure("[1] < 2").outcome, Outcome::kUnevaluable);
+}
+
 TEST(Evaluate, ArithmeticAsPythonDoesIt) {
   EXPECT_EQ(rendered("[64, gpu|int * 48]|max"), "192");
   EXPECT_EQ(rendered("7 // 2"), "3");

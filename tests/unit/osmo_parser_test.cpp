@@ -27,7 +27,14 @@ std::string show(const Expression& e) {
     }
     case Kind::kSign: return e.name + show(*e.operands[0]);
     case Kind::kBinary: return "(" + e.name + " " + show(*e.operands[0]) + " " + show(*e.operands[1]) + ")";
-    case Kind::kFilter: return "|" + e.name + "(" + show(*e.operands[0]) + ")";
+    case Kind::kFilter: {
+      std::string out = "|" + e.name + "(" + show(*e.operands[0]);
+      for (std::size_t a = 1; a < e.operands.size(); ++a) out += " " + show(*e.operands[a]);
+      return out + ")";
+    }
+    case Kind::kCompare:
+    case Kind::kLogic: return "(" + e.name + " " + show(*e.operands[0]) + " " + show(*e.operands[1]) + ")";
+    case Kind::kNot: return "(not " + show(*e.operands[0]) + ")";
     case Kind::kUnsupported: return "!" + e.reason + "(" + (e.operands.empty() ? "" : show(*e.operands[0])) + ")";
   }
   return "?";
@@ -48,12 +55,33 @@ TEST(ParseExpression, PrecedenceSignsParenthesesListsAndFilters) {
 
 TEST(ParseExpression, UnsupportedPartsKeepWhatCameBefore) {
   EXPECT_EQ(tree("a + b.c + d"), "(+ a !attribute access, subscripts and calls are not supported(b))");
-  EXPECT_EQ(tree("x|round(2)"), "!filter arguments (|round(...)) are not supported(x)");
+  EXPECT_EQ(tree("x|default(y=1)"), "|default(x !keyword arguments to filters are not supported())");
   EXPECT_EQ(tree("a if b else c"), "!`if` is not supported(a)");
-  EXPECT_EQ(tree("not a"), "!`not` is not supported()");
+  EXPECT_EQ(tree("a < b < c"), "!chained comparisons are not supported((< a b))");
+  EXPECT_EQ(tree("x is defined"), "!`is` is not supported(x)");
   EXPECT_EQ(tree(""), "!an empty expression()");
   EXPECT_EQ(tree("(a"), "!`` is not supported(a)");
   EXPECT_EQ(tree("[a b]"), "!`b` is not supported([a])");
+}
+
+TEST(ParseExpression, ComparisonsAndLogicInJinjaPrecedence) {
+  // NVIDIA's DIG specs gate whole task groups on this.
+  EXPECT_EQ(tree("use_ckpt|string|lower not in [\"true\", \"1\", \"yes\"]"),
+            "(not in |lower(|string(use_ckpt)) ['true' '1' 'yes'])");
+  EXPECT_EQ(tree("usecase == \"glass\" and step == \"14000\""), "(and (== usecase 'glass') (== step '14000'))");
+  EXPECT_EQ(tree("a or b and not c"), "(or a (and b (not c)))");
+  EXPECT_EQ(tree("not a in b"), "(not (in a b))");
+  EXPECT_EQ(tree("a + 1 >= b * 2"), "(>= (+ a 1) (* b 2))");
+  EXPECT_EQ(tree("'a' ~ b + 1"), "(+ (~ 'a' b) 1)");
+  EXPECT_EQ(tree("(a or b) and c"), "(and (or a b) c)");
+}
+
+TEST(ParseExpression, FiltersTakePositionalArguments) {
+  EXPECT_EQ(tree("x|default('none')|upper"), "|upper(|default(x 'none'))");
+  EXPECT_EQ(tree("x|replace('-', '_', 1)"), "|replace(x '-' '_' 1)");
+  EXPECT_EQ(tree("items|join(', ')"), "|join(items ', ')");
+  EXPECT_EQ(tree("x|int()"), "|int(x)");
+  EXPECT_EQ(tree("x|round(2"), "|round(x 2 !`` is not supported())");
 }
 
 TEST(ParseExpression, APlainVariableIsOneNameWithValueKeepingFilters) {

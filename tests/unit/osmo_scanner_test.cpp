@@ -52,9 +52,19 @@ TEST(ScanTemplate, WhatOsmoCannotRenderIsAnErrorNamingTheLine) {
             "line 2: `{{` is never closed with `}}`; OSMO fails to render this spec too");
   EXPECT_TRUE(
       scan_template("a\nb {# x").error().starts_with("line 2: `{#` opens a Jinja comment that is never closed"));
-  EXPECT_EQ(scan_template("{% if x %}\nb").error(),
-            "line 1: `{% if x %}`: check cannot render Jinja control blocks ({% ... %}); check a rendered copy of the "
-            "spec instead");
+  EXPECT_TRUE(scan_template("a\n  {% if x \nb")
+                  .error()
+                  .starts_with("line 2: `{%` opens a Jinja statement that is never closed with `%}`"));
+}
+
+TEST(ScanTemplate, StatementsArePiecesWithTheirInside) {
+  const auto p = pieces("a\n    {%- if x|lower in [\"1\"] -%}\nb\n{% endif %}");
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[1].kind, Kind::kStatement);
+  EXPECT_EQ(p[1].inner, " if x|lower in [\"1\"] ") << "whitespace-control marks are not part of it";
+  EXPECT_EQ(p[1].line, 2);
+  EXPECT_EQ(p[3].kind, Kind::kStatement);
+  EXPECT_EQ(p[3].line, 4);
 }
 
 TEST(ScanTemplate, ALoneBraceIsText) {

@@ -128,10 +128,16 @@ default-values:
   EXPECT_FALSE(contains(osmo_report_text("spec", report), "nothing to size"));
 }
 
-TEST(OsmoExpressions, ControlBlocksAreAClearError) {
-  const std::string error = check_error(fixture("jinja-conditional.yaml"));
-  EXPECT_TRUE(contains(error, "control blocks")) << error;
-  EXPECT_TRUE(contains(error, "line 13")) << error;
+TEST(OsmoExpressions, IfBlocksDecideWhichBlocksAndTasksExist) {
+  const OsmoReport pretrained = check(fixture("jinja-conditional.yaml"), {{"train_gpu", "4"}});
+  ASSERT_EQ(pretrained.blocks.size(), 1u) << "use_pretrained_checkpoint: true leaves the train block and task out";
+  EXPECT_EQ(pretrained.blocks[0].block, "infer");
+  EXPECT_TRUE(pretrained.fits());
+  const OsmoReport finetune =
+      check(fixture("jinja-conditional.yaml"), {{"train_gpu", "4"}, {"use_pretrained_checkpoint", "false"}});
+  ASSERT_EQ(finetune.blocks.size(), 2u);
+  EXPECT_EQ(finetune.blocks[0].block, "train");
+  EXPECT_TRUE(contains(finetune.set_line, "train_gpu=4 train_cpu=32 train_memory=192Gi")) << finetune.set_line;
 }
 
 TEST(OsmoExpressions, SpecialTokensAreKeptAndSpacedOnesAreVariables) {
@@ -143,9 +149,12 @@ TEST(OsmoExpressions, SpecialTokensAreKeptAndSpacedOnesAreVariables) {
       command: ["bash", "-c", "cp {{input:0}}/a {{output}}/b {{uuid}} {{workflow_id}} {{host:copy}}"]
       args: ["{{ output }}"]
 )";
-  const std::string error = check_error(spec);
+  const std::string error = check_error(spec, {}, true);
   EXPECT_TRUE(contains(error, "output (line 7)")) << error;
   EXPECT_TRUE(contains(error, "without spaces")) << error;
+  const OsmoReport report = check(spec);
+  ASSERT_EQ(report.warnings.size(), 1u) << "sizing does not read args, so only --strict fails on it";
+  EXPECT_TRUE(contains(report.warnings[0], "without spaces")) << report.warnings[0];
   std::string fixed = spec;
   fixed.replace(fixed.find("{{ output }}"), 12, "{{output}}");
   EXPECT_TRUE(check_osmo_workflow(default_policy(), fixed, {}).ok());

@@ -19,6 +19,7 @@ struct CheckOptions {
   bool fix = false;                               // write corrected manifests
   bool in_place = false;                          // ... over the files instead of to stdout
   std::map<std::string, std::string> set_values;  // OSMO --set key=value
+  bool strict = false;                            // OSMO: every variable needs a value, not only sizing's
   bool explain = false;                           // gpu-sizer explain: every pod's rules, exit 0 unless unreadable
   // --nodes FILE (node_file.h): the nodes to size against; nullptr: the
   // policy's nodeFit.pools, if any.

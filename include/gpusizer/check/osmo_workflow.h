@@ -15,15 +15,23 @@
 //    without spaces ({{output}}, {{input:N}}, {{uuid}}, {{workflow_id}},
 //    {{host:x}}) are kept as written. `{# ... #}` comments are dropped.
 //  - Expressions: a small Jinja subset is evaluated: variables, int / float /
-//    string literals, list literals, + - * / // % and parentheses, and filters
-//    without arguments (int, float, string, lower, upper, trim, max, min,
-//    length, abs). So `{{ [64, train_gpu|int * 48]|max }}Gi` renders. Any
-//    other expression (attribute access, calls, filter arguments, tests,
-//    conditionals, text multiplied by a number) is left unevaluated: outside
-//    resource blocks it is ignored, in a resource field it is a finding that
-//    says check cannot evaluate it. Whitespace-control dashes (`{{- x -}}`)
-//    are accepted but strip nothing.
-//  - `{% ... %}` control blocks are an error: check does not render them.
+//    string literals, list literals, + - * / // % ~ and parentheses,
+//    comparisons (== != < > <= >= in, not in), and / or / not, and filters
+//    with positional arguments (int, float, string, lower, upper, trim,
+//    default, replace, join, first, last, max, min, length, abs). So
+//    `{{ [64, train_gpu|int * 48]|max }}Gi` renders. Any other expression
+//    (attribute access, calls, tests, conditional expressions, text
+//    multiplied by a number) is left unevaluated: outside resource blocks it
+//    is ignored, in a resource field it is a finding that says check cannot
+//    evaluate it. Whitespace-control dashes (`{{- x -}}`, `{%- if -%}`) are
+//    accepted but strip nothing.
+//  - `{% if %}` / `{% elif %}` / `{% else %}` / `{% endif %}` and
+//    `{% for x in ... %}` / `{% endfor %}` blocks are rendered with the
+//    variables' values; any other statement is an error.
+//  - A variable with no value: OSMO fails the submit on it, but when sizing
+//    does not read it (see check_osmo_workflow) check warns and goes on.
+//    The same for a block whose condition check cannot evaluate, when no
+//    branch of it changes what sizing reads.
 #pragma once
 
 #include <cstdint>
@@ -100,16 +108,34 @@ struct OsmoBlockReport {
   // the gpu variable lowered to the maximum when a profile caps it. A value
   // is max(current, need): a larger value the user set is kept as written.
   std::vector<std::string> set_values;
+  // False for a block no task uses at these values, checked because a
+  // --set value it reads was given (tasks are then the ones left out, when
+  // check found them, and profile the one the variable's prefix names).
+  bool used = true;
+  // The file lines of the fields a finding says to edit (literal or computed
+  // values): no --set value changes them.
+  std::vector<int> edit_lines;
   bool fits() const { return findings.empty(); }
 };
 
 struct OsmoReport {
-  std::vector<OsmoBlockReport> blocks;  // only blocks used by at least one task, in file order
+  // Blocks used by at least one task, and blocks no task uses whose fields
+  // read a --set value (used false), in file order.
+  std::vector<OsmoBlockReport> blocks;
   // Every --set pair to pass, shell-quoted where needed: all blocks'
   // set_values in order, deduplicated by variable (the larger value kept),
   // then the user's other --set values as given.
   // E.g. "train_gpu=4 train_cpu=32 train_memory=192Gi".
   std::string set_line;
+  // Whether set_line changes a value the spec has now. When it does not and
+  // a block does not fit, only editing the file fixes it: the text report
+  // says so, naming the lines, instead of echoing the values as a fix.
+  bool set_fixes = true;
+  // What the user should know besides the blocks: variables with no value
+  // that sizing does not read and blocks check could not decide that change
+  // no task's resources (both errors with strict instead), and each block
+  // no task uses that was checked for a --set value it reads.
+  std::vector<std::string> warnings;
   bool fits() const;
 };
 
@@ -117,23 +143,31 @@ struct OsmoReport {
 // semantics, see the top of this file), then checks each resource block used
 // by a task. Tasks come from workflow.tasks (flat) or workflow.groups[].tasks;
 // a task without `resource` uses `default`.
-// Fails, naming the file's line where possible, on: YAML errors, a variable
-// with no value (OSMO fails the submit too), `{% %}` blocks, unknown
-// top-level keys, version other than 2, a missing or malformed workflow,
-// tasks and groups together or neither, a resource name workflow.resources
-// lacks, unknown or duplicate resource fields, and values OSMO rejects (a gpu
-// that is not a whole number, cpu with a unit, memory or storage in decimal
-// units; a bare number for memory or storage means Ki, as in OSMO).
+// A variable with no value fails the check (OSMO fails the submit too) when
+// it is on a line sizing reads: a task's name, group or resource, a
+// workflow label, a used block's name or its gpu, cpu, memory or storage.
+// Elsewhere it is a warning. A block whose condition check cannot evaluate
+// fails the check, naming its line and variable, when one of its branches
+// would change what sizing reads; else it is a warning. With `strict`, every
+// variable must have a value and every block be decided, as before.
+// Also fails, naming the file's line where possible, on: YAML errors,
+// statements other than if and for, unknown top-level keys, version other
+// than 2, a missing or malformed workflow, tasks and groups together or
+// neither, a resource name workflow.resources lacks, unknown or duplicate
+// resource fields, and values OSMO rejects (a gpu that is not a whole
+// number, cpu with a unit, memory or storage in decimal units; a bare number
+// for memory or storage means Ki, as in OSMO).
 Result<OsmoReport> check_osmo_workflow(const Policy& policy, std::string_view text,
-                                       const std::map<std::string, std::string>& set_values);
+                                       const std::map<std::string, std::string>& set_values, bool strict = false);
 
-// Human text of a report: per block its tasks, profile, GPUs, and cpu /
-// memory / storage found and needed, then OK or the findings; the last line
-// is `--set <set_line>`, or "all resource blocks fit".
+// Human text of a report: its warnings, then per block its tasks, profile,
+// GPUs, and cpu / memory / storage found and needed, then OK or the
+// findings; the last line is `--set <set_line>`, "all resource blocks fit",
+// or, when no --set value fixes the blocks, the lines to edit.
 std::string osmo_report_text(const std::string& file, const OsmoReport& report);
 
 // The same data as JSON for `--output json`:
-// {"file", "format": "osmo-workflow", "fits", "set", "blocks": [{"block",
+// {"file", "format": "osmo-workflow", "fits", "set", "setFixes", "warnings", "blocks": [{"block", "used",
 //  "tasks": [{"task", "group", "profile"}], "profile", "profileReason",
 //  "gpus" (null when unknown), "gpu": {"source"}, "cpu"|"memory"|"storage": {"found", "needed",
 //  "source"}, "findings", "set", "fits"}]}; absent quantities are null.

@@ -41,6 +41,7 @@ class BlockChecker {
     choose_profiles();
     const Field& gpu = fields_["gpu"];
     if (!gpu.source.evaluated) {
+      report_.edit_lines.push_back(gpu.source.line);
       report_.findings.push_back(computed_by(path_ + ".gpu", gpu.source) + ", which check cannot evaluate (" +
                                  gpu.source.problem + "): the GPU count is unknown");
       return std::move(report_);
@@ -121,6 +122,14 @@ class BlockChecker {
 
   // Profiles of the tasks, as their pods would be labelled.
   void choose_profiles() {
+    report_.used = input_.used;
+    if (input_.profile) {
+      choices_.push_back({input_.profile, input_.profile_reason});
+      for (const TaskRef& task : input_.tasks) report_.tasks.push_back({task.task, task.group, input_.profile->name});
+      report_.profile = input_.profile->name;
+      report_.profile_reason = input_.profile_reason;
+      return;
+    }
     for (const TaskRef& task : input_.tasks) {
       SelectionInput selection;
       selection.labels = input_.labels;
@@ -133,6 +142,7 @@ class BlockChecker {
       choices_.push_back({choice.value().profile, choice.value().reason});
       report_.tasks.push_back({task.task, task.group, choice.value().profile->name});
     }
+    if (choices_.empty()) throw SpecError{"the policy names no profile for " + path_};
     report_.profile = choices_.front().profile->name;
     report_.profile_reason = choices_.front().reason;
   }
@@ -154,6 +164,7 @@ class BlockChecker {
         finding +=
             ": " + computed_by(path_ + ".gpu", gpu.source) + "; change it to give at most " + std::to_string(cap);
       }
+      if (gpu.source.kind != OsmoFieldSource::Kind::kVariable) report_.edit_lines.push_back(gpu.source.line);
       gpus = std::min(gpus, cap);
       report_.findings.push_back(finding);
     }
@@ -168,7 +179,7 @@ class BlockChecker {
     std::set<std::string> listed;
     for (std::size_t t = 0; t < choices_.size(); ++t) {
       const Profile& profile = *choices_[t].profile;
-      shared.push_back(input_.tasks[t].task + " (" + profile.name + ")");
+      if (t < input_.tasks.size()) shared.push_back(input_.tasks[t].task + " (" + profile.name + ")");
       if (!listed.insert(profile.name).second) continue;
       auto need = required_resources(profile, gpus);
       if (!need) continue;
@@ -250,6 +261,7 @@ class BlockChecker {
     const std::string needed = key == "cpu" ? set_text(OsmoFieldSource{}, need, true) : need.to_string();
     const bool variable = source.kind == OsmoFieldSource::Kind::kVariable;
     if (!source.evaluated) {
+      report_.edit_lines.push_back(source.line);
       report_.findings.push_back(computed_by(path_ + "." + key, source) + ", which check cannot evaluate (" +
                                  source.problem + "): make sure it gives at least " + needed + for_gpus);
       return;
@@ -268,6 +280,7 @@ class BlockChecker {
       } else if (!variable) {
         finding += ": " + computed_by(path_ + "." + key, source) + ", change it to give at least " + needed;
       }
+      if (!variable) report_.edit_lines.push_back(source.line);
       report_.findings.push_back(finding);
     }
     if (variable && (always_set || short_of)) {

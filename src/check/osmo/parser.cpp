@@ -1,5 +1,6 @@
 #include "gpusizer/check/osmo/parser.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -34,22 +35,27 @@ bool is_keyword(const std::string& name) {
   return kKeywords.count(name) > 0;
 }
 
-// Recursive descent in Jinja's precedence: sum, product, unary (sign or
-// primary, then filters), primary. After an Unsupported node nothing more is
-// read: `stopped_` unwinds every level, which keeps what it had read.
+// Recursive descent in Jinja's precedence: or, and, not, comparisons (==,
+// !=, <, >, <=, >=, in, not in), sum, concatenation (~), product, unary
+// (sign or primary, then filters), primary. After an Unsupported node
+// nothing more is read: `stopped_` unwinds every level, which keeps what it
+// had read.
 class Parser {
  public:
   explicit Parser(const std::vector<Token>& tokens) : tokens_(tokens) {}
 
   Node parse() {
-    Node v = sum();
+    Node v = disjunction();
     if (!stopped_ && peek().kind != Token::Kind::kEnd) return unsupported(std::move(v), peek());
     return v;
   }
 
  private:
-  const Token& peek() const { return tokens_[pos_]; }
+  const Token& peek(std::size_t ahead = 0) const { return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)]; }
   bool at_op(std::string_view op) const { return peek().kind == Token::Kind::kOp && peek().text == op; }
+  bool at_word(std::string_view word, std::size_t ahead = 0) const {
+    return peek(ahead).kind == Token::Kind::kName && peek(ahead).text == word;
+  }
   const Token& next() { return tokens_[pos_ < tokens_.size() - 1 ? pos_++ : pos_]; }
 
   Node unsupported(Node before, std::string reason) {
@@ -66,19 +72,79 @@ class Parser {
     return unsupported(std::move(before), "`" + token.text + "` is not supported");
   }
 
-  Node binary(const std::string& op, Node left, Node right) {
+  Node binary(Expression::Kind kind, const std::string& op, Node left, Node right) {
     std::vector<Node> operands;
     operands.push_back(std::move(left));
     operands.push_back(std::move(right));
-    return with_operands(Expression::Kind::kBinary, op, std::move(operands));
+    return with_operands(kind, op, std::move(operands));
+  }
+  Node binary(const std::string& op, Node left, Node right) {
+    return binary(Expression::Kind::kBinary, op, std::move(left), std::move(right));
+  }
+
+  Node disjunction() { return logic("or", &Parser::conjunction); }
+  Node conjunction() { return logic("and", &Parser::negation); }
+
+  // One left-associative level of `or` or `and` over the next level.
+  Node logic(const std::string& word, Node (Parser::*operand)()) {
+    Node v = (this->*operand)();
+    while (!stopped_ && at_word(word)) {
+      next();
+      Node right = (this->*operand)();
+      v = binary(Expression::Kind::kLogic, word, std::move(v), std::move(right));
+    }
+    return v;
+  }
+
+  Node negation() {
+    if (!at_word("not")) return comparison();
+    next();
+    std::vector<Node> operand;
+    operand.push_back(negation());
+    return with_operands(Expression::Kind::kNot, "not", std::move(operand));
+  }
+
+  // The comparison operator at the cursor ("not in" is two tokens), or "".
+  std::string comparison_operator() const {
+    static const std::set<std::string> kOps = {"==", "!=", "<", ">", "<=", ">="};
+    if (peek().kind == Token::Kind::kOp && kOps.count(peek().text)) return peek().text;
+    if (at_word("in")) return "in";
+    if (at_word("not") && at_word("in", 1)) return "not in";
+    return "";
+  }
+
+  // Jinja chains comparisons as Python does: a < b < c is a < b and b < c.
+  // A chain is rare in templates, so only its first link is read here and a
+  // second one is not supported rather than evaluated with b twice.
+  Node comparison() {
+    Node v = sum();
+    const std::string op = comparison_operator();
+    if (stopped_ || op.empty()) return v;
+    pos_ += op == "not in" ? 2 : 1;
+    Node right = sum();
+    v = binary(Expression::Kind::kCompare, op, std::move(v), std::move(right));
+    if (!stopped_ && !comparison_operator().empty()) {
+      return unsupported(std::move(v), "chained comparisons are not supported");
+    }
+    return v;
   }
 
   Node sum() {
-    Node v = product();
+    Node v = concatenation();
     while (!stopped_ && (at_op("+") || at_op("-"))) {
       const std::string op = next().text;
-      Node right = product();
+      Node right = concatenation();
       v = binary(op, std::move(v), std::move(right));
+    }
+    return v;
+  }
+
+  Node concatenation() {
+    Node v = product();
+    while (!stopped_ && at_op("~")) {
+      next();
+      Node right = product();
+      v = binary("~", std::move(v), std::move(right));
     }
     return v;
   }
@@ -110,12 +176,36 @@ class Parser {
       next();
       if (peek().kind != Token::Kind::kName) return unsupported(std::move(v), peek());
       const std::string name = next().text;
-      if (at_op("(")) return unsupported(std::move(v), "filter arguments (|" + name + "(...)) are not supported");
-      std::vector<Node> operand;
-      operand.push_back(std::move(v));
-      v = with_operands(Expression::Kind::kFilter, name, std::move(operand));
+      std::vector<Node> operands;
+      operands.push_back(std::move(v));
+      if (at_op("(")) {
+        next();
+        if (!arguments(operands)) return with_operands(Expression::Kind::kFilter, name, std::move(operands));
+      }
+      v = with_operands(Expression::Kind::kFilter, name, std::move(operands));
     }
     return v;
+  }
+
+  // A filter's positional arguments after its `(`, through the `)`.
+  // False when it stopped: the last operand is then the Unsupported node.
+  bool arguments(std::vector<Node>& operands) {
+    while (!at_op(")")) {
+      if (peek().kind == Token::Kind::kName && peek(1).kind == Token::Kind::kOp && peek(1).text == "=") {
+        operands.push_back(unsupported(nullptr, "keyword arguments to filters are not supported"));
+        return false;
+      }
+      operands.push_back(disjunction());
+      if (stopped_) return false;
+      if (at_op(",")) {
+        next();
+      } else if (!at_op(")")) {
+        operands.push_back(unsupported(nullptr, peek()));
+        return false;
+      }
+    }
+    next();
+    return true;
   }
 
   Node primary() {
@@ -143,7 +233,7 @@ class Parser {
   }
 
   Node group() {
-    Node inner = sum();
+    Node inner = disjunction();
     if (stopped_) return inner;
     if (!at_op(")")) return unsupported(std::move(inner), peek());
     next();
@@ -153,7 +243,7 @@ class Parser {
   Node list() {
     std::vector<Node> items;
     while (!at_op("]")) {
-      items.push_back(sum());
+      items.push_back(disjunction());
       if (stopped_) return with_operands(Expression::Kind::kList, "", std::move(items));
       if (at_op(",")) {
         next();

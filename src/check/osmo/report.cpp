@@ -1,5 +1,7 @@
 // The report of an OSMO workflow check, as text and as JSON
 // (osmo_report_text and osmo_report_json in osmo_workflow.h).
+#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,13 +50,24 @@ nlohmann::json quantity_json(const std::optional<Quantity>& q) {
 }  // namespace
 
 std::string osmo_report_text(const std::string& file, const OsmoReport& report) {
-  std::string out = file + ": OSMO workflow, " + std::to_string(report.blocks.size()) +
-                    (report.blocks.size() == 1 ? " resource block" : " resource blocks") + " used by tasks\n";
+  const auto used = std::count_if(report.blocks.begin(), report.blocks.end(), [](const auto& b) { return b.used; });
+  std::string out = file + ": OSMO workflow, " + std::to_string(used) +
+                    (used == 1 ? " resource block" : " resource blocks") + " used by tasks";
+  if (const auto others = static_cast<long>(report.blocks.size()) - used; others > 0) {
+    out += ", " + std::to_string(others) + " used by none but read by --set values";
+  }
+  out += "\n";
+  for (const std::string& warning : report.warnings) out += "warning: " + warning + "\n";
   for (const OsmoBlockReport& block : report.blocks) {
     out += "\nresources." + block.block + ": " + (block.fits() ? "OK" : "UNDERSIZED") + "\n";
     std::vector<std::string> tasks;
     for (const OsmoTask& task : block.tasks) tasks.push_back(task.task + " (group " + task.group + ")");
-    out += "  tasks:    " + join(tasks, ", ") + "\n";
+    if (block.used) {
+      out += "  tasks:    " + join(tasks, ", ") + "\n";
+    } else {
+      out +=
+          "  tasks:    none at these values" + (tasks.empty() ? "" : " (left out: " + join(tasks, ", ") + ")") + "\n";
+    }
     out += "  profile:  " + block.profile + " (" + block.profile_reason + ")\n";
     const bool gpus_known = block.gpu_source.evaluated;
     out += "  GPUs:     " + (gpus_known ? std::to_string(block.gpus) : std::string("?")) + "  from " +
@@ -81,8 +94,15 @@ std::string osmo_report_text(const std::string& file, const OsmoReport& report) 
   out += "\n";
   if (report.fits()) {
     out += "all resource blocks fit\n";
-  } else if (report.set_line.empty()) {
-    out += "no --set value fixes this: edit the resource blocks as the findings say\n";
+  } else if (report.set_line.empty() || !report.set_fixes) {
+    std::set<int> lines;
+    for (const OsmoBlockReport& block : report.blocks) lines.insert(block.edit_lines.begin(), block.edit_lines.end());
+    lines.erase(0);
+    std::vector<std::string> named;
+    for (int line : lines) named.push_back(std::to_string(line));
+    out += "no --set value fixes this: edit the resource blocks as the findings say";
+    if (!named.empty()) out += std::string(named.size() == 1 ? " (line " : " (lines ") + join(named, ", ") + ")";
+    out += "\n";
   } else {
     out += "--set " + report.set_line + "\n";
   }
@@ -105,6 +125,7 @@ nlohmann::json osmo_report_json(const std::string& file, const OsmoReport& repor
     const auto need_memory = block.need ? std::optional<Quantity>(block.need->memory) : std::nullopt;
     const auto need_storage = block.need ? block.need->storage : std::nullopt;
     blocks.push_back({{"block", block.block},
+                      {"used", block.used},
                       {"tasks", tasks},
                       {"profile", block.profile},
                       {"profileReason", block.profile_reason},
@@ -117,10 +138,8 @@ nlohmann::json osmo_report_json(const std::string& file, const OsmoReport& repor
                       {"set", block.set_values},
                       {"fits", block.fits()}});
   }
-  return {{"file", file},
-          {"format", "osmo-workflow"},
-          {"fits", report.fits()},
-          {"set", report.set_line},
+  return {{"file", file},           {"format", "osmo-workflow"},    {"fits", report.fits()},
+          {"set", report.set_line}, {"setFixes", report.set_fixes}, {"warnings", report.warnings},
           {"blocks", blocks}};
 }
 

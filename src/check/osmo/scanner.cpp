@@ -57,6 +57,13 @@ std::size_t next_tag(std::string_view text, std::size_t from) {
   return text.size();
 }
 
+// A tag's inside without its whitespace-control marks (`{{- x +}}`).
+std::string_view without_whitespace_control(std::string_view inner) {
+  if (!inner.empty() && (inner.front() == '-' || inner.front() == '+')) inner.remove_prefix(1);
+  if (!inner.empty() && (inner.back() == '-' || inner.back() == '+')) inner.remove_suffix(1);
+  return inner;
+}
+
 int line_breaks(std::string_view text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
 }  // namespace
@@ -77,10 +84,13 @@ Result<std::vector<TemplatePiece>> scan_template(std::string_view text) {
     const std::string_view rest = text.substr(i);
     if (rest.starts_with("{%")) {
       const std::size_t close = rest.find("%}");
-      const std::string block(trim(rest.substr(0, close == std::string_view::npos ? rest.find('\n') : close + 2)));
-      return Status::invalid_argument(at_line(line) + "`" + block +
-                                      "`: check cannot render Jinja control blocks ({% ... %}); check a rendered "
-                                      "copy of the spec instead");
+      if (close == std::string_view::npos) {
+        return Status::invalid_argument(at_line(line) +
+                                        "`{%` opens a Jinja statement that is never closed with `%}`; OSMO fails to "
+                                        "render this spec too");
+      }
+      add(TemplatePiece::Kind::kStatement, close + 2, without_whitespace_control(rest.substr(2, close - 2)));
+      continue;
     }
     if (rest.starts_with("{#")) {
       const std::size_t close = rest.find("#}");
@@ -100,10 +110,7 @@ Result<std::vector<TemplatePiece>> scan_template(std::string_view text) {
         return Status::invalid_argument(at_line(line) +
                                         "`{{` is never closed with `}}`; OSMO fails to render this spec too");
       }
-      std::string_view inner = rest.substr(2, end - 4);
-      if (!inner.empty() && (inner.front() == '-' || inner.front() == '+')) inner.remove_prefix(1);
-      if (!inner.empty() && (inner.back() == '-' || inner.back() == '+')) inner.remove_suffix(1);
-      add(TemplatePiece::Kind::kExpression, end, inner);
+      add(TemplatePiece::Kind::kExpression, end, without_whitespace_control(rest.substr(2, end - 4)));
     } else {
       add(TemplatePiece::Kind::kText, next_tag(text, i + 1) - i);
     }

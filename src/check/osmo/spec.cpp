@@ -14,7 +14,8 @@ int SpecLines::line_of(const YAML::Node& node) const {
 }
 
 void SpecLines::fail(const YAML::Node& node, const std::string& problem) const {
-  throw SpecError{at_line(line_of(node)) + problem};
+  const int line = line_of(node);
+  throw SpecError{at_line(line) + problem, line};
 }
 
 std::string SpecLines::scalar_text(const YAML::Node& node, const std::string& path) const {

@@ -21,8 +21,9 @@ namespace gpusizer::osmo {
 // A task of the workflow and the resource block it uses.
 struct TaskRef {
   std::string task, group, resource;
-  int line = 0;
+  int line = 0;  // of the task's name
   YAML::Node node;
+  int group_line = 0;  // of its group's name; 0 in a flat tasks list
 };
 
 // A --set value a block needs.
@@ -40,6 +41,11 @@ struct BlockInput {
   YAML::Node marked_block;     // the same from the marked rendering
   std::vector<TaskRef> tasks;  // the tasks using it, in file order
   std::map<std::string, std::string, std::less<>> labels;  // workflow.labels
+  // A block no task uses, checked for a --set value it reads: the profile
+  // to size it with (null: choose by `tasks`, the tasks left out) and why.
+  bool used = true;
+  const Profile* profile = nullptr;
+  std::string profile_reason;
 };
 
 // Sizes one block and appends the --set values it needs to `pairs`. Fails,

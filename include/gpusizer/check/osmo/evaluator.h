@@ -23,6 +23,10 @@ struct Evaluated {
   std::string detail;
 };
 
+// Python's truth of a value, as {% if %}, `and`, `or` and `not` take it:
+// false for none, false, 0, 0.0 and empty texts, lists and dicts.
+bool truthy(const Value& v);
+
 // Evaluates left to right, as Jinja does; the first variable with no value
 // or part it cannot evaluate ends it.
 Evaluated evaluate(const Expression& expression, const Variables& variables);

@@ -1,9 +1,10 @@
 // The parser of the Jinja expression subset check evaluates: literals,
-// variables, list literals, + - * / // %, signs, parentheses and filters
-// without arguments. Tokens (scanner.h) in, an expression tree out.
+// variables, list literals, + - * / // % ~, signs, parentheses, filters
+// with positional arguments, comparisons (== != < > <= >= in, not in) and
+// and / or / not. Tokens (scanner.h) in, an expression tree out.
 //
 // What the subset does not cover (attribute access, calls, tests,
-// conditionals, filter arguments...) is still valid Jinja, so it is not a
+// conditional expressions, keyword arguments...) is still valid Jinja, so it is not a
 // parse failure: the parser stops at it and records it as an Unsupported
 // node holding what was read before it. The evaluator reaches that node in
 // the order Jinja evaluates, left to right: a variable with no value before
@@ -27,7 +28,10 @@ struct Expression {
     kList,         // operands: the items
     kSign,         // name "-" or "+"; operands[0]
     kBinary,       // name: the operator; operands[0] and [1]
-    kFilter,       // name: the filter; operands[0]
+    kFilter,       // name: the filter; operands[0], then its arguments
+    kCompare,      // name: == != < > <= >= in, "not in"; operands[0] and [1]
+    kLogic,        // name "and" or "or"; operands[0] and [1], the right one evaluated only when needed
+    kNot,          // operands[0]
     kUnsupported,  // reason; operands: what was read before it (may be none)
   };
   Kind kind = Kind::kLiteral;

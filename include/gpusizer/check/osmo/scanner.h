@@ -22,17 +22,18 @@ struct TemplatePiece {
     kExpression,  // `{{ ... }}`: `inner` is the expression
     kKept,        // a special token OSMO fills in later ({{output}}, {{input:0}}, ...), kept as written
     kComment,     // `{# ... #}`: dropped, only its line breaks stay
+    kStatement,   // `{% ... %}`: `inner` is the statement (if, for...), read by template.h
   };
   Kind kind = Kind::kText;
   std::string_view text;   // as written, braces included
-  std::string_view inner;  // kExpression: between the braces, without whitespace-control marks (`-`, `+`)
+  std::string_view inner;  // kExpression, kStatement: between the braces, without whitespace-control marks
+                           // (`-`, `+`); the marks strip nothing, as OSMO's specs use none
   int line = 1;            // 1-based line where the piece starts
 };
 
 // The pieces of a template, in order; their texts together are the whole
-// text. Fails, naming the line, on what OSMO cannot render either: a `{{`
-// or `{#` never closed, and on `{% %}` control blocks, which check does not
-// render.
+// text. Fails, naming the line, on what OSMO cannot render either: a `{{`,
+// `{%` or `{#` never closed.
 Result<std::vector<TemplatePiece>> scan_template(std::string_view text);
 
 struct Token {

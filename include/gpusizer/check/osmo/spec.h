@@ -16,6 +16,7 @@ namespace gpusizer::osmo {
 // A spec check refuses, with its message ("line 12: ...").
 struct SpecError {
   std::string message;
+  int line = 0;  // the file line it names, when it names one
 };
 
 struct SpecLines {
