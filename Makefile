@@ -73,8 +73,10 @@ e2e: build
 # fleet that are not in the repository (CORPUS and NODES, by default the
 # shared ones beside the checkout; skipped with a message when absent): one
 # line per file and a tally. Fails if the checker crashes on a file, if a
-# pod that some node holds as written is held by none as sized, or if a
-# serving kind is sized with the train profile (tests/corpus/corpus_check.py).
+# pod that some node holds as written is held by none as sized, if a
+# serving kind is sized with the train profile, if a file asks for GPUs and
+# nothing was sized or said, or if an OSMO spec cannot be checked with only
+# its sizing value set (tests/corpus/corpus_check.py).
 # CHECK_FLAGS adds flags, e.g. CHECK_FLAGS='--policy my-policy.yaml'.
 CORPUS ?= ../shared/corpus/manifests
 NODES ?= ../shared/corpus/nodes.yaml
