@@ -1,6 +1,7 @@
 # gpu-sizer: two commands on a fresh Debian bookworm machine.
-#   make run    install what is missing, build, start the webhook on the embedded default
-#   make test   install what is missing, build, run every test
+#   make run    install what the build needs and is missing, build the binary only,
+#               start the webhook on the embedded default
+#   make test   install what is missing (build and test packages), build, run every test
 SHELL := /bin/bash
 BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
@@ -8,16 +9,19 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8443
 CERT_DIR ?= /tmp/gpu-sizer
 
-# Debian packages the binary's build needs (the Dockerfile's build stage
-# installs the same; tests/e2e/image_rootfs.sh checks it does), then the
-# ones the tests and benchmarks add.
+# Debian packages the binary's build needs, all that `make run` installs
+# (the Dockerfile's build stage installs the same; tests/e2e/image_rootfs.sh
+# checks it does), then the ones the tests and benchmarks add, which only
+# `make test` and the other test targets install
+# (tests/e2e/make_run_packages.sh checks `make run` stays without them).
 BUILD_PACKAGES := g++ cmake make pkg-config \
 	libcpp-httplib-dev libssl-dev nlohmann-json3-dev libspdlog-dev \
 	prometheus-cpp-dev libyaml-cpp-dev libsimdjson-dev libboost1.81-dev
-PACKAGES := $(BUILD_PACKAGES) curl openssl libgtest-dev libgmock-dev \
+TEST_PACKAGES := curl openssl libgtest-dev libgmock-dev \
 	prometheus chromium python3 python3-yaml fonts-dejavu-core fonts-liberation libgl1-mesa-dri \
 	golang-go etcd-server dpkg-dev rsync jq clang libclang-rt-14-dev \
 	libbenchmark-dev nghttp2-client clang-format clang-tidy shellcheck
+PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 # The end-to-end test needs a kubectl; Debian's (kubernetes-client, 1.20.2)
 # only when none is on PATH, so a newer one already installed is kept.
 KUBECTL_PACKAGE := $(shell command -v kubectl >/dev/null || echo kubernetes-client)
@@ -27,27 +31,47 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # CI builds (CI=true, as .ci/run is run) fail on any compiler warning.
 WERROR := -DGPU_SIZER_WERROR=$(if $(CI),ON,OFF)
 
-.PHONY: print-build-packages deps configure build run test lint e2e test-sanitize test-tsan image-rootfs loadtest clean fuzz-build fuzz fuzz-smoke bench corpus-check
+.PHONY: print-build-packages print-test-packages deps-build deps configure build run test lint e2e test-sanitize test-tsan image-rootfs loadtest clean fuzz-build fuzz fuzz-smoke bench corpus-check
 
 print-build-packages:
 	@echo $(BUILD_PACKAGES)
 
-# apt-get update once, and only when something is missing.
-deps:
-	@missing=$$(for p in $(PACKAGES) $(KUBECTL_PACKAGE); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
+print-test-packages:
+	@echo $(TEST_PACKAGES)
+
+# Installs the packages given that are not installed: apt-get update once,
+# and only when something is missing.
+define install-missing
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
 
+# What the binary's build needs (`make run`).
+deps-build:
+	$(call install-missing,$(BUILD_PACKAGES))
+
+# Everything: the build, the tests, the benchmarks and the linters.
+deps:
+	$(call install-missing,$(PACKAGES) $(KUBECTL_PACKAGE))
+
+# BUILD_TESTING is always given, since the build directory is shared with
+# `make run`, which turns it off: the tests' targets (and their packages,
+# GoogleTest and Google Benchmark, required when it is on) are configured
+# here, so a missing test package fails the configure instead of leaving
+# `make test` with fewer tests.
 configure: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(WERROR) >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=ON $(WERROR) >/dev/null
 
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-# Only the binary: the tests are not needed to run it.
-run: configure
+# Only the binary: neither the tests nor their packages are needed to run
+# it (timed on a fresh machine in docs/testing.md).
+run: deps-build
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=OFF $(WERROR) >/dev/null
 	cmake --build $(BUILD) -j$(JOBS) --target gpu-sizer
 	@echo "Try it from another shell once it is listening:"
 	@echo "  curl --cacert $(CERT_DIR)/ca.crt -H 'Content-Type: application/json' --data @tests/data/review-4gpu-64gi.json https://$(LISTEN)/mutate"
@@ -62,7 +86,7 @@ E2E_APISERVER = apiserver=$$(tests/e2e/build-kube-apiserver.sh) && \
 # CTest (unit, integration, load, browser, image and chart tests), a short
 # run of each fuzzer over its seeds and regressions, then the end-to-end test.
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+	cd $(BUILD) && ctest --output-on-failure --no-tests=error -j$(JOBS)
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(E2E_APISERVER)
 
