@@ -181,7 +181,9 @@ OsmoReport check_spec(const Policy& policy, std::string_view text, const std::ma
       if (task.resource == name) input.tasks.push_back(task);
     }
     if (input.tasks.empty()) {
-      auto it = std::find_if(unused.begin(), unused.end(), [&](const UnusedBlock& u) { return u.name == name; });
+      // A lambda cannot capture a structured binding in C++20.
+      const std::string& block = name;
+      auto it = std::find_if(unused.begin(), unused.end(), [&](const UnusedBlock& u) { return u.name == block; });
       if (it == unused.end()) continue;  // nothing runs it and nothing the user set sizes it
       const ProfileChoice choice = unused_block_profile(policy, *it);
       input.used = false;

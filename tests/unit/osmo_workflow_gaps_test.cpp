@@ -166,7 +166,7 @@ TEST(OsmoNvidiaShapes, TheSetPrefixNamesTheProfileOfABlockNoTaskUses) {
   const std::string other_task = "    - name: other\n      image: i\n      resource: small\n";
   flipped.replace(flipped.find(job), job.size(), "@");
   flipped.replace(flipped.find(other_task), other_task.size(), job);
-  flipped.replace(flipped.find("@"), 1, other_task);
+  flipped.replace(flipped.find('@'), 1, other_task);
   const OsmoReport other = check(flipped, {{"infer_gpu", "2"}});
   EXPECT_TRUE(contains(joined(other.warnings), "(`{% if run %}` at line 9 leaves task job out)"))
       << joined(other.warnings);
