@@ -56,6 +56,7 @@ class PodReader {
     facts.label = target.label;
     facts.mode = target.mode;
     facts.sized_at_creation = target.sized_at_creation;
+    facts.found_by_shape = target.found_by_shape;
     facts.tolerations_final = target.tolerations_final;
   }
 

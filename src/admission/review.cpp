@@ -131,30 +131,33 @@ void describe_object(const ObjectIdentity& id, const std::string& object_text, J
     out.warnings.push_back(kind + " " + object_text + ": unknown kind, sized by shape: " +
                            join_capped(paths, ", ", 1024, "paths") + "; name it in policy workloads:");
   }
-  // Pods are read whole; the core group's other kinds (Node capacity,
-  // LimitRange, ResourceQuota) hold limits, not asks.
+  // The core group's other kinds (Node capacity, LimitRange,
+  // ResourceQuota) hold limits, not asks.
   if (id.group.empty() && !id.kind.empty()) return;
-  const std::vector<std::string> outside = gpu_asks_outside(object, refs, is_gpu);
-  if (outside.empty()) return;
-  const std::string where = join(outside, ", ");
+  const GpuAsks asks = gpu_asks_outside(object, refs, is_gpu);
+  if (asks.count == 0) return;
+  std::string where = join(asks.paths, ", ");
+  if (asks.count > asks.paths.size()) where += " and " + std::to_string(asks.count - asks.paths.size()) + " more";
   if (id.kind.empty()) {
-    out.unsized.push_back("not a Kubernetes object (no kind) but asks for GPUs at " + where +
-                          "; if it is a Helm values file, check the rendered chart (helm template ... | gpu-sizer "
-                          "check -)");
-  } else {
-    out.unsized.push_back(kind + " " + object_text + " asks for GPUs at " + where +
-                          ", where gpu-sizer finds no pod template, pod spec or container to size; set its CPU and "
-                          "memory by hand, or name its pod templates in the policy's workloads: list");
+    // Not a workload, so not an error: a chart's values, say, next to its manifests.
+    out.warnings.push_back("not a Kubernetes object (no kind), but asks for GPUs at " + where +
+                           "; if it is a Helm values file, check the rendered chart (helm template ... | gpu-sizer "
+                           "check -)");
+    return;
   }
-}
-
-// A pod found by its shape in a kind no table names may not be what its
-// operator runs: gpu-sizer sizes it, and says what it would deny, but
-// denies only what is certain to fail.
-void keep_denials_as_warnings(PodDecision& pod) {
-  for (std::string& denial : pod.denials) pod.warnings.push_back(fit("would deny: " + std::move(denial)));
-  pod.denials.clear();
-  pod.denial_reasons.clear();
+  const std::string what = kind + " " + object_text + ": no pod gpu-sizer can size holds the GPUs at ";
+  const std::string action =
+      "; set its CPU and memory by hand, or name its pod templates in the policy's workloads: list";
+  // The webhook's brief: what to do, then the first place, cut from its
+  // start (its end names the resource) to stay within the warning's size.
+  const std::string head =
+      kind + " " + object_text + ": size by hand or name in policy workloads: GPUs no pod holds at ";
+  const std::string more = asks.count > 1 ? " (+" + std::to_string(asks.count - 1) + ")" : "";
+  std::string first = asks.paths.front();
+  const std::size_t room =
+      kMaxWarningBytes > head.size() + more.size() ? kMaxWarningBytes - head.size() - more.size() : 0;
+  if (first.size() > room && room > 8) first = "..." + first.substr(first.size() - (room - 3));
+  out.unsized.push_back({what + where + action, fit(head + first + more)});
 }
 
 }  // namespace
@@ -171,8 +174,9 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
   const IsGpuResource is_gpu = [&](std::string_view name) { return policy.is_gpu_resource(name); };
   const WorkloadKind* kind = find_workload_kind(id.group, id.kind, policy.workloads);
   // A kind no table names is searched for pods by their shape; an object
-  // without a kind (a Helm values file given to check) is not a workload.
-  const bool discovered = kind == nullptr && !id.kind.empty();
+  // without a kind (a Helm values file given to check) is not a workload,
+  // nor is a core kind other than Pod (a ConfigMap, a Node).
+  const bool discovered = kind == nullptr && !id.kind.empty() && !id.group.empty();
   const std::vector<PodTemplateRef> refs = kind         ? find_pod_templates(*kind, object)
                                            : discovered ? discover_pod_templates(object, is_gpu)
                                                         : std::vector<PodTemplateRef>();
@@ -206,10 +210,9 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
                            nodes,
                            id.kind,
                            sized_at_creation,
-                           is_pod && id.admitted};
-    PodDecision pod = decide_pod(policy, endpoint, target, patch);
-    if (discovered) keep_denials_as_warnings(pod);
-    decision.pods.push_back(std::move(pod));
+                           is_pod && id.admitted,
+                           discovered};
+    decision.pods.push_back(decide_pod(policy, endpoint, target, patch));
   }
   return decision;
 }
@@ -291,7 +294,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     const JsonView unchanged_from = outcome.operation == "UPDATE" && old_object.is_object() ? old_object : JsonView();
     ObjectDecision decided = decide_object(policy, endpoint, id, object, patch, unchanged_from, false, nodes);
     for (std::string& note : decided.warnings) warnings.push_back(fit(std::move(note)));
-    for (std::string& note : decided.unsized) warnings.push_back(fit(std::move(note)));
+    for (ObjectDecision::Unsized& unsized : decided.unsized) warnings.push_back(std::move(unsized.brief));
     for (PodDecision& pod : decided.pods) {
       warnings.insert(warnings.end(), pod.warnings.begin(), pod.warnings.end());
       denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());

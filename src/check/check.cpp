@@ -135,7 +135,7 @@ ObjectReport check_object(const Policy& policy, const ManifestDocument& document
   const auto& validated_pods = validated.pods;
   report.notes = validated.warnings;
   report.warnings = std::move(validated.warnings);
-  report.unsized = std::move(validated.unsized);
+  for (ObjectDecision::Unsized& unsized : validated.unsized) report.unsized.push_back(std::move(unsized.message));
   for (const auto& pod : validated_pods) {
     report.denials.insert(report.denials.end(), pod.denials.begin(), pod.denials.end());
     report.warnings.insert(report.warnings.end(), pod.warnings.begin(), pod.warnings.end());
@@ -245,9 +245,10 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
       const json& object = documents[i].object.at(json::json_pointer(pointer));
       const ObjectIdentity id = identity_of(object);
       ObjectReport checked = check_object(policy, documents[i], object, id, options);
-      // Kinds no table names are reported when they hold GPU pods or asks.
+      // Kinds no table names are reported when they hold GPU pods or asks
+      // (and a document without a kind when it asks for GPUs).
       const bool known = find_workload_kind(id.group, id.kind, policy.workloads) != nullptr;
-      if (!known && checked.pods.empty() && checked.unsized.empty()) {
+      if (!known && checked.pods.empty() && checked.unsized.empty() && checked.notes.empty()) {
         ++report.skipped;
         continue;
       }

@@ -285,13 +285,15 @@ class PodSizer {
   // DenialReason, each rule's findings in rule order.
   void report() {
     const bool audit = pod_.mode == Mode::kAudit;
-    const std::string would_deny = "audit: would deny: ";
+    // A pod found by its shape is never denied either, and says so.
+    const bool deny = !audit && !pod_.found_by_shape;
+    const std::string would_deny = audit ? "audit: would deny: " : "would deny: ";
     std::vector<Entry> entries;
     entries.reserve(findings_.size() + shortfalls_.size() + 1);
     for (Finding& finding : findings_) {
       if (!finding.deny) {
         entries.push_back({finding.reason, false, std::move(finding.brief)});
-      } else if (audit) {
+      } else if (!deny) {
         entries.push_back({finding.reason, false, fit(would_deny + finding.brief)});
       } else {
         entries.push_back({finding.reason, true, std::move(finding.message)});
@@ -302,10 +304,10 @@ class PodSizer {
       if (pod_.sized_at_creation) {
         entries.push_back({DenialReason::kMemory, false,
                            fit_warning(std::string(kAtCreation) + pod_.label, s.container->name, short_finding(s))});
-      } else if (denies_memory(s) && !audit) {
+      } else if (denies_memory(s) && deny) {
         entries.push_back({DenialReason::kMemory, true, denial(s)});
       } else {
-        const std::string prefix = !audit ? "" : denies_memory(s) ? would_deny : "audit: would raise: ";
+        const std::string prefix = denies_memory(s) && !deny ? would_deny : audit ? "audit: would raise: " : "";
         entries.push_back(
             {DenialReason::kMemory, false, fit_warning(prefix + pod_.label, s.container->name, short_finding(s))});
       }

@@ -27,6 +27,7 @@ std::vector<std::string_view> location_parts(std::string_view pattern) {
 
 std::string location_problem(std::string_view pattern) {
   if (pattern.empty()) return "is empty; write the keys from the object root, e.g. spec.template";
+  if (pattern.front() == '.' || pattern.back() == '.') return "has an empty key at an end: drop the dot";
   const std::vector<std::string_view> parts = location_parts(pattern);
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::string_view part = parts[i];

@@ -24,6 +24,9 @@ std::vector<TemplateLocation> inference_service_locations() {
   for (const char* component : {"predictor", "transformer", "explainer"}) {
     locations.push_back({std::string("spec.") + component, PodShape::kPodSpec});
   }
+  // Multi-node serving: the worker pods' spec (WorkerSpec, beside
+  // pipelineParallelSize and tensorParallelSize).
+  locations.push_back({"spec.predictor.workerSpec", PodShape::kPodSpec});
   for (const char* server : {"model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface",
                              "pmml", "lightgbm", "paddle"}) {
     locations.push_back(container_at(std::string("spec.predictor.") + server, "resources", 1));
@@ -220,14 +223,15 @@ class Walker {
   bool pod_spec_patch_ = false;
 };
 
-// Does this object ask for GPUs (gpu_asks_outside's test), anywhere in it?
+// Walks an object for GPU asks (gpu_asks_outside's test), skipping the
+// subtrees at `skip`.
 class GpuAskScan {
  public:
-  GpuAskScan(const IsGpuResource& is_gpu, const std::vector<PodTemplateRef>* skip, std::size_t limit)
-      : is_gpu_(is_gpu), skip_(skip), limit_(limit) {}
+  GpuAskScan(const IsGpuResource& is_gpu, std::vector<std::vector<std::string>> skip, std::size_t named)
+      : is_gpu_(is_gpu), skip_(std::move(skip)), named_(named) {}
 
   void scan(JsonView node, std::vector<std::string>& path) {
-    if (found_.size() >= limit_ || skipped(path)) return;
+    if (!skip_.empty() && std::find(skip_.begin(), skip_.end(), path) != skip_.end()) return;
     if (node.is_array()) {
       std::size_t index = 0;
       node.for_each_element([&](JsonView element) {
@@ -238,9 +242,11 @@ class GpuAskScan {
       return;
     }
     node.for_each_member([&](std::string_view key, JsonView value) {
+      const bool ask = asks(path, key, value);
       path.emplace_back(key);
-      if (asks(key, value)) {
-        found_.push_back(field_path(path));
+      if (ask) {
+        if (asks_.paths.size() < named_) asks_.paths.push_back(field_path(path));
+        ++asks_.count;
       } else if (value.is_object() || value.is_array()) {
         scan(value, path);
       }
@@ -248,21 +254,20 @@ class GpuAskScan {
     });
   }
 
-  std::vector<std::string> found() && { return std::move(found_); }
+  GpuAsks found() && { return std::move(asks_); }
 
  private:
-  bool skipped(const std::vector<std::string>& path) const {
-    if (!skip_) return false;
-    return std::any_of(skip_->begin(), skip_->end(), [&](const PodTemplateRef& ref) { return ref.path == path; });
-  }
-
-  // A GPU count other than zero, or a field named for GPUs whose value is
-  // a GPU resource name (gpuType: nvidia.com/gpu).
-  bool asks(std::string_view key, JsonView value) const {
+  // A GPU count other than zero in a ResourceRequirements
+  // (resources.limits.nvidia.com/gpu, resourcesPerNode.requests...), or a
+  // field named for GPUs whose value is a GPU resource (gpuType: nvidia.com/gpu).
+  bool asks(const std::vector<std::string>& path, std::string_view key, JsonView value) const {
     if (is_gpu_(key)) {
+      const std::size_t n = path.size();
+      const bool requirements =
+          n >= 2 && (path[n - 1] == "limits" || path[n - 1] == "requests") && path[n - 2].starts_with("resources");
+      if (!requirements) return false;
       if (value.is_number()) return value.text() != "0";
-      if (value.is_string()) return value.string() != "0";
-      return false;
+      return value.is_string() && value.string() != "0";
     }
     if (!value.is_string() || !is_gpu_(value.string())) return false;
     std::string lower(key);
@@ -271,16 +276,41 @@ class GpuAskScan {
   }
 
   const IsGpuResource& is_gpu_;
-  const std::vector<PodTemplateRef>* skip_;
-  std::size_t limit_;
-  std::vector<std::string> found_;
+  std::vector<std::vector<std::string>> skip_;
+  std::size_t named_;
+  GpuAsks asks_;
 };
+
+// What gpu_asks_outside does not look at in a pod read: what its reader
+// reads (a pod template or Argo template whole; a pod spec's containers;
+// a container's resources). The rest of an inline pod spec or container
+// (a KServe predictor's workerSpec, a NIMService's other fields) is looked at.
+std::vector<std::vector<std::string>> read_parts(const std::vector<PodTemplateRef>& read) {
+  std::vector<std::vector<std::string>> parts;
+  for (const PodTemplateRef& ref : read) {
+    const auto below = [&](const std::string& key) {
+      std::vector<std::string> path = ref.path;
+      path.push_back(key);
+      parts.push_back(std::move(path));
+    };
+    switch (ref.shape) {
+      case PodShape::kPod:
+      case PodShape::kArgoTemplate: parts.push_back(ref.path); break;
+      case PodShape::kPodSpec:
+        below("containers");
+        below("initContainers");
+        break;
+      case PodShape::kContainer: below(ref.resources_key); break;
+    }
+  }
+  return parts;
+}
 
 bool asks_for_gpus(JsonView node, const IsGpuResource& is_gpu) {
   std::vector<std::string> path;
-  GpuAskScan scan(is_gpu, nullptr, 1);
+  GpuAskScan scan(is_gpu, {}, 0);
   scan.scan(node, path);
-  return !std::move(scan).found().empty();
+  return std::move(scan).found().count > 0;
 }
 
 // What a discovered pod is by its shape; nullopt: not a pod.
@@ -362,12 +392,11 @@ std::vector<PodTemplateRef> discover_pod_templates(JsonView object, const IsGpuR
   return found;
 }
 
-std::vector<std::string> gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& read,
-                                          const IsGpuResource& is_gpu) {
-  // Enough to name the places in a message; an object with more is said to.
+GpuAsks gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& read, const IsGpuResource& is_gpu) {
+  // Enough to name the places in a message; the count says how many more.
   constexpr std::size_t kMostNamed = 8;
   std::vector<std::string> path;
-  GpuAskScan scan(is_gpu, &read, kMostNamed);
+  GpuAskScan scan(is_gpu, read_parts(read), kMostNamed);
   object.for_each_member([&](std::string_view key, JsonView value) {
     if (key == "status" || key == "metadata") return;
     path.emplace_back(key);

@@ -39,8 +39,8 @@ SERVING_KINDS = {
     "Deployment", "StatefulSet", "ReplicaSet", "LeaderWorkerSet", "RayService",
     "InferenceService", "LLMInferenceService", "LLMInferenceServiceConfig", "NIMService",
 }
-# The embedded policy's gpuResources.
-GPU_RESOURCES = {"nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe"}
+# The embedded policy's gpuResources (src/sizing/default_policy.yaml).
+GPU_RESOURCES = {"nvidia.com/gpu", "amd.com/gpu"}
 # Sized as their Pods will be: the policy's longLived templates are patched here.
 POLICY = "longLived:\n  patchTemplates: true\n"
 
@@ -58,10 +58,11 @@ def check(binary, path, nodes, policy, flags):
 
 
 def asks_for_gpus(path):
-    """A GPU resource with a count other than 0 anywhere in the file's
-    documents, or a field named for GPUs whose value is a GPU resource
-    (gpuType: nvidia.com/gpu). OSMO specs (Jinja templates) are read as
-    text: a `gpu:` line with a value other than 0 in a resources block."""
+    """A GPU resource with a count other than 0 in a ResourceRequirements
+    (under resources*.limits or .requests) anywhere in the file's documents,
+    or a field named for GPUs whose value is a GPU resource (gpuType:
+    nvidia.com/gpu). OSMO specs (Jinja templates) are read as text: a
+    `gpu:` line with a value other than 0 in a resources block."""
     text = Path(path).read_text(errors="replace")
     if is_osmo(text):
         return re.search(r"^\s*gpu:\s*(?!0\s*$)\S", text, re.M) is not None
@@ -70,17 +71,19 @@ def asks_for_gpus(path):
     except yaml.YAMLError:
         return False
 
-    def walk(node):
+    def walk(node, parents=()):
         if isinstance(node, dict):
             for key, value in node.items():
-                if key in GPU_RESOURCES and str(value).strip() not in ("0", "None"):
+                requirements = (len(parents) >= 2 and parents[-1] in ("limits", "requests")
+                                and str(parents[-2]).startswith("resources"))
+                if key in GPU_RESOURCES and requirements and str(value).strip() not in ("0", "None"):
                     return True
                 if isinstance(value, str) and value in GPU_RESOURCES and "gpu" in str(key).lower():
                     return True
-                if walk(value):
+                if walk(value, parents + (key,)):
                     return True
         elif isinstance(node, list):
-            return any(walk(item) for item in node)
+            return any(walk(item, parents + ("[]",)) for item in node)
         return False
 
     return any(walk(document) for document in documents)
@@ -131,6 +134,7 @@ def main():
                     said.append(file["error"])
                 for obj in file.get("objects", []):
                     said.extend(obj.get("unsized", []))
+                    said.extend(w for w in obj.get("warnings", []) if "asks for GPUs" in w)
             if code == 2:
                 print(f"{name}  error: {(said[0] if said else err.strip())[:300]}")
             notes = []
@@ -159,6 +163,8 @@ def main():
             elif asks_for_gpus(path) and not sized_gpu_pods and not said:
                 failures.append(f"{name}: asks for GPUs, but no GPU pod was sized and nothing said why")
                 notes.append("GPU ASK PASSED SILENTLY")
+            elif code != 2 and said:
+                notes.append(f"warned: {said[0][:120]}")
             result = {0: "admitted", 1: "changed-or-denied", 2: "error"}[code]
             if code != 2 or notes:
                 print(f"{name}  {result}" + ("  [" + "; ".join(notes) + "]" if notes else ""))

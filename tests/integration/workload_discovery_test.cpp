@@ -48,9 +48,9 @@ TEST_F(WorkloadDiscoveryTest, AnUnknownKindsGpuPodTemplateIsSizedWithOneWarning)
   // What it would deny is said, never denied: the template was found by a guess.
   const json undersized = webhook_->review("/validate", workload_review(trainer));
   EXPECT_TRUE(undersized["response"]["allowed"].get<bool>()) << undersized.dump();
-  EXPECT_NE(
-      warnings_of(undersized).find("would deny: DistributedTrainer ml-team/llama spec.workers[0].template container"),
-      std::string::npos)
+  EXPECT_NE(warnings_of(undersized)
+                .find("would deny: spec.workers[0].template container \\\"train\\\": memory 16Gi is below 192Gi"),
+            std::string::npos)
       << undersized.dump();
 }
 
@@ -61,17 +61,18 @@ TEST_F(WorkloadDiscoveryTest, GpuAsksNoPodCoversAreWarnedAboutNamingThePath) {
                                                     "gpuType": "nvidia.com/gpu"}}}})");
   const json validated = webhook_->review("/validate", workload_review(service));
   EXPECT_TRUE(validated["response"]["allowed"].get<bool>());
-  EXPECT_NE(warnings_of(validated).find("VLLMRuntime serving/llama asks for GPUs at spec.deploymentConfig.resources."
-                                        "gpuType"),
+  EXPECT_NE(warnings_of(validated).find("VLLMRuntime serving/llama: size by hand or name in policy workloads: GPUs no "
+                                        "pod holds at ...ntConfig.resources.gpuType\""),
             std::string::npos)
       << validated.dump();
   // A known kind with a model server gpu-sizer does not name is said too.
   json isvc = json::parse(R"({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
       "metadata": {"name": "cat", "namespace": "serving"},
       "spec": {"predictor": {"catboost": {"resources": {"limits": {"nvidia.com/gpu": 2}}}}}})");
-  EXPECT_NE(warnings_of(webhook_->review("/validate", workload_review(isvc)))
-                .find("asks for GPUs at spec.predictor.catboost.resources.limits.nvidia.com/gpu"),
-            std::string::npos);
+  EXPECT_NE(
+      warnings_of(webhook_->review("/validate", workload_review(isvc)))
+          .find("InferenceService serving/cat: size by hand or name in policy workloads: GPUs no pod holds at ..."),
+      std::string::npos);
 }
 
 TEST_F(WorkloadDiscoveryTest, AnUpdateThatLeavesTheSpecAloneIsNotWarnedAgain) {
@@ -79,6 +80,12 @@ TEST_F(WorkloadDiscoveryTest, AnUpdateThatLeavesTheSpecAloneIsNotWarnedAgain) {
   json review = workload_review(trainer, "UPDATE");
   review["request"]["oldObject"] = trainer;
   EXPECT_EQ(warnings_of(webhook_->review("/validate", review)).find("unknown kind"), std::string::npos);
+  // A change to the spec outside the templates is described again.
+  json changed = trainer;
+  changed["spec"]["suspend"] = true;
+  json update = workload_review(changed, "UPDATE");
+  update["request"]["oldObject"] = trainer;
+  EXPECT_NE(warnings_of(webhook_->review("/validate", update)).find("unknown kind"), std::string::npos);
 }
 
 TEST_F(WorkloadDiscoveryTest, TrainJobIsPatchedInResourcesPerNode) {

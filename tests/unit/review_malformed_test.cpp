@@ -38,6 +38,44 @@ TEST(HandleReview, OddPodShapesNeverThrow) {
   }
 }
 
+// The fields the training and serving kinds are read from, each of the
+// wrong type: answered, never thrown, and nothing denied for them (a GPU
+// count that is not a number is denied naming its field, as in any pod).
+TEST(HandleReview, WrongTypesWhereTheNewKindsKeepTheirPodsNeverThrow) {
+  struct Odd {
+    const char* group;
+    const char* kind;
+    const char* object;
+  };
+  for (const Odd& odd : {
+           Odd{"trainer.kubeflow.org", "TrainJob", R"({"spec": {"trainer": "x"}})"},
+           Odd{"trainer.kubeflow.org", "TrainJob", R"({"spec": {"trainer": {"resourcesPerNode": []}}})"},
+           Odd{"serving.kserve.io", "InferenceService", R"({"spec": {"predictor": {"containers": {}}}})"},
+           Odd{"serving.kserve.io", "InferenceService", R"({"spec": {"predictor": {"model": 4}}})"},
+           Odd{"apps.nvidia.com", "NIMService", R"({"spec": []})"},
+           Odd{"serving.kserve.io", "LLMInferenceService", R"({"spec": {"prefill": {"template": null}}})"},
+           Odd{"example.com", "Unknown", R"({"spec": {"a": [{"containers": "x"}, {"spec": {"containers": 3}}]}})"},
+       }) {
+    const json kind = {{"group", odd.group}, {"version", "v1"}, {"kind", odd.kind}};
+    const std::string body = review(json::parse(odd.object), "CREATE", "team-a", kind).dump();
+    for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+      HttpReply reply;
+      EXPECT_NO_THROW(reply = handle_review(default_policy(), endpoint, body)) << odd.object;
+      EXPECT_EQ(reply.status, 200) << odd.object;
+      EXPECT_TRUE(json::parse(reply.body)["response"]["allowed"].get<bool>()) << odd.object << reply.body;
+    }
+  }
+  const json train_job = {{"group", "trainer.kubeflow.org"}, {"version", "v1alpha1"}, {"kind", "TrainJob"}};
+  const json many =
+      json::parse(R"({"spec": {"trainer": {"resourcesPerNode": {"limits": {"nvidia.com/gpu": "many"}}}}})");
+  const HttpReply reply =
+      handle_review(default_policy(), Endpoint::kValidate, review(many, "CREATE", "team-a", train_job).dump());
+  EXPECT_NE(reply.body.find("TrainJob team-a/train-x: spec.trainer.resourcesPerNode.limits.nvidia.com/gpu quantity "
+                            "\\\"many\\\""),
+            std::string::npos)
+      << reply.body;
+}
+
 // ---------------------------------------------------------------------------
 // Malformed reviews: 400 with a JSON error naming the problem.
 

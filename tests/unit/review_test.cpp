@@ -222,7 +222,8 @@ TEST(HandleReview, GpuAsksOutsideTheKindsTemplatesAreWarnedAboutNotSized) {
   EXPECT_TRUE(validated.response["allowed"].get<bool>());
   EXPECT_FALSE(validated.response.contains("patch"));
   EXPECT_NE(validated.response["warnings"].dump().find(
-                "Deployment team-a/train-x asks for GPUs at spec.containers[0].resources.limits.nvidia.com/gpu"),
+                "Deployment team-a/train-x: size by hand or name in policy workloads: GPUs no pod holds at "
+                "...limits.nvidia.com/gpu (+1)\""),
             std::string::npos)
       << validated.response.dump();
 

@@ -167,23 +167,50 @@ TEST(Discovery, StatusAndMetadataHoldNoPods) {
   EXPECT_TRUE(discover_pod_templates(reader.view_of(object), default_gpus()).empty());
 }
 
-TEST(GpuAsks, AreFoundOutsideThePodsReadAndNowhereElse) {
+TEST(GpuAsks, AreFoundOutsideWhatThePodsAreReadFromAndNowhereElse) {
   const json service = parse(R"({"kind": "InferenceService", "spec": {
       "predictor": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
                     "catboost": {"resources": {"limits": {"nvidia.com/gpu": "1"}}},
                     "model": {"resources": {"limits": {"nvidia.com/gpu": 2}}}},
-      "engine": {"gpu": "1", "gpuType": "nvidia.com/gpu", "other": {"nvidia.com/gpu": 0}}},
+      "engine": {"gpu": "1", "gpuType": "nvidia.com/gpu", "resources": {"requests": {"nvidia.com/gpu": 0}}},
+      "runPolicy": {"schedulingPolicy": {"minResources": {"nvidia.com/gpu": 8}}},
+      "limits": {"nvidia.com/gpu": 100}},
       "status": {"capacity": {"nvidia.com/gpu": 8}}})");
   JsonReader reader;
   const JsonView view = reader.view_of(service);
   const auto read = find_pod_templates("serving.kserve.io", "InferenceService", view);
   ASSERT_EQ(read.size(), 1u);  // the model block
-  EXPECT_EQ(
-      gpu_asks_outside(view, read, default_gpus()),
-      (std::vector<std::string>{"spec.engine.gpuType", "spec.predictor.catboost.resources.limits.nvidia.com/gpu"}));
-  // Read in full, nothing is left.
-  EXPECT_TRUE(
-      gpu_asks_outside(view, {PodTemplateRef{view["spec"], PodShape::kPodSpec, {"spec"}}}, default_gpus()).empty());
+  // Quotas (minResources), a NodePool's limits, a zero count, tolerations
+  // and status ask for nothing.
+  const GpuAsks asks = gpu_asks_outside(view, read, default_gpus());
+  EXPECT_EQ(asks.paths, (std::vector<std::string>{"spec.engine.gpuType",
+                                                  "spec.predictor.catboost.resources.limits.nvidia.com/gpu"}));
+  EXPECT_EQ(asks.count, 2u);
+}
+
+TEST(GpuAsks, AnInlinePodSpecOrContainerIsReadOnlyWhereItsReaderReads) {
+  // A KServe predictor written as containers beside a worker spec of its
+  // own: both are read; a GPU in a field neither reads is not passed over.
+  const json service = parse(R"({"kind": "InferenceService", "spec": {"predictor": {
+      "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+      "workerSpec": {"containers": [{"name": "w", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+      "sidecar": {"resources": {"limits": {"nvidia.com/gpu": 1}}}}}})");
+  JsonReader reader;
+  const JsonView view = reader.view_of(service);
+  const auto read = find_pod_templates("serving.kserve.io", "InferenceService", view);
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(field_path(read[1].path), "spec.predictor.workerSpec");
+  EXPECT_EQ(gpu_asks_outside(view, read, default_gpus()).paths,
+            std::vector<std::string>{"spec.predictor.sidecar.resources.limits.nvidia.com/gpu"});
+  // Past the first eight, places are counted, not named.
+  json many = parse(R"({"kind": "X", "spec": {}})");
+  for (int i = 0; i < 10; ++i) {
+    many["spec"]["c" + std::to_string(i)] = {{"resources", {{"limits", {{"nvidia.com/gpu", 1}}}}}};
+  }
+  JsonReader many_reader;
+  const GpuAsks asks = gpu_asks_outside(many_reader.view_of(many), {}, default_gpus());
+  EXPECT_EQ(asks.paths.size(), 8u);
+  EXPECT_EQ(asks.count, 10u);
 }
 
 TEST(LocationProblem, AcceptsTemplatePathsAndNamesWhatIsWrongWithOthers) {
@@ -191,6 +218,7 @@ TEST(LocationProblem, AcceptsTemplatePathsAndNamesWhatIsWrongWithOthers) {
   EXPECT_EQ(location_problem("spec.replicaSpecs.*.template"), "");
   EXPECT_NE(location_problem(""), "");
   EXPECT_NE(location_problem("spec..template").find("each key is a field name"), std::string::npos);
+  EXPECT_NE(location_problem("spec.template.").find("empty key"), std::string::npos);
   EXPECT_NE(location_problem("spec.template/spec").find("\"template/spec\""), std::string::npos);
   EXPECT_NE(location_problem("spec.template.spec.containers[]").find("\"containers\", a field of a pod"),
             std::string::npos);
@@ -231,7 +259,7 @@ TEST(PolicyWorkloads, RefusesPathsThatCannotHoldAPodTemplateNamingWhere) {
            std::pair{"workloads: {kind: X}\n", "must be a list"},
            std::pair{"workloads:\n  - {group: a.io, templates: [spec.t]}\n", "missing field kind"},
            std::pair{"workloads:\n  - {group: a.io, kind: X}\n", "names no place for pods"},
-           std::pair{"workloads:\n  - {group: a.io, kind: X, template: [spec.t]}\n", "template"},
+           std::pair{"workloads:\n  - {group: a.io, kind: X, template: [spec.t]}\n", "unknown field (known: group"},
            std::pair{"workloads:\n  - {group: a.io, kind: X, templates: [spec.t]}\n  - {group: a.io, kind: X, "
                      "podSpecs: [spec.p]}\n",
                      "a second time"},

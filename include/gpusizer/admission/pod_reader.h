@@ -42,6 +42,8 @@ struct PodTarget {
   // A Pod under review by the API server: its admission plugins already
   // added what they add to its tolerations.
   bool tolerations_final = false;
+  // Found by its shape in a kind no table names (workloads.h): never denied.
+  bool found_by_shape = false;
 };
 
 struct PodReading {

@@ -32,8 +32,12 @@ struct ObjectDecision {
   // table names whose pods were found by their shape.
   std::vector<std::string> warnings;
   // GPU asks outside every pod read (validating endpoint only): the
-  // webhook warns, `check` reports them as errors.
-  std::vector<std::string> unsized;
+  // webhook warns with the brief, `check` reports the message as an error.
+  struct Unsized {
+    std::string message;  // every place named
+    std::string brief;    // under 120 characters, what to do first
+  };
+  std::vector<Unsized> unsized;
 };
 
 // Decides every pod of one object: the Pod itself, or each pod template of

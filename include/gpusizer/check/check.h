@@ -20,7 +20,7 @@ struct CheckOptions {
   bool in_place = false;                          // ... over the files instead of to stdout
   std::map<std::string, std::string> set_values;  // OSMO --set key=value
   bool strict = false;                            // OSMO: every variable needs a value, not only sizing's
-  bool explain = false;                           // gpu-sizer explain: every pod's rules, exit 0 unless unreadable
+  bool explain = false;  // gpu-sizer explain: every pod's rules; exit 0 unless unreadable or UNSIZED
   // --nodes FILE (node_file.h): the nodes to size against; nullptr: the
   // policy's nodeFit.pools, if any.
   std::shared_ptr<const NodeInventory> nodes;

@@ -139,6 +139,9 @@ struct PodFacts {
   // longLived): what a patch would fix is said, not done or denied; its
   // Pods are sized when created.
   bool sized_at_creation = false;
+  // Found by its shape in a kind no table names: it may not be what its
+  // operator runs, so what would be denied is said, never denied.
+  bool found_by_shape = false;
 
   std::vector<ContainerFacts> app;   // containers and restartable init sidecars
   std::vector<ContainerFacts> init;  // ordinary init containers: run before, one at a time

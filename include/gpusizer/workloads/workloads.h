@@ -61,12 +61,17 @@ using IsGpuResource = std::function<bool(std::string_view)>;
 // resources}) anywhere in the object that ask for a GPU, outermost first.
 std::vector<PodTemplateRef> discover_pod_templates(JsonView object, const IsGpuResource& is_gpu);
 
-// Where the object asks for GPUs outside every pod in `read` (field paths
-// such as "spec.predictor.custom.resources.limits.nvidia.com/gpu"): a GPU
-// resource with a count other than 0, or a field that names a GPU resource
-// as its value (VLLMRuntime's gpuType). Tolerations (key: nvidia.com/gpu)
-// ask for nothing.
-std::vector<std::string> gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& read,
-                                          const IsGpuResource& is_gpu);
+// Where an object asks for GPUs outside what the pods in `read` are read
+// from (their containers and resources): a GPU resource with a count other
+// than 0 in a ResourceRequirements (under resources*.limits or .requests),
+// or a field named for GPUs whose value is a GPU resource (VLLMRuntime's
+// gpuType: nvidia.com/gpu). Quotas and limits (minResources, a NodePool's
+// limits, a Queue's capability) and tolerations ask for nothing; metadata
+// and status are not looked at.
+struct GpuAsks {
+  std::vector<std::string> paths;  // field paths, the first few
+  std::size_t count = 0;           // all of them
+};
+GpuAsks gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& read, const IsGpuResource& is_gpu);
 
 }  // namespace gpusizer
