@@ -77,8 +77,7 @@ void apply_fixes(const PodTarget& target, PodSizing& sizing, PodDecision& decisi
   }
   // A pod spec or container without metadata of its own has nowhere to
   // keep the annotation (the object's may hold several pods).
-  const PodShape shape = target.ref.shape;
-  if (decision.changes.empty() || shape == PodShape::kPodSpec || shape == PodShape::kContainer) return;
+  if (decision.changes.empty() || !has_own_metadata(target.ref.shape)) return;
   const std::string sized = profile_text(*sizing.profile) + ", " + gpus_text(decision.gpus) + ": " +
                             join_capped(decision.changes, "; ", kSizedAnnotationBytes, "containers");
   std::vector<std::string> path = target.ref.path;

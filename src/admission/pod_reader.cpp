@@ -106,7 +106,6 @@ class PodReader {
 
   PodFacts& facts() { return reading_.facts; }
   JsonView pod() const { return target_.ref.pod; }
-  bool argo() const { return target_.ref.shape == PodShape::kArgoTemplate; }
 
   std::vector<std::string> absolute(const std::vector<std::string>& tokens) const {
     std::vector<std::string> path = target_.ref.path;
@@ -141,7 +140,7 @@ class PodReader {
     // (an Argo workflow's annotations do not reach its Pods). A pod spec or
     // container written without metadata (KServe, NIMService, TrainJob)
     // has the object's: its operator copies them to the pods it makes.
-    const bool own_metadata = target_.ref.shape == PodShape::kPod || target_.ref.shape == PodShape::kArgoTemplate;
+    const bool own_metadata = has_own_metadata(target_.ref.shape);
     auto describes_the_pod = [](std::string_view key) {
       return key == kDataLoaderKey || key == kModelKey || key == kGpuKey;
     };

@@ -119,6 +119,22 @@ std::string name_of(JsonView element) {
   return "";
 }
 
+// Calls visit(element) for each element of `array`, with its index on
+// `path` for the call.
+template <typename Visit>
+void for_each_indexed(JsonView array, std::vector<std::string>& path, Visit&& visit) {
+  std::size_t index = 0;
+  array.for_each_element([&](JsonView element) {
+    path.push_back(std::to_string(index++));
+    visit(element);
+    path.pop_back();
+  });
+}
+
+// An object's own metadata and status: they report, and hold no pods nor
+// GPU asks.
+bool reports_only(std::string_view root_key) { return root_key == "status" || root_key == "metadata"; }
+
 // Argo templates that run a pod; steps, dag, resource, suspend and the rest
 // run none.
 bool runs_pod(JsonView argo_template) {
@@ -163,12 +179,7 @@ class Walker {
       walk(child, parts, index + 1, path, name);
     } else if (child.is_array()) {
       if (location_.shape == PodShape::kArgoTemplate) enter_argo_spec(node, {path.begin(), path.end() - 1});
-      const auto items = child.elements();
-      for (std::size_t i = 0; i < items.size(); ++i) {
-        path.push_back(std::to_string(i));
-        walk(items[i], parts, index + 1, path, name_of(items[i]));
-        path.pop_back();
-      }
+      for_each_indexed(child, path, [&](JsonView item) { walk(item, parts, index + 1, path, name_of(item)); });
     }
     path.pop_back();
   }
@@ -233,12 +244,7 @@ class GpuAskScan {
   void scan(JsonView node, std::vector<std::string>& path) {
     if (!skip_.empty() && std::find(skip_.begin(), skip_.end(), path) != skip_.end()) return;
     if (node.is_array()) {
-      std::size_t index = 0;
-      node.for_each_element([&](JsonView element) {
-        path.push_back(std::to_string(index++));
-        scan(element, path);
-        path.pop_back();
-      });
+      for_each_indexed(node, path, [&](JsonView element) { scan(element, path); });
       return;
     }
     node.for_each_member([&](std::string_view key, JsonView value) {
@@ -324,12 +330,7 @@ std::optional<PodShape> pod_shape_of(JsonView node) {
 void discover(JsonView node, std::vector<std::string>& path, const IsGpuResource& is_gpu,
               std::vector<PodTemplateRef>& out) {
   if (node.is_array()) {
-    std::size_t index = 0;
-    node.for_each_element([&](JsonView element) {
-      path.push_back(std::to_string(index++));
-      discover(element, path, is_gpu, out);
-      path.pop_back();
-    });
+    for_each_indexed(node, path, [&](JsonView element) { discover(element, path, is_gpu, out); });
     return;
   }
   if (!node.is_object()) return;
@@ -345,8 +346,7 @@ void discover(JsonView node, std::vector<std::string>& path, const IsGpuResource
     return;
   }
   node.for_each_member([&](std::string_view key, JsonView value) {
-    // An object's status and metadata report; they ask for nothing.
-    if (path.empty() && (key == "status" || key == "metadata")) return;
+    if (path.empty() && reports_only(key)) return;
     path.emplace_back(key);
     discover(value, path, is_gpu, out);
     path.pop_back();
@@ -364,10 +364,6 @@ const WorkloadKind* find_workload_kind(std::string_view group, std::string_view 
                                        const std::vector<WorkloadKind>& policy_kinds) {
   if (const WorkloadKind* own = find_in(policy_kinds, group, kind)) return own;
   return find_in(builtin_workload_kinds(), group, kind);
-}
-
-bool holds_pods(std::string_view group, std::string_view kind) {
-  return find_in(builtin_workload_kinds(), group, kind) != nullptr;
 }
 
 std::vector<PodTemplateRef> find_pod_templates(const WorkloadKind& entry, JsonView object) {
@@ -398,7 +394,7 @@ GpuAsks gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& rea
   std::vector<std::string> path;
   GpuAskScan scan(is_gpu, read_parts(read), kMostNamed);
   object.for_each_member([&](std::string_view key, JsonView value) {
-    if (key == "status" || key == "metadata") return;
+    if (reports_only(key)) return;
     path.emplace_back(key);
     if (value.is_object() || value.is_array()) scan.scan(value, path);
     path.pop_back();

@@ -20,6 +20,11 @@ enum class PodShape {
   kContainer,
 };
 
+// Whether a pod written this way has metadata of its own (labels,
+// annotations, the gpu-sizer.io/sized annotation); a pod spec written
+// inline or a lone container has only the object's.
+inline bool has_own_metadata(PodShape shape) { return shape == PodShape::kPod || shape == PodShape::kArgoTemplate; }
+
 // Where one kind keeps a pod. The pattern is dot-separated keys from the
 // object root: "key[]" walks every element of an array, "*" every value of
 // a map; both name the pod for policy rules (the element's name or

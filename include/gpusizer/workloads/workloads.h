@@ -43,9 +43,6 @@ const std::vector<WorkloadKind>& builtin_workload_kinds();
 const WorkloadKind* find_workload_kind(std::string_view group, std::string_view kind,
                                        const std::vector<WorkloadKind>& policy_kinds);
 
-// True when the built-in table names the kind.
-bool holds_pods(std::string_view group, std::string_view kind);
-
 // The pod templates of an object of this kind, in document order. Argo
 // templates that do not run a pod (steps, dag, resource, suspend) are left
 // out. Empty for objects without templates.
