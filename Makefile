@@ -31,7 +31,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # CI builds (CI=true, as .ci/run is run) fail on any compiler warning.
 WERROR := -DGPU_SIZER_WERROR=$(if $(CI),ON,OFF)
 
-.PHONY: print-build-packages print-test-packages deps-build deps configure build run test lint e2e test-sanitize test-tsan image-rootfs loadtest clean fuzz-build fuzz fuzz-smoke bench corpus-check
+.PHONY: print-build-packages print-test-packages deps-build deps configure build run test lint e2e test-sanitize test-tsan image-rootfs loadtest floodtest clean fuzz-build fuzz fuzz-smoke bench corpus-check
 
 print-build-packages:
 	@echo $(BUILD_PACKAGES)
@@ -163,6 +163,16 @@ loadtest: configure
 	cmake --build $(BUILD) -j$(JOBS) --target gpu-sizer-loadtest
 	$(BUILD)/gpu-sizer-loadtest --duration $(LOADTEST_SECONDS) --rate $(LOADTEST_RATE) \
 		--connections $(LOADTEST_CONNECTIONS) --json $(BUILD)/loadtest.json --server-log $(BUILD)/loadtest-server.log
+
+# The flood test (tests/load/floodtest.cpp, results in docs/security.md):
+# each hostile-client flood of issue 25 for FLOOD_SECONDS while a probe's
+# reviews are timed and the server's RSS sampled. `make test` runs a 3 s
+# version.
+FLOOD_SECONDS ?= 20
+
+floodtest: configure
+	cmake --build $(BUILD) -j$(JOBS) --target gpu-sizer-floodtest
+	$(BUILD)/gpu-sizer-floodtest --seconds $(FLOOD_SECONDS)
 
 # libFuzzer targets (tests/fuzz, docs/fuzzing.md), built with clang and
 # ASan + UBSan in a build directory of their own. `fuzz` runs each for

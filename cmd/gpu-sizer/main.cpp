@@ -31,7 +31,8 @@ Usage:
   gpu-sizer serve [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--client-ca FILE]
                   [--policy FILE] [--metrics-listen HOST:PORT] [--cert-dir DIR]
                   [--transport asio|httplib] [--threads N]
-                  [--max-body-bytes N] [--read-timeout SECONDS] [--keep-alive-timeout SECONDS]
+                  [--max-body-bytes N] [--large-body-bytes N] [--max-connections N]
+                  [--read-timeout SECONDS] [--keep-alive-timeout SECONDS] [--tls-groups LIST]
                   [--policy-poll SECONDS] [--shutdown-delay SECONDS] [--metrics-namespace-cap N]
                   [--node-watch auto|on|off] [--kubeconfig FILE]
                   [--log-level LEVEL] [--log-format json|text]
@@ -44,9 +45,13 @@ Usage:
       default) serves any number of connections from --threads event loops
       (default: the CPUs the process may use, within its cgroup CPU limit);
       --transport httplib holds a thread per connection, --threads of them
-      (default 32). Defaults: --listen 127.0.0.1:8443,
-      --max-body-bytes 8388608, --read-timeout 10,
-      --keep-alive-timeout 5, --policy-poll 2, --shutdown-delay 0 (seconds
+      (default 32). Past --max-connections open at once, new connections
+      are closed (asio) or wait in the kernel (httplib). Bodies over
+      --large-body-bytes are read and answered one at a time, off the event
+      loops. Defaults: --listen 127.0.0.1:8443, --max-body-bytes 8388608,
+      --large-body-bytes 65536, --max-connections 1024, --read-timeout 10,
+      --keep-alive-timeout 5, --tls-groups X25519:P-256:P-384:P-521,
+      --policy-poll 2, --shutdown-delay 0 (seconds
       of failing /readyz while still serving after SIGTERM; set it to the
       time your cluster takes to update endpoints), --metrics-namespace-cap 100,
       --log-level info, --log-format json (one JSON object per line on stderr).
@@ -54,7 +59,8 @@ Usage:
       nodes) to keep every pod it sizes schedulable: in a pod through its
       service account, elsewhere with --kubeconfig. --node-watch auto (the
       default) watches when it can, on refuses to start when it cannot,
-      off never watches (the policy's nodeFit.pools stand in).
+      off never watches (the policy's nodeFit.pools stand in). SIGHUP
+      reads the policy and the certificate again at once.
 
   gpu-sizer table [--profile NAME] [--gpus N] [--policy FILE]
       Print the effective sizing table, or what N GPUs need and the OSMO
@@ -309,6 +315,11 @@ int run_serve(Flags& flags) {
   options.threads = static_cast<int>(flags.take_number("threads", options.threads, 1, 4096));
   options.max_body_bytes = static_cast<std::size_t>(
       flags.take_number("max-body-bytes", static_cast<int64_t>(options.max_body_bytes), 1024, int64_t{1} << 30));
+  options.large_body_bytes = static_cast<std::size_t>(
+      flags.take_number("large-body-bytes", static_cast<int64_t>(options.large_body_bytes), 0, int64_t{1} << 30));
+  options.max_connections = static_cast<std::size_t>(
+      flags.take_number("max-connections", static_cast<int64_t>(options.max_connections), 1, 1000000));
+  options.tls_groups = flags.take_or("tls-groups", options.tls_groups);
   options.read_timeout_seconds =
       static_cast<int>(flags.take_number("read-timeout", options.read_timeout_seconds, 1, 300));
   options.keep_alive_timeout_seconds =

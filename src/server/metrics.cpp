@@ -131,6 +131,28 @@ Metrics::Metrics(const std::string& version, std::size_t namespace_cap)
                         "Floors lowered to what a node the pod may run on holds, by resource, at /validate "
                         "(dry-run excluded)")
                     .Register(*registry_);
+  connections_max_ = gauge("gpu_sizer_connections_max",
+                           "Connections the webhook port holds at once (--max-connections); past it, new ones are "
+                           "closed when accepted");
+  connections_open_ = gauge("gpu_sizer_connections_open", "Connections open on the webhook port");
+  connections_shed_ = &prometheus::BuildCounter()
+                           .Name("gpu_sizer_connections_shed_total")
+                           .Help(
+                               "Connections to the webhook port closed when accepted: --max-connections were open, "
+                               "each with a request answered")
+                           .Register(*registry_)
+                           .Add({});
+  connections_evicted_ =
+      &prometheus::BuildCounter()
+           .Name("gpu_sizer_connections_evicted_total")
+           .Help(
+               "Connections to the webhook port closed to make room for a new one past --max-connections: the "
+               "oldest that had no request answered")
+           .Register(*registry_)
+           .Add({});
+  large_requests_waiting_ = gauge("gpu_sizer_large_requests_waiting",
+                                  "Requests with a body over --large-body-bytes waiting for their turn (they are "
+                                  "read and answered one at a time)");
   prometheus::BuildGauge()
       .Name("gpu_sizer_build_info")
       .Help("Build information: 1, labelled with the version")
@@ -240,6 +262,23 @@ prometheus::Counter& Metrics::labelled_counter(prometheus::Family<prometheus::Co
                                     std::string(labels[1].second), std::string(labels[2].second)),
                     &created);
   return created;
+}
+
+void Metrics::set_max_connections(std::size_t max_connections) {
+  connections_max_->Set(static_cast<double>(max_connections));
+}
+
+void Metrics::set_connections(const ConnectionCounts& counts) {
+  connections_open_->Set(static_cast<double>(counts.open));
+  large_requests_waiting_->Set(static_cast<double>(counts.waiting_lane));
+  std::lock_guard lock(mutex_);
+  // The transport keeps running totals; the counters get what is new.
+  auto add_new = [](prometheus::Counter& counter, std::uint64_t total, std::uint64_t& counted) {
+    if (total > counted) counter.Increment(static_cast<double>(total - counted));
+    counted = std::max(counted, total);
+  };
+  add_new(*connections_shed_, counts.shed, connections_shed_counted_);
+  add_new(*connections_evicted_, counts.evicted, connections_evicted_counted_);
 }
 
 void Metrics::count_reload(bool accepted) { reloads_[accepted ? 0 : 1]->Increment(); }

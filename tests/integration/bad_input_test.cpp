@@ -76,17 +76,6 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 
 std::string nested_arrays(std::size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
 
-// A pod with `count` containers, each holding `resources`.
-json pod_with_containers(std::size_t count, const json& resources) {
-  json pod = gpu_pod("many", nullptr);
-  json containers = json::array();
-  for (std::size_t i = 0; i < count; ++i) {
-    containers.push_back({{"name", "c" + std::to_string(i)}, {"image", "busybox"}, {"resources", resources}});
-  }
-  pod["spec"]["containers"] = std::move(containers);
-  return pod;
-}
-
 class BadInputTest : public SharedWebhookTest {
  protected:
   void TearDown() override { expect_serves_a_normal_review(*webhook_); }

@@ -3,6 +3,8 @@
 // second, pipelined or malformed requests, nothing at all).
 #pragma once
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <latch>
 #include <stdexcept>
@@ -92,6 +94,30 @@ class RawClient {
       ::poll(&p, 1, 1000);
     }
     return true;
+  }
+
+  // Sends what it can of `bytes` within `timeout` and returns how much
+  // went: a server that is not reading leaves the rest unsent once the
+  // socket buffers are full.
+  std::size_t send_within(std::string_view bytes, std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    std::size_t sent_total = 0;
+    while (sent_total < bytes.size()) {
+      const std::size_t chunk = std::min<std::size_t>(16384, bytes.size() - sent_total);
+      const int sent =
+          ssl_ ? SSL_write(ssl_, bytes.data() + sent_total, static_cast<int>(chunk))
+               : static_cast<int>(::send(fd_, bytes.data() + sent_total, chunk, MSG_NOSIGNAL | MSG_DONTWAIT));
+      if (sent > 0) {
+        sent_total += static_cast<std::size_t>(sent);
+        continue;
+      }
+      const bool would_block =
+          ssl_ ? SSL_get_error(ssl_, sent) == SSL_ERROR_WANT_WRITE : (errno == EAGAIN || errno == EWOULDBLOCK);
+      if (!would_block || Clock::now() >= deadline) break;
+      pollfd p{fd_, POLLOUT, 0};
+      ::poll(&p, 1, 50);
+    }
+    return sent_total;
   }
 
   struct Received {

@@ -116,5 +116,34 @@ TEST(Tls, Tls12IsTheFloorAndOnlyForwardSecretAeadCiphersAreOffered) {
   EXPECT_TRUE(handshake(webhook, "-tls1_2"));  // still serving
 }
 
+TEST(Tls, OnlyX25519AndTheNistCurvesAreOffered) {
+  WebhookProcess webhook;
+  for (const char* group : {"X25519", "P-256", "P-384", "P-521"}) {
+    EXPECT_TRUE(handshake(webhook, std::string("-tls1_3 -groups ") + group)) << group;
+  }
+  // OpenSSL 3's default list also has the finite-field groups: a client
+  // asking for ffdhe8192 made the server spend ~150 ms of CPU on one
+  // handshake (issue 25).
+  for (const char* group : {"ffdhe2048", "ffdhe3072", "ffdhe4096", "ffdhe6144", "ffdhe8192"}) {
+    EXPECT_FALSE(handshake(webhook, std::string("-tls1_3 -groups ") + group)) << group;
+  }
+  EXPECT_TRUE(handshake(webhook, "-tls1_2"));  // still serving
+}
+
+TEST(Tls, TlsGroupsIsConfigurableAndANameOpenSslDoesNotKnowStopsTheStart) {
+  {
+    WebhookProcess webhook({"--tls-groups", "X25519"});
+    EXPECT_TRUE(handshake(webhook, "-tls1_3 -groups X25519"));
+    EXPECT_FALSE(handshake(webhook, "-tls1_3 -groups P-256"));
+  }
+  try {
+    WebhookProcess refused({"--tls-groups", "X25519:no-such-group"});
+    ADD_FAILURE() << "started with a group OpenSSL does not know";
+  } catch (const std::runtime_error& e) {
+    // The start-up error, from the server's log, names the flag and its value.
+    EXPECT_NE(std::string(e.what()).find(R"(--tls-groups \"X25519:no-such-group\")"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace gpusizer::testing

@@ -103,6 +103,24 @@ TEST_F(Transport, ExpectContinueGetsContinueBeforeTheBodyIsSent) {
   EXPECT_TRUE(contains(answer.bytes, "\"patch\":"));
 }
 
+TEST_F(Transport, ExpectContinueOverTheBodyLimitGets413AtOnce) {
+  // The client waits for "100 Continue" before it sends its body, so a
+  // server that reads the body before refusing it waits until the
+  // request's deadline, and the client until its own timeout.
+  RawClient client(webhook_->port());
+  client.handshake(webhook_->ca_file());
+  ASSERT_TRUE(
+      client.send("POST /mutate HTTP/1.1\r\nHost: gpu-sizer\r\nContent-Type: application/json\r\n"
+                  "Content-Length: 8388609\r\nExpect: 100-continue\r\n\r\n"));
+  const auto sent = Clock::now();
+  const RawClient::Received answer = receive_answers(client, 1);
+  EXPECT_LT(Clock::now() - sent, seconds(5));
+  EXPECT_EQ(answer.bytes.rfind("HTTP/1.1 413 ", 0), 0u) << answer.bytes.substr(0, 200);
+  EXPECT_FALSE(contains(answer.bytes, "100 Continue")) << answer.bytes.substr(0, 200);
+  EXPECT_TRUE(contains(answer.bytes, "request body exceeds the size limit of 8388608 bytes (--max-body-bytes)"))
+      << answer.bytes.substr(0, 300);
+}
+
 TEST_F(Transport, HeadGetsTheLengthOfTheAnswerWithoutTheBody) {
   RawClient client(webhook_->port());
   client.handshake(webhook_->ca_file());
@@ -176,35 +194,74 @@ TEST(TransportConnections, HundredsOfConnectionsAreServedAtOnce) {
   EXPECT_EQ(answered, kConnections);
 }
 
-TEST(TransportShutdown, SigtermAnswersTheRequestBeingReadAndClosesIdleConnections) {
-  // cpp-httplib leaves an idle connection open until its keep-alive
-  // timeout ends (so here 3 s); the asio transport closes it at once.
-  const double idle_close_bound = httplib_transport() ? 6.0 : 2.0;
-  WebhookProcess webhook({"--keep-alive-timeout", httplib_transport() ? "3" : "60"});
-  // One connection idle after an answer, one halfway through sending a
-  // review when SIGTERM arrives.
-  RawClient idle(webhook.port());
-  idle.handshake(webhook.ca_file());
-  ASSERT_TRUE(idle.send("GET /healthz HTTP/1.1\r\nHost: gpu-sizer\r\n\r\n"));
-  ASSERT_TRUE(contains(receive_answers(idle, 1).bytes, "\r\n\r\nok\n"));
+TEST(TransportShutdown, SigtermAnswersTheRequestsInFlightOnEveryConnection) {
+  // The API server keeps idle keep-alive connections and does not retry a
+  // POST that a closing connection lost, so none is closed under a request
+  // it may have sent: an idle connection still gets its next request
+  // answered (and closed after it), or closes at its keep-alive timeout.
+  WebhookProcess webhook({"--keep-alive-timeout", "3"});
+  const std::string request = post_request("/validate", admission_review(kFourGpuPod).dump());
+  auto idle_connection = [&] {
+    auto client = std::make_unique<RawClient>(webhook.port());
+    client->handshake(webhook.ca_file());
+    EXPECT_TRUE(client->send("GET /healthz HTTP/1.1\r\nHost: gpu-sizer\r\n\r\n"));
+    EXPECT_TRUE(contains(receive_answers(*client, 1).bytes, "\r\n\r\nok\n"));
+    return client;
+  };
+  auto reused = idle_connection();
+  auto left_idle = idle_connection();
+  // One halfway through sending a review when SIGTERM arrives.
   RawClient sending(webhook.port());
   sending.handshake(webhook.ca_file());
-  const std::string request = post_request("/validate", admission_review(kFourGpuPod).dump());
   const std::size_t half = request.size() / 2;
   ASSERT_TRUE(sending.send(request.substr(0, half)));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // read by the server
 
   webhook.terminate();
   const auto terminated = Clock::now();
-  const RawClient::Received idle_end = idle.receive(seconds(10));
-  EXPECT_TRUE(idle_end.closed);
-  EXPECT_LT(std::chrono::duration<double>(Clock::now() - terminated).count(), idle_close_bound)
-      << "an idle connection held shutdown";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(reused->send(request));
+  const RawClient::Received reused_answer = receive_answers(*reused, 1);
+  EXPECT_EQ(reused_answer.bytes.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << reused_answer.bytes.substr(0, 200);
+  EXPECT_TRUE(contains(reused_answer.bytes, "\"allowed\":false")) << "the review was decided";
+  EXPECT_TRUE(contains(reused_answer.bytes, "Connection: close\r\n")) << reused_answer.bytes.substr(0, 300);
+  EXPECT_TRUE(reused->receive(seconds(5)).closed);
+
   ASSERT_TRUE(sending.send(request.substr(half)));
   const RawClient::Received answer = receive_answers(sending, 1);
   EXPECT_EQ(answer.bytes.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << answer.bytes.substr(0, 200);
   EXPECT_TRUE(contains(answer.bytes, "\"allowed\":false")) << "the review was decided";
+
+  // The connection left idle closes at its keep-alive timeout, not before,
+  // and then the process ends.
+  EXPECT_TRUE(left_idle->receive(seconds(10)).closed);
+  const double idle_closed_after = std::chrono::duration<double>(Clock::now() - terminated).count();
+  EXPECT_GT(idle_closed_after, 1.5) << "an idle connection was closed at SIGTERM";
+  EXPECT_LT(idle_closed_after, 7.0);
   EXPECT_EQ(webhook.wait_for(std::chrono::seconds(10)), std::optional<int>(0));
+}
+
+TEST(TransportShutdown, DuringTheShutdownDelayEveryAnswerClosesItsConnection) {
+  // So the API server reconnects, through the Service, to a replica that
+  // is not stopping.
+  WebhookProcess webhook({"--shutdown-delay", "3"});
+  RawClient client(webhook.port());
+  client.handshake(webhook.ca_file());
+  ASSERT_TRUE(client.send("GET /healthz HTTP/1.1\r\nHost: gpu-sizer\r\n\r\n"));
+  const std::string before = receive_answers(client, 1).bytes;
+  EXPECT_FALSE(contains(before, "Connection: close")) << before;
+  webhook.terminate();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(client.send(post_request("/mutate", admission_review(kFourGpuPod).dump())));
+  const RawClient::Received during = receive_answers(client, 1);
+  EXPECT_EQ(during.bytes.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << during.bytes.substr(0, 200);
+  EXPECT_TRUE(contains(during.bytes, "\"patch\":")) << "still sizing during the delay";
+  EXPECT_TRUE(contains(during.bytes, "Connection: close\r\n")) << during.bytes.substr(0, 300);
+  auto probe = webhook.client();
+  const auto ready = probe->Get("/readyz");
+  ASSERT_TRUE(ready) << httplib::to_string(ready.error());
+  EXPECT_EQ(ready->status, 503) << "out of the Service's endpoints during the delay";
+  EXPECT_EQ(webhook.wait_for(std::chrono::seconds(15)), std::optional<int>(0));
 }
 
 }  // namespace

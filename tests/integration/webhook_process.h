@@ -99,6 +99,9 @@ class WebhookProcess {
   WebhookProcess& operator=(const WebhookProcess&) = delete;
 
   int port() const { return port_; }
+  // The metrics port it printed (with --metrics-listen HOST:0 too); 0
+  // without --metrics-listen.
+  int metrics_port() const { return metrics_port_; }
   const std::string& dir() const { return dir_.path(); }
   std::string ca_file() const { return dir() + "/ca.crt"; }
   std::string stderr_text() const {
@@ -184,6 +187,12 @@ class WebhookProcess {
         continue;
       }
       if (buffer.find(marker) != std::string::npos) return buffer;
+      // "metrics on http://127.0.0.1:PORT/metrics", printed before the marker.
+      if (const auto at = buffer.find("metrics on http://"); at != std::string::npos) {
+        const auto path = buffer.rfind("/metrics");
+        const auto colon = buffer.rfind(':', path);
+        metrics_port_ = std::stoi(buffer.substr(colon + 1, path - colon - 1));
+      }
       buffer.clear();
     }
     throw std::runtime_error("gpu-sizer did not print \"" + marker + "\"; stderr:\n" + stderr_text());
@@ -193,8 +202,28 @@ class WebhookProcess {
   pid_t pid_ = -1;
   int stdout_fd_ = -1;
   int port_ = 0;
+  int metrics_port_ = 0;
   std::unique_ptr<httplib::SSLClient> client_;
 };
+
+// GET /metrics from a webhook's metrics port; empty when it fails.
+inline std::string scrape_metrics(const WebhookProcess& webhook) {
+  httplib::Client client("127.0.0.1", webhook.metrics_port());
+  client.set_connection_timeout(5);
+  client.set_read_timeout(5);
+  auto result = client.Get("/metrics");
+  return result && result->status == 200 ? result->body : "";
+}
+
+// The value of an unlabelled metric in Prometheus' text format; nothing
+// when it is not there.
+inline std::optional<double> metric_value(const std::string& text, const std::string& name) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+  }
+  return std::nullopt;
+}
 
 // True when GET /healthz on a fresh connection answers 200 with the server
 // certificate verified against ca_file: what a new handshake sees.

@@ -42,6 +42,17 @@ inline json gpu_pod(const std::string& name, json resources, json annotations = 
             {"volumes", json::array({shm_volume()})}}}};
 }
 
+// A pod named "many" with `count` containers, each holding `resources`.
+inline json pod_with_containers(std::size_t count, const json& resources) {
+  json pod = gpu_pod("many", nullptr);
+  json containers = json::array();
+  for (std::size_t i = 0; i < count; ++i) {
+    containers.push_back({{"name", "c" + std::to_string(i)}, {"image", "busybox"}, {"resources", resources}});
+  }
+  pod["spec"]["containers"] = std::move(containers);
+  return pod;
+}
+
 // The AdmissionReview v1 request the API server sends for `object`.
 inline json admission_review(const json& object, const std::string& ns = "team-a",
                              const std::string& operation = "CREATE", bool dry_run = false,

@@ -23,6 +23,7 @@
 
 #include "gpusizer/admission/pod_decision.h"
 #include "gpusizer/admission/review.h"
+#include "gpusizer/server/transport.h"
 
 namespace gpusizer {
 
@@ -46,6 +47,10 @@ class Metrics {
   void set_node_inventory(std::size_t nodes, std::size_t gpu_shapes);
   void set_node_sync_age(double seconds);
   void count_node_watch_restart(std::string_view reason);
+  // The webhook port's connections (transport.h): the cap, once at start;
+  // then what they do, before each scrape.
+  void set_max_connections(std::size_t max_connections);
+  void set_connections(const ConnectionCounts& counts);
 
   // The registry in Prometheus text exposition format.
   std::string render() const;
@@ -78,6 +83,14 @@ class Metrics {
   prometheus::Gauge* node_sync_age_ = nullptr;
   prometheus::Family<prometheus::Counter>* node_watch_restarts_ = nullptr;
   prometheus::Family<prometheus::Counter>* node_caps_ = nullptr;
+  prometheus::Gauge* connections_max_ = nullptr;
+  prometheus::Gauge* connections_open_ = nullptr;
+  prometheus::Counter* connections_shed_ = nullptr;
+  prometheus::Counter* connections_evicted_ = nullptr;
+  prometheus::Gauge* large_requests_waiting_ = nullptr;
+  // What the transport's running totals were at the last scrape.
+  std::uint64_t connections_shed_counted_ = 0;     // REQUIRES: mutex_ held
+  std::uint64_t connections_evicted_counted_ = 0;  // REQUIRES: mutex_ held
 
   // reviews_total by (kind, operation, endpoint, decision, dry_run): a fixed
   // grid of slots, each filled the first time its combination is seen.

@@ -14,6 +14,11 @@
 
 namespace gpusizer {
 
+// X25519 and the NIST curves: what Go's crypto/tls (the API server) and
+// every other client offers, without OpenSSL's finite-field groups, which
+// cost the server up to ~150 ms of CPU per handshake (docs/security.md).
+inline constexpr const char* kDefaultTlsGroups = "X25519:P-256:P-384:P-521";
+
 struct ServerOptions {
   std::string listen = "127.0.0.1:8443";  // HOST:PORT; port 0 picks a free port
   std::string tls_cert;                   // PEM chain; empty: generate a self-signed CA and cert
@@ -30,8 +35,15 @@ struct ServerOptions {
   // served at once, 0 = 32.
   int threads = 0;
   std::size_t max_body_bytes = 8u << 20;  // larger bodies get 413
-  int read_timeout_seconds = 10;          // per wait for bytes; the API server's own default timeout
-  int keep_alive_timeout_seconds = 5;     // idle connections are closed after it
+  // Bodies larger than this are read and answered one at a time, off the
+  // event loops (asio; large_request_lane.h).
+  std::size_t large_body_bytes = 64u << 10;
+  // Connections open at once on the webhook port (transport.h).
+  std::size_t max_connections = 1024;
+  // The TLS key-exchange groups offered, in OpenSSL's list syntax.
+  std::string tls_groups = kDefaultTlsGroups;
+  int read_timeout_seconds = 10;       // per wait for bytes; the API server's own default timeout
+  int keep_alive_timeout_seconds = 5;  // idle connections are closed after it
   // A connection must deliver each whole request within keep-alive + read
   // timeout of its handshake or previous answer, or it is closed.
   int policy_poll_seconds = 2;
@@ -61,16 +73,20 @@ int default_threads(std::string_view transport);
 std::optional<int> cpus_of_cgroup_limit(std::string_view cpu_max);
 
 // TLS as the webhook port serves it: TLS 1.2 or later, forward-secret AEAD
-// ciphers only, the certificate from `certificates` per handshake, and with
+// ciphers only, the key-exchange `groups` (kDefaultTlsGroups), the
+// certificate from `certificates` per handshake, and with
 // a client_ca file, client certificates requested and verified (not
 // required: the kubelet's probes present none). Fails saying which part
 // could not be set.
-Status configure_tls(SSL_CTX& context, CertificateStore& certificates, const std::string& client_ca);
+Status configure_tls(SSL_CTX& context, CertificateStore& certificates, const std::string& client_ca,
+                     const std::string& groups = kDefaultTlsGroups);
 
 // Serves /mutate, /validate, /healthz and /readyz over HTTPS until SIGTERM or
 // SIGINT; then /readyz fails for shutdown_delay_seconds while requests are
-// still answered, then it stops accepting, finishes in-flight requests and
-// returns 0.
+// still answered (each answer closing its connection), then it stops
+// accepting, answers the requests in flight on every connection
+// (Transport::stop) and returns 0. SIGHUP reads the policy and the
+// certificate again at once.
 // Prints "listening on https://HOST:PORT" to stdout once ready. Returns
 // non-zero when it cannot start (bad certificate, policy, or address).
 int serve(const ServerOptions& options);

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -41,6 +42,9 @@ struct HttpAnswer {
   std::string body;
   // The connection ends after this answer (the request's body was not read).
   bool close = false;
+  // A page for people (the status page): sent with Cache-Control: no-store
+  // and X-Content-Type-Options: nosniff.
+  bool page = false;
 };
 
 // What a transport asks of the application.
@@ -85,6 +89,23 @@ struct TransportOptions {
   std::size_t max_body_bytes = 8u << 20;
   std::chrono::seconds read_timeout{10};
   std::chrono::seconds keep_alive_timeout{5};
+  // Connections open at once, the ones being served and the ones waiting.
+  // Past it, asio closes the oldest connection that has had no request
+  // answered (evicted) or, when every open one has, the new one (shed);
+  // httplib stops accepting until one ends, so the others wait in the
+  // kernel's listen queue. Either way none waits in the server's memory.
+  std::size_t max_connections = 1024;
+  // asio: requests with a body over this are read and answered one at a
+  // time, off the event loops (large_request_lane.h).
+  std::size_t large_body_bytes = 64u << 10;
+};
+
+// What a transport's connections are doing, for the metrics.
+struct ConnectionCounts {
+  std::size_t open = 0;          // accepted and not yet closed
+  std::uint64_t shed = 0;        // closed at accept: --max-connections were open, all answered before
+  std::uint64_t evicted = 0;     // closed to make room: the oldest without an answered request
+  std::size_t waiting_lane = 0;  // large requests waiting for their turn
 };
 
 class Transport {
@@ -95,15 +116,27 @@ class Transport {
   // Serves until stop(); returns once the requests being read or answered
   // then are answered.
   virtual void run() = 0;
-  // Stops accepting and closes idle connections. Any thread, before or
-  // during run(), more than once.
+  // From now on every answer closes its connection (Connection: close),
+  // so clients move to other replicas while this one still answers. Any
+  // thread, more than once.
+  virtual void drain() = 0;
+  // Drains and stops accepting. Each open connection still gets its
+  // request answered: the one being read or answered, and one that arrives
+  // on an idle connection before its keep-alive timeout (a client may have
+  // sent it already; the API server does not retry a POST on a closed
+  // connection). Any thread, before or during run(), more than once.
   virtual void stop() = 0;
+  virtual ConnectionCounts connections() const = 0;
 };
 
 // Both bind before returning, so a busy port fails here, naming the address.
 // The handler must outlive the transport.
 Result<std::unique_ptr<Transport>> open_asio_transport(const TransportOptions& options, const TlsSetup& tls,
                                                        const HttpHandler& handler);
+// Plain HTTP on the asio transport: the metrics port (/metrics, /status),
+// with the same deadlines and connection cap.
+Result<std::unique_ptr<Transport>> open_plain_http_transport(const TransportOptions& options,
+                                                             const HttpHandler& handler);
 Result<std::unique_ptr<Transport>> open_httplib_transport(const TransportOptions& options, const TlsSetup& tls,
                                                           const HttpHandler& handler);
 // The one named "asio" or "httplib" (serve --transport); any other name
