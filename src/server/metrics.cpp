@@ -5,6 +5,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "gpusizer/util/kubernetes_names.h"
+
 namespace gpusizer {
 
 namespace {
@@ -177,6 +179,11 @@ void Metrics::count_review(Endpoint endpoint, const ReviewOutcome& outcome, doub
   // Most pods hold no GPUs: they count above and take no lock here.
   const bool sized = std::any_of(outcome.pods.begin(), outcome.pods.end(),
                                  [](const PodDecision& pod) { return pod.gpus > 0 || !pod.denial_reasons.empty(); });
+  static const std::string kInvalid = "invalid";
+  // A namespace Kubernetes would refuse (a forged review's, megabytes long
+  // or holding control characters) is never kept: every series that holds
+  // it would hold a copy until the process ends. Empty is cluster-scoped.
+  if (!ns.empty() && !is_dns1123_label(ns)) return kInvalid;
   if (outcome.dry_run || !(sized || outcome.bypass)) return;
 
   // Corrections, denials and bypasses are rare next to reviews (most pods

@@ -29,7 +29,9 @@ namespace gpusizer {
 class Metrics {
  public:
   // Namespaces past namespace_cap distinct ones are counted as "other", so
-  // a cluster with thousands of namespaces cannot blow up the series count.
+  // a cluster with thousands of namespaces cannot blow up the series count;
+  // a namespace that is not a DNS-1123 label (longer than 63, control
+  // characters: never sent by the API server) as "invalid".
   Metrics(const std::string& version, std::size_t namespace_cap);
 
   // One answered review: counts it, its duration, and (unless dry-run, which
