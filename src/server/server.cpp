@@ -202,6 +202,12 @@ int serve(const ServerOptions& options) {
     return 2;
   }
   CertificateStore& certificates = *opened.value();
+  // Served all the same (docs/operations.md): the webhooks fail open, so
+  // refusing to start would admit pods unsized just the same, and a
+  // running server serves the renewed certificate as soon as it is written.
+  if (const std::string problem = certificates.validity_problem(); !problem.empty()) {
+    log_event(spdlog::level::err, problem + "; serving it until a valid one is written", {{"file", cert}});
+  }
 
   Metrics metrics(options.version, options.metrics_namespace_cap);
   metrics.set_policy(*policy.current());
@@ -288,13 +294,17 @@ int serve(const ServerOptions& options) {
   std::thread files_thread([&] {
     std::unique_lock lock(wake_mutex);
     while (!wake.wait_for(lock, std::chrono::seconds(options.policy_poll_seconds), [&] { return stopping.load(); })) {
-      const auto rotated = certificates.reload_if_changed();
-      if (!rotated) {
-        log_event(spdlog::level::err, "TLS certificate reload rejected: " + rotated.error(), {{"file", cert}});
-      } else if (rotated.value()) {
+      const CertificateReload rotated = certificates.reload_if_changed();
+      if (rotated.result != CertificateReload::Result::kUnchanged) {
+        metrics.count_certificate_reload(to_string(rotated.result));
+      }
+      if (rotated.result == CertificateReload::Result::kReloaded) {
         metrics.set_certificate_expiry(certificates.not_after());
         log_event(spdlog::level::info, "TLS certificate reloaded",
                   {{"file", cert}, {"not_after", certificates.not_after()}});
+      } else if (!rotated.message.empty()) {
+        log_event(spdlog::level::err, "TLS certificate reload rejected: " + rotated.message,
+                  {{"file", cert}, {"result", to_string(rotated.result)}});
       }
       const auto reloaded = policy.reload_if_changed();
       const bool changed = !reloaded || reloaded.value();

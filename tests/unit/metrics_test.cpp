@@ -87,6 +87,19 @@ TEST(Metrics, NamespacesKubernetesWouldRefuseAreInvalidAndNeverKept) {
   EXPECT_EQ(text.find("Team-A"), std::string::npos);
 }
 
+TEST(Metrics, CertificateReloadsAreCountedByResult) {
+  Metrics metrics("dev", 100);
+  metrics.count_certificate_reload("reloaded");
+  metrics.count_certificate_reload("expired");
+  metrics.count_certificate_reload("expired");
+  metrics.count_certificate_reload("not_yet_valid");
+  const std::string text = metrics.render();
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_tls_certificate_reloads_total{result="reloaded"} 1)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_tls_certificate_reloads_total{result="expired"} 2)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_tls_certificate_reloads_total{result="not_yet_valid"} 1)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_tls_certificate_reloads_total{result="invalid"} 0)")) << text;
+}
+
 TEST(Metrics, DenialsByReasonAndPolicyInfoFollowsReloads) {
   Metrics metrics("dev", 100);
   auto pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}},
