@@ -25,6 +25,7 @@ class MetricsWebhook {
   WebhookProcess& webhook() { return webhook_; }
   std::string get(const std::string& path) const {
     httplib::Client client("127.0.0.1", port_);
+    client.set_read_timeout(60);  // the unbounded /metrics of before was 120 MB
     auto result = client.Get(path);
     if (!result || result->status != 200) throw std::runtime_error("GET " + path + " failed");
     return result->body;
