@@ -419,7 +419,7 @@ class PodReader {
       if (!quantity && is_unresolved(value)) {
         // A template parameter, filled in when the workflow runs: not an
         // error, but nothing to decide on until the Pod exists.
-        reading_.unresolved.push_back(std::string(resource) + " is \"" + std::string(value.string()) + "\"");
+        reading_.unresolved.push_back(std::string(resource) + " is " + in_quotes(value.string()));
         reading_.unresolved_gpu = reading_.unresolved_gpu || gpu;
       } else if (!quantity) {
         problem(map_field() + "." + std::string(resource), quantity.error(), gpu);

@@ -6,6 +6,7 @@
 #include "gpusizer/json/json_view.h"
 #include "gpusizer/sizing/messages.h"
 #include "gpusizer/util/base64.h"
+#include "gpusizer/util/kubernetes_names.h"
 #include "gpusizer/util/strings.h"
 #include "gpusizer/workloads/workloads.h"
 
@@ -123,7 +124,7 @@ namespace {
 // once, by the validating endpoint (which always runs).
 void describe_object(const ObjectIdentity& id, const std::string& object_text, JsonView object, bool discovered,
                      const std::vector<PodTemplateRef>& refs, const IsGpuResource& is_gpu, ObjectDecision& out) {
-  const std::string& kind = id.kind;
+  const std::string kind = shown_kind(id.kind);
   if (discovered && !refs.empty()) {
     std::vector<std::string> paths;
     for (const PodTemplateRef& ref : refs) paths.push_back(field_path(ref.path));
@@ -165,7 +166,9 @@ void describe_object(const ObjectIdentity& id, const std::string& object_text, J
 ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id, JsonView object,
                              PatchBuilder& patch, JsonView old_object, bool explain, const NodeInventory* nodes) {
   const bool is_pod = id.group.empty() && id.kind == "Pod";
-  const std::string object_text = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
+  // Messages name the object as Kubernetes would; a name it would refuse
+  // (a forged review's megabyte namespace) is quoted short.
+  const std::string object_text = shown_object(id.namespace_name, id.name);
   ObjectDecision decision;
   const Mode mode = policy.mode_for(id.namespace_name);
   const auto& long_lived = policy.long_lived.kinds;
@@ -193,14 +196,15 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
     }
     std::string label;
     if (!ref.template_name.empty()) {
-      label = "template \"" + ref.template_name + "\" ";
+      label = "template " + in_quotes(ref.template_name) + " ";
     } else if (!ref.replica_type.empty()) {
-      label = ref.replica_type + " ";
+      label = printable(ref.replica_type, kQuotedBytes) + " ";
     } else if (!is_pod && ref.shape != PodShape::kContainer) {
       // A container written alone is named by its field path already.
       label = field_path(ref.path) + " ";
     }
-    const std::string description = is_pod ? "pod " + object_text : id.kind + " " + object_text + " " + label;
+    const std::string description =
+        is_pod ? "pod " + object_text : shown_kind(id.kind) + " " + object_text + " " + label;
     const PodTarget target{ref,
                            description.substr(0, description.find_last_not_of(' ') + 1),
                            mode,
@@ -233,12 +237,11 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     return bad_request(std::move(outcome), "request body must be a JSON object (an AdmissionReview)");
   const std::string api_version = string_member(review, "apiVersion");
   if (api_version != "admission.k8s.io/v1") {
-    return bad_request(std::move(outcome), "apiVersion must be admission.k8s.io/v1, found \"" + api_version +
-                                               "\" (register the webhook with admissionReviewVersions: [v1])");
+    return bad_request(std::move(outcome), "apiVersion must be admission.k8s.io/v1, found " + in_quotes(api_version) +
+                                               " (register the webhook with admissionReviewVersions: [v1])");
   }
   if (string_member(review, "kind") != "AdmissionReview") {
-    return bad_request(std::move(outcome),
-                       "kind must be AdmissionReview, found \"" + string_member(review, "kind") + "\"");
+    return bad_request(std::move(outcome), "kind must be AdmissionReview, found " + in_quotes(review["kind"].string()));
   }
   const JsonView request = review["request"];
   if (!request.is_object()) return bad_request(std::move(outcome), "request is missing or not an object");
@@ -281,7 +284,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   } else if (decide) {
     if (!object.is_object()) {
       // Worded before the call: its arguments are evaluated in no set order.
-      std::string message = "request.object must be the " + outcome.kind + " being " +
+      std::string message = "request.object must be the " + shown_kind(outcome.kind) + " being " +
                             (outcome.operation == "CREATE" ? "created" : "updated") + ", as a JSON object";
       return bad_request(std::move(outcome), message);
     }

@@ -13,16 +13,27 @@ namespace {
 // Paths in messages stop after this many steps: a path 10000 levels deep
 // says nothing more than its start.
 constexpr std::size_t kPathSteps = 16;
-constexpr std::size_t kKeyBytes = 100;
 
 // nlohmann's parse errors quote the text read last ("last read: '...'"),
 // which can be part of an env value holding a secret: errors are answered
-// and logged without it. Line and column still say where.
+// and logged without it. Line and column still say where. Its number
+// overflow error quotes the whole number, a million digits if it had them:
+// that quote is cut as in_quotes cuts it.
 std::string without_input(std::string message) {
   const auto start = message.find("; last read: '");
-  if (start == std::string::npos) return message;
-  const auto end = message.find("'; ", start + 14);
-  message.erase(start, end == std::string::npos ? std::string::npos : end + 1 - start);
+  if (start != std::string::npos) {
+    const auto end = message.find("'; ", start + 14);
+    message.erase(start, end == std::string::npos ? std::string::npos : end + 1 - start);
+  }
+  constexpr std::string_view kOverflow = "number overflow parsing '";
+  if (const auto overflow = message.find(kOverflow); overflow != std::string::npos) {
+    const auto number = overflow + kOverflow.size();
+    const auto end = message.find('\'', number);
+    if (end != std::string::npos) {
+      message = message.substr(0, number - 1) + in_quotes(std::string_view(message).substr(number, end - number)) +
+                message.substr(end + 1);
+    }
+  }
   return message;
 }
 
@@ -52,7 +63,7 @@ class BoundedBuilder {
     Level& level = stack_.back();
     auto [slot, inserted] = level.value->get_ref<json::object_t&>().emplace(std::move(name), nullptr);
     if (!inserted) {
-      error_ = "repeats key \"" + truncate_utf8(slot->first, kKeyBytes) + "\" in " + where(path());
+      error_ = "repeats key " + in_quotes(slot->first) + " in " + where(path());
       return false;
     }
     level.key = &slot->first;
@@ -127,7 +138,6 @@ class BoundedBuilder {
     if (tokens.empty()) return "the top level";
     const bool cut = tokens.size() > kPathSteps;
     if (cut) tokens.resize(kPathSteps);
-    for (auto& token : tokens) token = truncate_utf8(std::move(token), kKeyBytes);
     return field_path(tokens) + (cut ? "..." : "");
   }
 

@@ -17,6 +17,8 @@
 #include <string_view>
 #include <utility>
 
+#include "gpusizer/util/strings.h"
+
 namespace gpusizer {
 namespace {
 
@@ -36,33 +38,6 @@ constexpr std::array<std::string_view, 7> kBinarySuffixes = {"", "Ki", "Mi", "Gi
 constexpr std::array<std::string_view, 10> kDecimalSuffixes = {"n", "u", "m", "", "k", "M", "G", "T", "P", "E"};
 
 constexpr std::string_view kSuffixHelp = "(use Ki, Mi, Gi, Ti, Pi, Ei, or n, u, m, k, M, G, T, P, E)";
-
-// The quoted input for an error message. Control and non-ASCII bytes are
-// escaped so the message stays one line and valid UTF-8 whatever the input
-// (it ends up in JSON admission responses); very long inputs are shortened.
-std::string quoted(std::string_view text) {
-  constexpr size_t kMaxShown = 64;
-  constexpr std::string_view kHex = "0123456789abcdef";
-  std::string out = "\"";
-  for (size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c >= 0x7f) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += '"';
-  if (text.size() > kMaxShown) {
-    out += "... (" + std::to_string(text.size()) + " characters)";
-  }
-  return out;
-}
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -119,7 +94,7 @@ std::optional<Suffix> parse_suffix(std::string_view text, std::string& reason) {
       exponent = std::min(exponent * 10 + (text[pos] - '0'), kExponentClamp);
     }
     if (!has_digits || pos != text.size()) {
-      reason = "invalid exponent " + quoted(text) + " (use e or E followed by an integer, such as e3 or E-2)";
+      reason = "invalid exponent " + in_quotes(text) + " (use e or E followed by an integer, such as e3 or E-2)";
       return std::nullopt;
     }
     return Suffix{negative ? -exponent : exponent, 0, Format::kDecimalExponent};
@@ -140,19 +115,19 @@ std::optional<Suffix> parse_suffix(std::string_view text, std::string& reason) {
   const std::string wanted = lower(text);
   for (std::string_view candidate : kBinarySuffixes) {
     if (!candidate.empty() && lower(candidate) == wanted) {
-      reason =
-          "unknown suffix " + quoted(text) + " (suffixes are case-sensitive: did you mean " + quoted(candidate) + "?)";
+      reason = "unknown suffix " + in_quotes(text) + " (suffixes are case-sensitive: did you mean " +
+               in_quotes(candidate) + "?)";
       return std::nullopt;
     }
   }
   for (std::string_view candidate : kDecimalSuffixes) {
     if (!candidate.empty() && lower(candidate) == wanted) {
-      reason =
-          "unknown suffix " + quoted(text) + " (suffixes are case-sensitive: did you mean " + quoted(candidate) + "?)";
+      reason = "unknown suffix " + in_quotes(text) + " (suffixes are case-sensitive: did you mean " +
+               in_quotes(candidate) + "?)";
       return std::nullopt;
     }
   }
-  reason = "unknown suffix " + quoted(text) + " " + std::string(kSuffixHelp);
+  reason = "unknown suffix " + in_quotes(text) + " " + std::string(kSuffixHelp);
   return std::nullopt;
 }
 
@@ -220,7 +195,7 @@ std::optional<int128> magnitude_in_nanos(std::string digits, int64_t nano_expone
 
 Result<Quantity> Quantity::parse(std::string_view text) {
   auto fail = [text](std::string_view reason) {
-    return Status::invalid_argument("quantity " + quoted(text) + ": " + std::string(reason));
+    return Status::invalid_argument("quantity " + in_quotes(text) + ": " + std::string(reason));
   };
   if (text.empty()) return fail("empty (expected a number such as 1, 500m or 2Gi)");
   if (text.find_first_of(" \t\n\r\v\f") != std::string_view::npos) {

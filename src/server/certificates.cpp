@@ -1,5 +1,6 @@
 #include "gpusizer/server/certificates.h"
 
+#include <chrono>
 #include <ctime>
 
 #include <openssl/err.h>
@@ -7,6 +8,7 @@
 #include <openssl/x509.h>
 
 #include "gpusizer/server/openssl_error.h"
+#include "gpusizer/server/status_page.h"
 #include "gpusizer/util/digest.h"
 #include "gpusizer/util/files.h"
 
@@ -16,6 +18,7 @@ struct CertificateStore::Identity {
   X509* leaf = nullptr;
   STACK_OF(X509) * chain = nullptr;  // intermediates after the leaf
   EVP_PKEY* key = nullptr;
+  int64_t not_before = 0;  // Unix seconds
   int64_t not_after = 0;
 
   ~Identity() {
@@ -25,7 +28,25 @@ struct CertificateStore::Identity {
   }
 };
 
+std::string_view to_string(CertificateReload::Result result) {
+  using enum CertificateReload::Result;
+  switch (result) {
+    case kUnchanged: return "unchanged";
+    case kReloaded: return "reloaded";
+    case kInvalid: return "invalid";
+    case kExpired: return "expired";
+    case kNotYetValid: return "not_yet_valid";
+  }
+  return "invalid";
+}
+
 namespace {
+
+// 0 when OpenSSL cannot read the time (it parsed the certificate, so never).
+int64_t unix_seconds(const ASN1_TIME* time) {
+  std::tm tm{};
+  return ASN1_TIME_to_tm(time, &tm) == 1 ? timegm(&tm) : 0;
+}
 
 Result<std::shared_ptr<const CertificateStore::Identity>> parse_identity(const std::string& cert_path,
                                                                          const std::string& cert_text,
@@ -47,9 +68,31 @@ Result<std::shared_ptr<const CertificateStore::Identity>> parse_identity(const s
     ERR_clear_error();
     return Status::invalid_argument("TLS key " + key_path + " does not match certificate " + cert_path);
   }
-  std::tm tm{};
-  if (ASN1_TIME_to_tm(X509_get0_notAfter(identity->leaf), &tm) == 1) identity->not_after = timegm(&tm);
+  identity->not_before = unix_seconds(X509_get0_notBefore(identity->leaf));
+  identity->not_after = unix_seconds(X509_get0_notAfter(identity->leaf));
   return std::shared_ptr<const CertificateStore::Identity>(std::move(identity));
+}
+
+std::string utc_text(int64_t unix_seconds) {
+  return format_utc(std::chrono::system_clock::from_time_t(static_cast<std::time_t>(unix_seconds)));
+}
+
+// kReloaded when identity is valid at `now`, else kExpired or
+// kNotYetValid with the file and the dates.
+CertificateReload check_validity(const std::string& cert_path, const CertificateStore::Identity& identity,
+                                 std::chrono::system_clock::time_point now) {
+  using enum CertificateReload::Result;
+  const int64_t at = std::chrono::system_clock::to_time_t(now);
+  const std::string period =
+      "notBefore " + utc_text(identity.not_before) + ", notAfter " + utc_text(identity.not_after);
+  if (at > identity.not_after) {
+    return {kExpired, "TLS certificate " + cert_path + " has expired (" + period + ")"};
+  }
+  if (at < identity.not_before) {
+    return {kNotYetValid,
+            "TLS certificate " + cert_path + " is not valid yet (" + period + ", now " + utc_text(at) + ")"};
+  }
+  return {kReloaded, ""};
 }
 
 }  // namespace
@@ -73,22 +116,43 @@ Result<std::unique_ptr<CertificateStore>> CertificateStore::open(const std::stri
       new CertificateStore(cert_path, key_path, std::move(identity).value(), sha256_hex(cert.value() + key.value())));
 }
 
-Result<bool> CertificateStore::reload_if_changed() {
+CertificateReload CertificateStore::reload_if_changed(Clock::time_point now) {
+  using enum CertificateReload::Result;
   auto cert = read_file(cert_path_);
   auto key = read_file(key_path_);
   // A Secret update swaps both files at once through ..data; a read in
   // between can still see a mismatched pair, which is rejected and read
   // again on the next poll.
   const std::string seen = cert && key ? sha256_hex(cert.value() + key.value()) : "unreadable";
-  if (seen == seen_) return false;
+  if (seen == seen_) {
+    if (not_yet_valid_ && check_validity(cert_path_, *not_yet_valid_, now).result == kReloaded) {
+      current_.store(std::move(not_yet_valid_));
+      not_yet_valid_.reset();
+      return {kReloaded, ""};
+    }
+    return {};
+  }
   seen_ = seen;
+  not_yet_valid_.reset();
   const std::string keeping = "; serving the previous certificate";
-  if (!cert) return Status::io_error(cert.error() + keeping);
-  if (!key) return Status::io_error(key.error() + keeping);
+  if (!cert) return {kInvalid, cert.error() + keeping};
+  if (!key) return {kInvalid, key.error() + keeping};
   auto identity = parse_identity(cert_path_, cert.value(), key_path_, key.value());
-  if (!identity) return Status::invalid_argument(identity.error() + keeping);
-  current_.store(std::move(identity).value());
-  return true;
+  if (!identity) return {kInvalid, identity.error() + keeping};
+  CertificateReload checked = check_validity(cert_path_, *identity.value(), now);
+  if (checked.result == kNotYetValid) {
+    not_yet_valid_ = identity.value();
+    checked.message += keeping + " until then";
+  } else if (checked.result == kExpired) {
+    checked.message += keeping;
+  } else {
+    current_.store(std::move(identity).value());
+  }
+  return checked;
+}
+
+std::string CertificateStore::validity_problem(Clock::time_point now) const {
+  return check_validity(cert_path_, *current_.load(), now).message;
 }
 
 void CertificateStore::serve_from(SSL_CTX& context) {

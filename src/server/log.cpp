@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "gpusizer/json/json_text.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 
@@ -11,6 +12,17 @@ namespace {
 LogFormat g_format = LogFormat::kJson;
 
 std::string dump(const nlohmann::json& value) { return to_json_text(value); }
+
+bool is_plain_word(std::string_view value) {
+  return !value.empty() && value.find_first_of(" \"=\\") == std::string_view::npos &&
+         printable(value, std::string::npos) == value;
+}
+
+std::string text_value(const nlohmann::json& value) {
+  const std::string text = value.is_string() ? value.get<std::string>() : dump(value);
+  return is_plain_word(text) ? text : in_quotes(text, std::string::npos);
+}
+
 }  // namespace
 
 void configure_logging(LogFormat format, spdlog::level::level_enum level) {
@@ -24,10 +36,9 @@ void configure_logging(LogFormat format, spdlog::level::level_enum level) {
   spdlog::set_default_logger(logger);
 }
 
-void log_event(spdlog::level::level_enum level, std::string_view message, const nlohmann::json& fields) {
-  if (!spdlog::default_logger_raw()->should_log(level)) return;
+std::string log_line(LogFormat format, std::string_view message, const nlohmann::json& fields) {
   std::string line;
-  if (g_format == LogFormat::kJson) {
+  if (format == LogFormat::kJson) {
     // The fields' object written once, its braces dropped: one pass, where
     // writing each key and value apart cost a string per field per review.
     line = "\"msg\":" + dump(std::string(message));
@@ -35,13 +46,16 @@ void log_event(spdlog::level::level_enum level, std::string_view message, const 
       const std::string object = dump(fields);
       line.append(",").append(object, 1, object.size() - 2);
     }
-  } else {
-    line = std::string(message);
-    for (const auto& [key, value] : fields.items()) {
-      line += " " + key + "=" + (value.is_string() ? value.get<std::string>() : dump(value));
-    }
+    return line;
   }
-  spdlog::log(level, "{}", line);
+  line = printable(message, std::string::npos);
+  for (const auto& [key, value] : fields.items()) line += " " + key + "=" + text_value(value);
+  return line;
+}
+
+void log_event(spdlog::level::level_enum level, std::string_view message, const nlohmann::json& fields) {
+  if (!spdlog::default_logger_raw()->should_log(level)) return;
+  spdlog::log(level, "{}", log_line(g_format, message, fields));
 }
 
 }  // namespace gpusizer

@@ -5,6 +5,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "gpusizer/util/kubernetes_names.h"
+
 namespace gpusizer {
 
 namespace {
@@ -44,6 +46,8 @@ constexpr std::array<std::string_view, 32> kKindNames = {"Pod",
                                                          "unknown"};
 constexpr std::array<std::string_view, 5> kOperationNames = {"CREATE", "UPDATE", "DELETE", "CONNECT", "unknown"};
 constexpr std::array<std::string_view, 2> kEndpointNames = {"mutate", "validate"};
+constexpr std::array<std::string_view, 4> kCertificateReloadResults = {"reloaded", "invalid", "expired",
+                                                                       "not_yet_valid"};
 
 template <std::size_t N>
 std::size_t index_of(const std::array<std::string_view, N>& names, std::string_view name, std::size_t fallback) {
@@ -113,6 +117,16 @@ Metrics::Metrics(const std::string& version, std::size_t namespace_cap)
                              .Help("notAfter of the served TLS certificate, in Unix seconds")
                              .Register(*registry_)
                              .Add({});
+  auto& certificate_reloads =
+      prometheus::BuildCounter()
+          .Name("gpu_sizer_tls_certificate_reloads_total")
+          .Help(
+              "Certificate file changes seen, by result (reloaded; invalid, expired, not_yet_valid: the served "
+              "certificate stays)")
+          .Register(*registry_);
+  for (std::size_t i = 0; i < kCertificateReloadResults.size(); ++i) {
+    certificate_reloads_[i] = &certificate_reloads.Add({{"result", std::string(kCertificateReloadResults[i])}});
+  }
   auto gauge = [&](const char* name, const char* help) {
     return &prometheus::BuildGauge().Name(name).Help(help).Register(*registry_).Add({});
   };
@@ -187,6 +201,11 @@ prometheus::Counter& Metrics::review_counter(Endpoint endpoint, const ReviewOutc
 
 const std::string& Metrics::namespace_label(const std::string& ns) {
   static const std::string kOther = "other";
+  static const std::string kInvalid = "invalid";
+  // A namespace Kubernetes would refuse (a forged review's, megabytes long
+  // or holding control characters) is never kept: every series that holds
+  // it would hold a copy until the process ends. Empty is cluster-scoped.
+  if (!ns.empty() && !is_dns1123_label(ns)) return kInvalid;
   auto it = namespaces_.find(ns);
   if (it != namespaces_.end()) return *it;
   if (namespaces_.size() >= namespace_cap_) return kOther;
@@ -288,6 +307,10 @@ void Metrics::set_policy(const Policy& policy) {
   if (policy_gauge_) policy_info_.Remove(policy_gauge_);
   policy_gauge_ = &policy_info_.Add({{"sha256", policy.sha256}, {"source", policy.source}});
   policy_gauge_->Set(1);
+}
+
+void Metrics::count_certificate_reload(std::string_view result) {
+  certificate_reloads_[index_of(kCertificateReloadResults, result, 1)]->Increment();
 }
 
 void Metrics::set_certificate_expiry(int64_t unix_seconds) {

@@ -51,7 +51,8 @@ bool add_extension(X509* cert, X509* issuer, int nid, const std::string& value) 
 // A certificate for `subject_key` named `common_name`, signed by the issuer
 // (itself when issuer is null).
 Result<CertPtr> make_certificate(EVP_PKEY* subject_key, const std::string& common_name, X509* issuer,
-                                 EVP_PKEY* issuer_key, const std::vector<std::pair<int, std::string>>& extensions) {
+                                 EVP_PKEY* issuer_key, const std::vector<std::pair<int, std::string>>& extensions,
+                                 const CertificateValidity& validity) {
   CertPtr cert(X509_new());
   X509_set_version(cert.get(), 2);
   unsigned char serial[16];
@@ -60,8 +61,8 @@ Result<CertPtr> make_certificate(EVP_PKEY* subject_key, const std::string& commo
   BIGNUM* serial_number = BN_bin2bn(serial, sizeof serial, nullptr);
   BN_to_ASN1_INTEGER(serial_number, X509_get_serialNumber(cert.get()));
   BN_free(serial_number);
-  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(cert.get()), 365L * 24 * 3600);
+  X509_gmtime_adj(X509_getm_notBefore(cert.get()), static_cast<long>(validity.not_before.count()));
+  X509_gmtime_adj(X509_getm_notAfter(cert.get()), static_cast<long>(validity.not_after.count()));
   X509_set_pubkey(cert.get(), subject_key);
   X509_NAME* name = X509_get_subject_name(cert.get());
   X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("gpu-sizer"), -1, -1, 0);
@@ -96,7 +97,8 @@ Result<bool> write_pem(const std::string& path, mode_t mode, const std::function
 
 }  // namespace
 
-Result<GeneratedCertificates> write_self_signed(const std::string& directory, const std::vector<std::string>& hosts) {
+Result<GeneratedCertificates> write_self_signed(const std::string& directory, const std::vector<std::string>& hosts,
+                                                const CertificateValidity& validity) {
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   if (error) return Status::io_error("cannot create " + directory + ": " + error.message());
@@ -108,7 +110,8 @@ Result<GeneratedCertificates> write_self_signed(const std::string& directory, co
   auto ca = make_certificate(ca_key.get(), "gpu-sizer local CA", nullptr, ca_key.get(),
                              {{NID_basic_constraints, "critical,CA:TRUE"},
                               {NID_key_usage, "critical,keyCertSign,cRLSign"},
-                              {NID_subject_key_identifier, "hash"}});
+                              {NID_subject_key_identifier, "hash"}},
+                             CertificateValidity{});
   if (!ca) return ca.status();
 
   std::vector<std::string> names;
@@ -119,7 +122,8 @@ Result<GeneratedCertificates> write_self_signed(const std::string& directory, co
                         {NID_key_usage, "critical,digitalSignature,keyEncipherment"},
                         {NID_ext_key_usage, "serverAuth"},
                         {NID_subject_alt_name, join(names, ",")},
-                        {NID_authority_key_identifier, "keyid:always"}});
+                        {NID_authority_key_identifier, "keyid:always"}},
+                       validity);
   if (!server) return server.status();
 
   GeneratedCertificates files{directory + "/ca.crt", directory + "/tls.crt", directory + "/tls.key"};

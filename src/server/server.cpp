@@ -223,15 +223,17 @@ class FileReloader {
   // Each says whether a file had changed (reloaded, or rejected with the
   // old one kept).
   bool reload_certificate() {
-    const auto rotated = certificates_.reload_if_changed();
-    if (!rotated) {
-      log_event(spdlog::level::err, "TLS certificate reload rejected: " + rotated.error(), {{"file", cert_file_}});
-      return true;
+    const CertificateReload rotated = certificates_.reload_if_changed();
+    if (rotated.result == CertificateReload::Result::kUnchanged) return false;
+    metrics_.count_certificate_reload(to_string(rotated.result));
+    if (rotated.result == CertificateReload::Result::kReloaded) {
+      metrics_.set_certificate_expiry(certificates_.not_after());
+      log_event(spdlog::level::info, "TLS certificate reloaded",
+                {{"file", cert_file_}, {"not_after", certificates_.not_after()}});
+    } else if (!rotated.message.empty()) {
+      log_event(spdlog::level::err, "TLS certificate reload rejected: " + rotated.message,
+                {{"file", cert_file_}, {"result", to_string(rotated.result)}});
     }
-    if (!rotated.value()) return false;
-    metrics_.set_certificate_expiry(certificates_.not_after());
-    log_event(spdlog::level::info, "TLS certificate reloaded",
-              {{"file", cert_file_}, {"not_after", certificates_.not_after()}});
     return true;
   }
 
@@ -355,6 +357,12 @@ int serve(const ServerOptions& options) {
     return 2;
   }
   CertificateStore& certificates = *opened.value();
+  // Served all the same (docs/operations.md): the webhooks fail open, so
+  // refusing to start would admit pods unsized just the same, and a
+  // running server serves the renewed certificate as soon as it is written.
+  if (const std::string problem = certificates.validity_problem(); !problem.empty()) {
+    log_event(spdlog::level::err, problem + "; serving it until a valid one is written", {{"file", cert}});
+  }
 
   Metrics metrics(options.version, options.metrics_namespace_cap);
   metrics.set_policy(*policy.current());

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "gpusizer/sizing/sizing.h"
+#include "gpusizer/util/kubernetes_names.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 
@@ -290,13 +292,9 @@ DecisionRecord make_decision_record(Endpoint endpoint, const ReviewOutcome& outc
   DecisionRecord record;
   record.time = time;
   record.endpoint = std::string(endpoint_name(endpoint));
-  record.kind = outcome.kind;
-  record.operation = outcome.operation;
-  if (!outcome.namespace_name.empty() && !outcome.name.empty()) {
-    record.object = outcome.namespace_name + "/" + outcome.name;
-  } else {
-    record.object = !outcome.name.empty() ? outcome.name : outcome.namespace_name;
-  }
+  record.kind = shown_kind(outcome.kind);
+  record.operation = shown_operation(outcome.operation);
+  record.object = shown_object(outcome.namespace_name, outcome.name);
   record.decision = std::string(to_string(outcome.decision));
   record.dry_run = outcome.dry_run;
 
@@ -315,6 +313,7 @@ DecisionRecord make_decision_record(Endpoint endpoint, const ReviewOutcome& outc
     details.resize(kMaxDecisionDetails - 1);
     details.push_back("... and " + std::to_string(more) + " more");
   }
+  for (std::string& detail : details) detail = shown_message(detail);
   record.details = std::move(details);
   return record;
 }
@@ -375,6 +374,8 @@ StatusCounters::Snapshot StatusCounters::snapshot() const {
   s.rejected_reloads = rejected_reloads_.load(relaxed);
   return s;
 }
+
+std::string shown_message(std::string_view message) { return printable(message, kMaxShownMessageBytes); }
 
 std::string html_escape(std::string_view text) {
   std::string out;

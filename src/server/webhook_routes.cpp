@@ -8,6 +8,8 @@
 
 #include "gpusizer/admission/review.h"
 #include "gpusizer/server/log.h"
+#include "gpusizer/util/kubernetes_names.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 
@@ -24,17 +26,22 @@ void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
     changes.insert(changes.end(), pod.changes.begin(), pod.changes.end());
     denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());
   }
+  // Bounded and escaped as /status shows them: a forged review's megabyte
+  // namespace or newline in a uid stays out of the log.
+  for (auto* messages : {&changes, &denials}) {
+    for (std::string& message : *messages) message = shown_message(message);
+  }
   nlohmann::json fields = {{"endpoint", endpoint == Endpoint::kMutate ? "mutate" : "validate"},
-                           {"uid", o.uid},
-                           {"kind", o.kind},
-                           {"operation", o.operation},
-                           {"object", o.namespace_name + "/" + o.name},
+                           {"uid", printable(o.uid, kQuotedBytes)},
+                           {"kind", shown_kind(o.kind)},
+                           {"operation", shown_operation(o.operation)},
+                           {"object", shown_object(o.namespace_name, o.name)},
                            {"decision", to_string(o.decision)},
                            {"dry_run", o.dry_run},
                            {"duration_us", static_cast<int64_t>(seconds * 1e6)}};
   if (!changes.empty()) fields["changes"] = changes;
   if (!denials.empty()) fields["denials"] = denials;
-  if (!o.error.empty()) fields["error"] = o.error;
+  if (!o.error.empty()) fields["error"] = shown_message(o.error);
   if (o.bypass) fields["bypass"] = {{"reason", o.bypass->reason}, {"name", o.bypass->name}};
   log_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, "review",
             fields);
@@ -54,7 +61,8 @@ HttpAnswer WebhookRoutes::answer(const HttpRequestView& request) const {
     if (state_.stopping) return {503, kText, "shutting down\n"};
     return {200, kText, "ready\n"};
   }
-  return json_error(404, "no route " + std::string(request.method) + " " + std::string(request.path) +
+  return json_error(404, "no route " + printable(request.method, kQuotedBytes) + " " +
+                             printable(request.path, kQuotedBytes) +
                              " (use POST /mutate, POST /validate, GET /healthz, GET /readyz)");
 }
 
@@ -70,7 +78,7 @@ HttpAnswer WebhookRoutes::review(Endpoint endpoint, const HttpRequestView& reque
                     "this webhook)";
     answer = json_error(403, refused.error);
   } else if (request.content_type.find("application/json") == std::string_view::npos) {
-    refused.error = "Content-Type must be application/json, found \"" + std::string(request.content_type) + "\"";
+    refused.error = "Content-Type must be application/json, found " + in_quotes(request.content_type);
     answer = json_error(415, refused.error);
   } else {
     const auto nodes = state_.nodes ? state_.nodes->inventory() : nullptr;

@@ -70,7 +70,7 @@ Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderP
     const std::string_view key = each.key;
     const std::string_view value = each.value;
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-      return part_error(part, "repeats key \"" + std::string(key) + "\"");
+      return part_error(part, "repeats key " + in_quotes(key));
     }
     seen.push_back(key);
 
@@ -104,12 +104,11 @@ Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderP
       if (found == policy.dtype_bytes.end()) {
         std::vector<std::string> known;
         for (const auto& entry : policy.dtype_bytes) known.push_back(entry.first);
-        return part_error(part, "unknown dtype \"" + std::string(value) + "\" (known: " + join(known, ", ") + ")");
+        return part_error(part, "unknown dtype " + in_quotes(value) + " (known: " + join(known, ", ") + ")");
       }
       spec.dtype = found->first;
     } else {
-      return part_error(part,
-                        "unknown key \"" + std::string(key) + "\" (known: workers, prefetch, batch, sample, dtype)");
+      return part_error(part, "unknown key " + in_quotes(key) + " (known: workers, prefetch, batch, sample, dtype)");
     }
   }
 

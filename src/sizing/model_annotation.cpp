@@ -222,8 +222,8 @@ Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& poli
     const std::string_view part = each.text;
     const std::string_view key = each.key;
     if (!contains(kKeys, key)) {
-      return part_error(part, "unknown key \"" + std::string(key) + "\" (known: " +
-                                  join(std::vector<std::string>(kKeys.begin(), kKeys.end()), ", ") + ")");
+      return part_error(part, "unknown key " + in_quotes(key) +
+                                  " (known: " + join(std::vector<std::string>(kKeys.begin(), kKeys.end()), ", ") + ")");
     }
     if (parts.contains(key)) return part_error(part, "repeats key " + std::string(key) + " (each key at most once)");
     parts.emplace(key, part);

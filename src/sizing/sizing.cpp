@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gpusizer/util/strings.h"
+
 namespace gpusizer {
 
 Requirement extend_row(const Profile& profile, const TableRow& row, int64_t gpus) {
@@ -100,7 +102,7 @@ Result<ProfileChoice> select_profile(const Policy& policy, const SelectionInput&
     if (!profile) {
       std::string known;
       for (const auto& [name, p] : policy.profiles) known += (known.empty() ? "" : ", ") + name;
-      return Status::invalid_argument(origin + kProfileKey + "=" + *named +
+      return Status::invalid_argument(origin + kProfileKey + "=" + printable(*named, kQuotedBytes) +
                                       " names no profile of the policy (known: " + known + ")");
     }
     return ProfileChoice{profile, origin + kProfileKey + "=" + *named};

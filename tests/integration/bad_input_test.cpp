@@ -384,15 +384,15 @@ TEST_F(BadInputTest, InvalidUtf8Is400AndNoAnswerIsInvalidJson) {
                           "at line 1, column "))
         << error;
   }
-  // Bytes that are not UTF-8 in a header or the path are echoed replaced
-  // (U+FFFD): GET /%FF killed the server (an exception escaping the error
-  // handler), and such a Content-Type got a 500.
+  // Bytes that are not UTF-8 in a header or the path are quoted as \xff
+  // (in_quotes): GET /%FF killed the server (an exception escaping the
+  // error handler), and such a Content-Type got a 500.
   RawClient path(webhook_->port());
   path.handshake(webhook_->ca_file());
   path.send("GET /%FF HTTP/1.1\r\nHost: gpu-sizer\r\nConnection: close\r\n\r\n");
   const std::string not_found = path.receive(seconds(30)).bytes;
   EXPECT_EQ(not_found.rfind("HTTP/1.1 404 Not Found\r\n", 0), 0u) << not_found;
-  EXPECT_TRUE(contains(not_found, "{\"error\":\"no route GET /\xef\xbf\xbd (use POST /mutate")) << not_found;
+  EXPECT_TRUE(contains(not_found, "{\"error\":\"no route GET /\\\\xff (use POST /mutate")) << not_found;
 
   RawClient header(webhook_->port());
   header.handshake(webhook_->ca_file());
@@ -401,7 +401,7 @@ TEST_F(BadInputTest, InvalidUtf8Is400AndNoAnswerIsInvalidJson) {
       "Connection: close\r\n\r\n{}");
   const std::string unsupported = header.receive(seconds(30)).bytes;
   EXPECT_EQ(unsupported.rfind("HTTP/1.1 415 Unsupported Media Type\r\n", 0), 0u) << unsupported;
-  EXPECT_TRUE(contains(unsupported, "found \\\"text/\xef\xbf\xbd\\\"\"}")) << unsupported;
+  EXPECT_TRUE(contains(unsupported, "found \\\"text/\\\\xff\\\"\"}")) << unsupported;
 }
 
 TEST_F(BadInputTest, UnknownPathIs404NamingTheRoutes) {

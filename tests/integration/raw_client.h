@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <latch>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -203,6 +204,16 @@ inline bool log_shows(const WebhookProcess& webhook, const std::string& text) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return true;
+}
+
+// The last line of the server's log holding `text`; empty when none does.
+inline std::string log_line_with(const WebhookProcess& webhook, const std::string& text) {
+  std::istringstream lines(webhook.stderr_text());
+  std::string found;
+  for (std::string line; std::getline(lines, line);) {
+    if (contains(line, text)) found = line;
+  }
+  return found;
 }
 
 inline const std::string kCutLine = "closed a connection that did not send a whole request in time";

@@ -132,11 +132,11 @@ INSTANTIATE_TEST_SUITE_P(
                       "part \"sample=1000000x1000000x1000000\": a batch of 1000000 such samples of float32 is too "
                       "large (more than 2^62 bytes)"},
         // 10^48 values per sample would overflow even 128 bits; the long
-        // part is cut to 64 characters.
+        // part is quoted by its first 64 bytes and its length.
         BadAnnotation{"sample_overflow",
                       "workers=1,batch=1,sample=1000000x1000000x1000000x1000000x1000000x1000000x1000000x1000000",
-                      "part \"sample=1000000x1000000x1000000x1000000x1000000x1000000x100000...\": a batch of 1 such "
-                      "samples of float32 is too large"},
+                      "part \"sample=1000000x1000000x1000000x1000000x1000000x1000000x1000000x1\"... (70 bytes): a "
+                      "batch of 1 such samples of float32 is too large"},
         // Each batch is 8 x 10^15 bytes, fine; 1024 x 1024 x 1.56 of them is not.
         BadAnnotation{"buffer_overflow", "workers=1024,prefetch=1024,batch=1000000,sample=1000000x1000,dtype=float64",
                       "part \"workers=1024\": workers x prefetch x batch bytes x overhead factor is too large "

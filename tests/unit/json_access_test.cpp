@@ -53,8 +53,23 @@ TEST(ParseClientJson, SyntaxErrorsSayWhereNotWhat) {
       << error;
   EXPECT_EQ(error.find("hunter2"), std::string::npos) << error;
   EXPECT_NE(error_of("{\"a\":\"\xff\"}").find("ill-formed UTF-8"), std::string::npos);
-  EXPECT_NE(error_of("[1e999]").find("number overflow"), std::string::npos);
+  EXPECT_EQ(error_of("[1e999]"),
+            "is not valid JSON: [json.exception.out_of_range.406] number overflow parsing \"1e999\"");
   EXPECT_NE(error_of("{} {}").find("expected end of input"), std::string::npos);
+}
+
+TEST(ParseClientJson, ANumberPastADoubleIsQuotedShort) {
+  // A million digits: the parser's message quoted all of them.
+  const std::string error = error_of("{\"n\":" + std::string(1 << 20, '9') + "}");
+  EXPECT_EQ(error, "is not valid JSON: [json.exception.out_of_range.406] number overflow parsing \"" +
+                       std::string(64, '9') + "\"... (1048576 bytes)");
+}
+
+TEST(ParseClientJson, LongKeysAreQuotedShort) {
+  const std::string key(1 << 20, 'k');
+  const std::string error = error_of("{\"" + key + "\":{\"a\":1,\"a\":2}}");
+  EXPECT_EQ(error, "repeats key \"a\" in " + std::string(61, 'k') + "...");
+  EXPECT_LT(error_of("{\"" + key + "\":1,\"" + key + "\":2}").size(), 120u);
 }
 
 }  // namespace

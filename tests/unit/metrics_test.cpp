@@ -66,6 +66,40 @@ TEST(Metrics, NamespacesPastTheCapAreOther) {
   EXPECT_EQ(text.find(R"(namespace="c")"), std::string::npos) << text;
 }
 
+TEST(Metrics, NamespacesKubernetesWouldRefuseAreInvalidAndNeverKept) {
+  Metrics metrics("dev", 100);
+  // Past 63 characters, or holding NUL or U+202E: never sent by the API
+  // server, and each would be copied into every series that holds it.
+  const std::string huge(4 << 20, 'n');
+  for (const std::string& ns : {huge, std::string("team\0a", 6),
+                                std::string("team-\xe2\x80\xae"
+                                            "a"),
+                                std::string(64, 'n'), std::string("Team-A")}) {
+    metrics.count_review(Endpoint::kMutate, mutate(ns), 0.001);
+  }
+  metrics.count_review(Endpoint::kMutate, mutate(std::string(63, 'n')), 0.001);
+  const std::string text = metrics.render();
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_corrections_total{namespace="invalid",profile="train",resource="memory"} 5)"))
+      << text.substr(0, 4000);
+  EXPECT_TRUE(has_line(text, "gpu_sizer_corrections_total{namespace=\"" + std::string(63, 'n') +
+                                 "\",profile=\"train\",resource=\"memory\"} 1"));
+  EXPECT_LT(text.size(), 64u * 1024);
+  EXPECT_EQ(text.find("Team-A"), std::string::npos);
+}
+
+TEST(Metrics, CertificateReloadsAreCountedByResult) {
+  Metrics metrics("dev", 100);
+  metrics.count_certificate_reload("reloaded");
+  metrics.count_certificate_reload("expired");
+  metrics.count_certificate_reload("expired");
+  metrics.count_certificate_reload("not_yet_valid");
+  const std::string text = metrics.render();
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_tls_certificate_reloads_total{result="reloaded"} 1)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_tls_certificate_reloads_total{result="expired"} 2)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_tls_certificate_reloads_total{result="not_yet_valid"} 1)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_tls_certificate_reloads_total{result="invalid"} 0)")) << text;
+}
+
 TEST(Metrics, DenialsByReasonAndPolicyInfoFollowsReloads) {
   Metrics metrics("dev", 100);
   auto pod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}},

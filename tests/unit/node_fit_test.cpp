@@ -253,7 +253,8 @@ TEST(NodeFit, BriefStaysUnder110Characters) {
       cpu.brief,
       "node fit: cpu 252001m fit no node of pool \"a100-east-production\"; largest \"dgx-a100-80gb\" has cpu 252");
 
-  // Names too long for any form: cut, while the message stays whole.
+  // Names too long for any form: cut in the brief; the message quotes
+  // them as every message does, their first 64 bytes and their length.
   NodeFitPolicy policy;
   const std::string long_name(80, 'n');
   policy.pools.push_back(
@@ -262,7 +263,8 @@ TEST(NodeFit, BriefStaysUnder110Characters) {
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kNoFit);
   EXPECT_LT(fit.brief.size(), 110u);
   EXPECT_EQ(fit.brief.substr(fit.brief.size() - 3), "...");
-  EXPECT_TRUE(contains(fit.message, long_name + "\" (pool \"p\"), has 8 GPUs")) << fit.message;  // the message is whole
+  EXPECT_TRUE(contains(fit.message, "\"" + long_name.substr(0, 64) + "\"... (80 bytes) (pool \"p\"), has 8 GPUs"))
+      << fit.message;
 }
 
 TEST(NodeFit, NoPoolsNoCheck) {

@@ -229,10 +229,11 @@ INSTANTIATE_TEST_SUITE_P(
         Invalid{"1.5.5", R"("1.5.5")", "more than one decimal point"},
         Invalid{"1..5", R"("1..5")", "more than one decimal point"}, Invalid{" 1", R"(" 1")", "contains whitespace"},
         Invalid{"1 ", R"("1 ")", "contains whitespace"}, Invalid{"1 Gi", R"("1 Gi")", "contains whitespace"},
-        // Control and non-ASCII bytes are escaped so the message stays one
-        // valid line.
-        Invalid{"1\n", R"("1\x0a")", "contains whitespace"}, Invalid{"1\"", R"("1\"")", R"(unknown suffix "\"")"},
-        Invalid{"1\xc2\xb5", R"("1\xc2\xb5")", R"(unknown suffix "\xc2\xb5")"}));
+        // Control characters and bytes that are not UTF-8 are escaped so the
+        // message stays one valid line (in_quotes); other characters are kept.
+        Invalid{"1\n", R"("1\u000a")", "contains whitespace"}, Invalid{"1\"", R"("1\"")", R"(unknown suffix "\"")"},
+        Invalid{"1\xc2\xb5", "\"1\xc2\xb5\"", "unknown suffix \"\xc2\xb5\""},
+        Invalid{"1\xff", R"("1\xff")", R"(unknown suffix "\xff")"}));
 
 INSTANTIATE_TEST_SUITE_P(
     TooLarge, InvalidTest,
@@ -252,8 +253,8 @@ INSTANTIATE_TEST_SUITE_P(
         Invalid{"99999999999999999999Ei", R"("99999999999999999999Ei")", "exceeds the maximum"},
         Invalid{"9223372036854775807000000000000n", R"("9223372036854775807000000000000n")", "exceeds the maximum"},
         // 400 digits: the message quotes the start and says how long it was.
-        Invalid{"1" + k399Zeros, "\"1" + std::string(63, '0') + "\"... (400 characters)", "exceeds the maximum"},
-        Invalid{"0." + k399Zeros + "1e430", "\"0." + std::string(62, '0') + "\"... (406 characters)",
+        Invalid{"1" + k399Zeros, "\"1" + std::string(63, '0') + "\"... (400 bytes)", "exceeds the maximum"},
+        Invalid{"0." + k399Zeros + "1e430", "\"0." + std::string(62, '0') + "\"... (406 bytes)",
                 "exceeds the maximum"}));
 
 // ---------------------------------------------------------------------------

@@ -21,4 +21,14 @@ void configure_logging(LogFormat format, spdlog::level::level_enum level);
 // JSON, "message k=v k=v" in text.
 void log_event(spdlog::level::level_enum level, std::string_view message, const nlohmann::json& fields = {});
 
+// What log_event writes after the time and level, always one line: in
+// JSON, `"msg":"...",<fields>` (the members of a valid JSON object, for any
+// bytes: what is not UTF-8 becomes U+FFFD); in text, the message with
+// control and bidirectional characters escaped, then ` key=value` per
+// field, a value that is not a plain word (spaces, '=', '"', '\', control
+// or bidirectional characters, bytes that are not UTF-8, empty) quoted and
+// escaped by in_quotes, arrays and objects as JSON text quoted the same
+// way, so no value can end the line or forge another key.
+std::string log_line(LogFormat format, std::string_view message, const nlohmann::json& fields);
+
 }  // namespace gpusizer

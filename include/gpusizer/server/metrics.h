@@ -30,7 +30,9 @@ namespace gpusizer {
 class Metrics {
  public:
   // Namespaces past namespace_cap distinct ones are counted as "other", so
-  // a cluster with thousands of namespaces cannot blow up the series count.
+  // a cluster with thousands of namespaces cannot blow up the series count;
+  // a namespace that is not a DNS-1123 label (longer than 63, control
+  // characters: never sent by the API server) as "invalid".
   Metrics(const std::string& version, std::size_t namespace_cap);
 
   // One answered review: counts it, its duration, and (unless dry-run, which
@@ -41,6 +43,9 @@ class Metrics {
   // Marks this policy as the active one (gpu_sizer_policy_info).
   void set_policy(const Policy& policy);
   void set_certificate_expiry(int64_t unix_seconds);
+  // A changed certificate file pair, by result (reloaded, invalid, expired,
+  // not_yet_valid: certificates.h CertificateReload). REQUIRES: one of those.
+  void count_certificate_reload(std::string_view result);
   // The node watch (node_watcher.h): what it knows, when it last synced,
   // and each watch started again by reason (timeout: the API server ended
   // it; gone: 410, listed again; error: the connection failed).
@@ -78,6 +83,7 @@ class Metrics {
   prometheus::Histogram* pod_gpus_ = nullptr;
   std::array<prometheus::Counter*, 2> reloads_{};  // [reloaded, rejected]
   prometheus::Gauge* certificate_expiry_ = nullptr;
+  std::array<prometheus::Counter*, 4> certificate_reloads_{};  // [kCertificateReloadResults]
   prometheus::Gauge* nodes_known_ = nullptr;
   prometheus::Gauge* gpu_shapes_known_ = nullptr;
   prometheus::Gauge* node_sync_age_ = nullptr;

@@ -25,9 +25,11 @@ namespace gpusizer {
 // The Content-Type to serve render_status_page() with.
 inline constexpr const char* kStatusPageContentType = "text/html; charset=utf-8";
 
-// One answered review as the status page lists it. Every string may hold
-// user-controlled text (object names, messages quoting container names): it
-// is stored as received and escaped only when rendered.
+// One answered review as the status page lists it. Its strings come from
+// the review, possibly a forged one, and are kept for 100 reviews: each is
+// stored bounded and shown as printable() shows it (kubernetes_names.h: a kind,
+// namespace or name Kubernetes would refuse is quoted short; messages are
+// cut by shown_message), and HTML-escaped when rendered.
 struct DecisionRecord {
   std::chrono::system_clock::time_point time;
   std::string endpoint;   // mutate | validate
@@ -43,6 +45,16 @@ struct DecisionRecord {
 // more there were (a workload with hundreds of templates must not make the
 // ring hold megabytes).
 inline constexpr std::size_t kMaxDecisionDetails = 20;
+
+// The most bytes /status and the review's log line keep of one message (a
+// change, denial, warning or error). Messages quote what they read short
+// (in_quotes), but one may still be long (a path of many steps, a denial
+// naming many containers).
+inline constexpr std::size_t kMaxShownMessageBytes = 1024;
+
+// A message as /status and the log show it: printable(), cut at
+// kMaxShownMessageBytes.
+std::string shown_message(std::string_view message);
 
 // The record of one answered review at `time`. Details, in order: each pod's
 // changes (prefixed with the pod template's description for workload kinds,

@@ -35,20 +35,41 @@ inline std::string milli_text(int64_t milli) { return decimal_text(milli, 1000);
 // "1 GPU", "4 GPUs".
 inline std::string gpus_text(int64_t gpus) { return std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs"); }
 
-// text between double quotes, as messages name things: "trainer".
-inline std::string in_quotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
+// The most bytes a message shows of one thing it read (a quoted value, a
+// step of a field path): a Kubernetes label (63) fits whole, a 1 MB number
+// does not.
+inline constexpr std::size_t kQuotedBytes = 64;
+
+// text as it can be shown where a person reads it raw (a log line, the
+// /status page, a metric label, an answer), in at most max_bytes bytes:
+// control characters (C0, DEL, C1), Unicode's bidirectional formatting
+// characters (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) and the
+// line and paragraph separators (U+2028, U+2029) are written as \u202e,
+// bytes that are not UTF-8 as \xff; text longer than max_bytes is cut
+// (never inside a character or an escape) and ends in "...". Everything
+// else, backslashes included, is kept, so showing shown text changes
+// nothing. REQUIRES: max_bytes >= 3.
+std::string printable(std::string_view text, std::size_t max_bytes);
+
+// How messages quote what they read: "trainer", with '"' and '\' escaped
+// as well as what printable() escapes. Past max_bytes, a prefix and the
+// whole length: "1111...1"... (1048576 bytes), so a 1 MB value gives a
+// short answer and a short log line. max_bytes npos: never cut.
+std::string in_quotes(std::string_view text, std::size_t max_bytes = kQuotedBytes);
 
 // How a person reads a path of JSON Pointer tokens:
 // "spec.templates[2].container" for {"spec", "templates", "2", "container"}.
+// A step is shown as printable() shows it, cut at kQuotedBytes (keys come
+// from the request).
 inline std::string field_path(const std::vector<std::string>& tokens) {
   std::string field;
   for (const auto& token : tokens) {
-    const bool index =
-        !token.empty() && std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool index = !token.empty() && token.size() <= kQuotedBytes &&
+                       std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (index) {
       field += "[" + token + "]";
     } else {
-      field += (field.empty() ? "" : ".") + token;
+      field += (field.empty() ? "" : ".") + printable(token, kQuotedBytes);
     }
   }
   return field;
@@ -91,10 +112,9 @@ inline std::string join_capped(const std::vector<std::string>& items, std::strin
 }
 
 // The error about one part of a key=value annotation, as its parser
-// returns it: `part "zero=4": must be 0, 1, 2 or 3`. A long part is cut to
-// 64 bytes, enough to find it.
+// returns it: `part "zero=4": must be 0, 1, 2 or 3` (quoted by in_quotes).
 inline Status part_error(std::string_view part, std::string_view problem) {
-  return Status::invalid_argument("part \"" + truncate_utf8(std::string(part), 64) + "\": " + std::string(problem));
+  return Status::invalid_argument("part " + in_quotes(part) + ": " + std::string(problem));
 }
 
 // One part of a "key=value,key=value" annotation, each piece trimmed.
