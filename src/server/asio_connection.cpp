@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include "gpusizer/server/connection_deadlines.h"
@@ -175,6 +176,10 @@ void Connection<Layer>::release_lane() {
   if (lane_ != LaneState::kHolding) return;
   lane_ = LaneState::kNone;
   settings_.lane.leave();
+  // A large review's answer can take tens of MiB in small blocks, which
+  // glibc keeps in its arenas once freed: hand them back to the system,
+  // on the lane's thread so that no event loop waits for it.
+  settings_.lane.run([] { malloc_trim(0); });
 }
 
 // Tells a client waiting for "100 Continue" to send its body, then reads it.
@@ -259,13 +264,14 @@ void Connection<Layer>::send(HttpAnswer answer) {
 
 template <class Layer>
 void Connection<Layer>::written(beast::error_code ec) {
+  const bool keep_alive = response_->keep_alive();
+  response_.reset();
+  parser_.reset();
   release_lane();
   if (ec) return close();
   prove();
-  if (!response_->keep_alive()) return close_gracefully();
+  if (!keep_alive) return close_gracefully();
   due_ = Clock::now() + settings_.allowance;
-  response_.reset();
-  parser_.reset();
   wait_for_request();
 }
 

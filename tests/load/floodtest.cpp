@@ -110,6 +110,9 @@ class Probe {
       client->set_connection_timeout(5);
       client->set_read_timeout(5);
       client->set_keep_alive(false);
+      // As the API server's Go client: without it the body waits for the
+      // server's delayed ACK (40 ms).
+      client->set_tcp_nodelay(true);
       auto result = client->Post("/mutate", body_, "application/json");
       const double ms = Milliseconds(Clock::now() - started).count();
       std::string failure;
@@ -262,7 +265,6 @@ std::vector<Flood> floods() {
        [](WebhookProcess& webhook, double seconds) {
          json review = admission_review(kFourGpuPod);
          review["request"]["namespace"] = std::string(4u << 20, 'n');
-         review["request"]["object"]["metadata"]["namespace"] = review["request"]["namespace"];
          std::string report;
          for_seconds(seconds, 1,
                      [&](Clock::time_point end) { send_repeatedly(webhook, "/mutate", review.dump(), end, report); });
@@ -291,7 +293,7 @@ std::vector<Flood> floods() {
          const std::string headers =
              "POST /mutate HTTP/1.1\r\nHost: gpu-sizer\r\nContent-Type: application/json\r\nContent-Length: "
              "8000000\r\n\r\n";
-         const std::string chunk(std::size_t{1} << 20, ' ');
+         const std::string chunk(std::size_t{64} << 10, ' ');
          std::vector<std::unique_ptr<RawClient>> clients;
          const auto end =
              Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
