@@ -24,7 +24,7 @@ using namespace prometheus_test;  // NOLINT(google-build-using-namespace)
 const std::vector<std::string> kRequiredAlerts = {
     "GpuSizerWebhookErrors",      "GpuSizerLatencyNearTimeout", "GpuSizerCertificateExpiringSoon",
     "GpuSizerPolicyReloadFailed", "GpuSizerDenialSpike",        "GpuSizerDown",
-    "GpuSizerNodeWatchStale"};
+    "GpuSizerNodeWatchStale",     "GpuSizerConnectionLimit"};
 
 // ---- The files on their own ------------------------------------------------
 
@@ -287,6 +287,23 @@ tests:
       - eval_time: 22m
         alertname: GpuSizerNodeWatchStale
         exp_alerts: [{exp_labels: {severity: warning, job: gpu-sizer, instance: lost}}]
+  # The connection limit: evictions going on for over 5 minutes fire; a
+  # burst of sheds that stops, and counters that stay at 0, do not.
+  - interval: 1m
+    input_series:
+      - series: 'gpu_sizer_connections_evicted_total{job="gpu-sizer",instance="flooded"}'
+        values: '0+100x30'
+      - series: 'gpu_sizer_connections_shed_total{job="gpu-sizer",instance="flooded"}'
+        values: '0x30'
+      - series: 'gpu_sizer_connections_evicted_total{job="gpu-sizer",instance="burst"}'
+        values: '0x30'
+      - series: 'gpu_sizer_connections_shed_total{job="gpu-sizer",instance="burst"}'
+        values: '0 0 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50 50'
+    alert_rule_test:
+      - {eval_time: 3m, alertname: GpuSizerConnectionLimit}
+      - eval_time: 20m
+        alertname: GpuSizerConnectionLimit
+        exp_alerts: [{exp_labels: {severity: warning, job: gpu-sizer, instance: flooded}}]
 )");
   const CommandResult result = run_command({kPromtool, "test", "rules", dir.path() + "/tests.yaml"});
   EXPECT_EQ(result.exit_code, 0) << result.output;

@@ -361,7 +361,8 @@ TEST_F(PrometheusLive, ScrapesTheWebhookAndEvaluatesTheDashboardAndTheAlerts) {
       {"GpuSizerCertificateExpiringSoon", {"inactive"}},  // a fresh one-year certificate
       {"GpuSizerDenialSpike", {"inactive"}},              // 2 denials: far below 0.1/s
       {"GpuSizerDown", {"inactive"}},
-      {"GpuSizerNodeWatchStale", {"inactive"}},  // this webhook does not watch nodes
+      {"GpuSizerNodeWatchStale", {"inactive"}},   // this webhook does not watch nodes
+      {"GpuSizerConnectionLimit", {"inactive"}},  // a few connections, far below the limit
   };
   std::map<std::string, json> loaded;
   const auto evaluated_deadline = std::chrono::steady_clock::now() + 10s;
