@@ -40,7 +40,7 @@ namespace {
 using Milliseconds = std::chrono::duration<double, std::milli>;
 
 // The chart's and deploy/'s memory limit.
-constexpr long kMemoryLimitKib = 256 * 1024;
+constexpr long kMemoryLimitKib = 256L * 1024;
 constexpr double kProbeLatencyLimitMs = 100;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -393,7 +393,7 @@ int run(double seconds, const std::string& only) {
 }  // namespace
 }  // namespace gpusizer::testing
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   double seconds = 10;
   std::string only;
   for (int i = 1; i < argc; ++i) {
@@ -408,4 +408,7 @@ int main(int argc, char** argv) {
     }
   }
   return gpusizer::testing::run(seconds, only);
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "gpu-sizer-floodtest: %s\n", e.what());
+  return 2;
 }

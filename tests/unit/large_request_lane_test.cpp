@@ -13,7 +13,7 @@ namespace {
 TEST(LargeRequestLane, WaitersGetTheLaneOneAtATimeInTheOrderTheyCame) {
   LargeRequestLane lane;
   std::vector<std::string> order;
-  auto waiter = [&](std::string name) {
+  auto waiter = [&](const std::string& name) {
     return [&order, name] {
       order.push_back(name);
       return true;
