@@ -76,12 +76,14 @@ std::string padded_section(const std::vector<std::string_view>& lines, const Sec
 }
 
 Result<Variables> template_variables(const std::vector<std::string_view>& lines, const Section* defaults,
-                                     const std::map<std::string, std::string>& set_values) {
+                                     const std::map<std::string, std::string>& set_values, const YamlBounds& bounds) {
   Variables variables;
   if (defaults) {
     YAML::Node root;
+    // from_yaml writes an alias out as what it repeats: counted first.
+    YamlBudget budget{bounds};
     try {
-      root = YAML::Load(padded_section(lines, *defaults));
+      root = load_yaml(padded_section(lines, *defaults), budget);
     } catch (const YAML::ParserException& e) {
       return Status::invalid_argument(at_line(e.mark.line + 1) + "YAML error in default-values: " + e.msg);
     }

@@ -15,6 +15,7 @@
 
 #include "gpusizer/check/osmo/values.h"
 #include "gpusizer/util/result.h"
+#include "gpusizer/util/yaml_load.h"
 
 namespace gpusizer::osmo {
 
@@ -35,9 +36,10 @@ std::string padded_section(const std::vector<std::string_view>& lines, const Sec
 // The template's variables: default-values read as YAML from the raw text
 // (OSMO never renders it; PyYAML's types), then each --set value, typed as
 // `osmo workflow submit` types it. `defaults` may be null (no section).
-// Fails on YAML errors and a default-values that is not a mapping.
+// Fails on YAML errors, YAML past `bounds`, and a default-values that is
+// not a mapping.
 Result<Variables> template_variables(const std::vector<std::string_view>& lines, const Section* defaults,
-                                     const std::map<std::string, std::string>& set_values);
+                                     const std::map<std::string, std::string>& set_values, const YamlBounds& bounds);
 
 // One `{{ ... }}` of the workflow section (OSMO's special tokens excluded).
 struct Substitution {
