@@ -4,6 +4,7 @@
 #include <charconv>
 #include <unordered_set>
 
+#include "gpusizer/json/json_access.h"
 #include "gpusizer/json/paths.h"
 
 namespace gpusizer {
@@ -308,6 +309,9 @@ Result<std::vector<std::pair<std::string, int>>> split_documents(std::string_vie
   return documents;
 }
 
+// What an error quotes of the input at most: enough to find it.
+constexpr std::size_t kQuotedBytes = 64;
+
 // Thrown by parse_bounded_json past a bound.
 struct JsonBoundPassed {
   std::string message;
@@ -353,7 +357,8 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
       const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&error);
       const std::size_t byte = parse ? parse->byte : 0;
       const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(byte, text.size()), '\n'));
-      json_error = source + ": document 1, line " + std::to_string(line) + ": " + error.what();
+      json_error = source + ": document 1, line " + std::to_string(line) + ": " +
+                   parse_error_quoting(error.what(), kQuotedBytes);
     }
     // Not JSON, but maybe YAML in flow style ({apiVersion: v1, ...}), as
     // kubectl reads it and --fix writes a flow-style document back.

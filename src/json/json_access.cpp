@@ -15,17 +15,6 @@ namespace {
 constexpr std::size_t kPathSteps = 16;
 constexpr std::size_t kKeyBytes = 100;
 
-// nlohmann's parse errors quote the text read last ("last read: '...'"),
-// which can be part of an env value holding a secret: errors are answered
-// and logged without it. Line and column still say where.
-std::string without_input(std::string message) {
-  const auto start = message.find("; last read: '");
-  if (start == std::string::npos) return message;
-  const auto end = message.find("'; ", start + 14);
-  message.erase(start, end == std::string::npos ? std::string::npos : end + 1 - start);
-  return message;
-}
-
 // Builds the document as nlohmann's own DOM parser does, from its
 // iterative SAX parser, and refuses repeated keys and excess depth on the
 // way. The depth bound matters beyond the parser: comparing and printing
@@ -61,7 +50,10 @@ class BoundedBuilder {
   }
 
   bool parse_error(std::size_t, const std::string&, const json::exception& error) {
-    error_ = "is not valid JSON: " + without_input(error.what());
+    // The text read last can be part of an env value holding a secret:
+    // errors are answered and logged without it. Line and column still
+    // say where.
+    error_ = "is not valid JSON: " + parse_error_quoting(error.what(), 0);
     return false;
   }
 
@@ -138,6 +130,18 @@ class BoundedBuilder {
 };
 
 }  // namespace
+
+std::string parse_error_quoting(std::string message, std::size_t max_bytes) {
+  constexpr std::string_view kQuote = "; last read: '";
+  const auto start = message.find(kQuote);
+  if (start == std::string::npos) return message;
+  const auto text = start + kQuote.size();
+  // The quote closes before "; " and more text, or at the message's end.
+  auto end = message.find("'; ", text);
+  if (end == std::string::npos) end = message.size() - (message.ends_with('\'') ? 1 : 0);
+  if (max_bytes == 0) return message.erase(start, end + 1 - start);
+  return message.replace(text, end - text, truncate_utf8(message.substr(text, end - text), max_bytes));
+}
 
 Result<json> parse_client_json(std::string_view text, std::size_t max_depth) {
   BoundedBuilder builder(max_depth);

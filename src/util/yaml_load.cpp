@@ -7,9 +7,15 @@
 
 #include <yaml-cpp/eventhandler.h>
 
+#include "gpusizer/util/strings.h"
+
 namespace gpusizer {
 
 namespace {
+
+// An anchor's name is as long as its writer made it: messages quote at
+// most this much of it.
+constexpr std::size_t kQuotedNameBytes = 64;
 
 // Counts, from one document's parser events, the nodes the document
 // expands to and how deeply they nest. Only anchored nodes are remembered
@@ -31,8 +37,9 @@ class ExpansionCounter : public YAML::EventHandler {
     if (anchor >= anchors_.size()) throw YAML::ParserException(mark, "an alias names no anchor");
     const Anchored& named = anchors_[anchor];
     if (named.open) {
-      throw YAML::ParserException(mark, "the alias *" + named.name + " is inside the node its anchor &" + named.name +
-                                            " names, so it repeats without end");
+      const std::string name = truncate_utf8(named.name, kQuotedNameBytes);
+      throw YAML::ParserException(
+          mark, "the alias *" + name + " is inside the node its anchor &" + name + " names, so it repeats without end");
     }
     add(mark, named.nodes, named.depth);
     nested(named.depth);

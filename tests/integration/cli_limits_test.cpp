@@ -111,6 +111,16 @@ TEST(CliLimits, AFileOverMaxFileBytesIsRefusedAndTheFlagRaisesIt) {
       << refused.output.substr(0, 300);
 }
 
+// BUG (issue 25): every input was first split into an index of its lines
+// (16 bytes a line) to see whether it is an OSMO workflow: a file of
+// 64 MiB of newlines took 2.2 GB. A file at the size limit costs a small
+// multiple of it.
+TEST(CliLimits, AFileAtTheSizeLimitIsReadWithinAGigabyte) {
+  TempDir dir;
+  const auto result = run_bounded("check " + write(dir, "newlines.yaml", std::string(std::size_t{64} << 20, '\n')));
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+}
+
 TEST(CliLimits, TooManyDocumentsAreRefusedAndTheFlagRaisesIt) {
   TempDir dir;
   const std::string many = write(dir, "many.yaml", documents(10'001));
@@ -198,6 +208,22 @@ TEST(CliLimits, AMappingOfManyKeysIsReadInLinearTime) {
   for (int i = 0; i < 100'000; ++i) text += "  key" + std::to_string(i) + ": v\n";
   const auto result = run_bounded("check " + write(dir, "keys.yaml", text));
   EXPECT_EQ(result.exit_code, 0) << result.output;
+}
+
+// BUG (issue 25): a JSON file's syntax error quoted the token it stopped
+// at, however long: an unclosed string of 5 MB made a 5 MB error line.
+TEST(CliLimits, ErrorsQuoteAShortPrefixOfTheInputAtMost) {
+  TempDir dir;
+  const auto result = run_bounded("check " + write(dir, "open.json", "{\"a\": \"" + std::string(5'000'000, 'x')));
+  EXPECT_EQ(result.exit_code, 2) << result.output.substr(0, 300);
+  EXPECT_LT(result.output.size(), 400u) << result.output.substr(0, 300);
+  EXPECT_TRUE(contains(result.output, "missing closing quote; last read: '\"" + std::string(60, 'x') + "...'"))
+      << result.output.substr(0, 300);
+  const auto cycle =
+      run_bounded("check " + write(dir, "cycle.yaml",
+                                   "a: &" + std::string(1'000'000, 'n') + " [*" + std::string(1'000'000, 'n') + "]\n"));
+  EXPECT_EQ(cycle.exit_code, 2) << cycle.output.substr(0, 300);
+  EXPECT_LT(cycle.output.size(), 400u) << cycle.output.substr(0, 300);
 }
 
 // The policy is read by the same bounded reader (64 MiB, no flag: a

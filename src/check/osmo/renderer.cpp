@@ -24,6 +24,12 @@ const char* const kSpecialTokenHint =
     " (OSMO keeps {{output}}, {{input:N}}, {{uuid}}, {{workflow_id}} and {{host:x}} only when written "
     "without spaces)";
 
+std::string marker(std::size_t index) {
+  return std::string(kMarkerHead) + std::to_string(index) + std::string(kMarkerTail);
+}
+
+}  // namespace
+
 std::optional<std::string> section_key(std::string_view line) {
   if (line.empty() || !std::isalpha(static_cast<unsigned char>(line[0]))) return std::nullopt;
   std::size_t i = 1;
@@ -33,12 +39,6 @@ std::optional<std::string> section_key(std::string_view line) {
   if (i < line.size() && line[i] == ':') return std::string(line.substr(0, i));
   return std::nullopt;
 }
-
-std::string marker(std::size_t index) {
-  return std::string(kMarkerHead) + std::to_string(index) + std::string(kMarkerTail);
-}
-
-}  // namespace
 
 std::vector<std::string_view> split_lines(std::string_view text) {
   std::vector<std::string_view> lines;

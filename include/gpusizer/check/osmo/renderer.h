@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,8 @@ struct Section {
 };
 
 std::vector<std::string_view> split_lines(std::string_view text);
+// The key of the section a line starts, if it starts one.
+std::optional<std::string> section_key(std::string_view line);
 std::vector<Section> find_sections(const std::vector<std::string_view>& lines);
 // The section's lines in place and every other line empty, so YAML marks
 // count the lines of the whole file.
