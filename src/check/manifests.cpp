@@ -363,7 +363,7 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
     // Not JSON, but maybe YAML in flow style ({apiVersion: v1, ...}), as
     // kubectl reads it and --fix writes a flow-style document back.
     file.json = false;
-    budget.nodes = 0;
+    budget.nodes = 0;  // what the JSON parser counted before it failed is read again
   }
   auto fail = [&](std::string message) {
     return Status::invalid_argument(json_error.empty() ? std::move(message) : json_error);

@@ -325,7 +325,7 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
 }
 
 // A policy is a few hundred nodes. Its readers walk lists an alias may
-// repeat (a 3000-row table aliased by 3000 profiles took 52 s and 750 MB),
+// repeat (a 3000-row table aliased by 3000 profiles took 52 s and 732 MiB),
 // so what its aliases expand to is bounded, far above any real policy.
 constexpr YamlBounds kPolicyBounds{1'000'000, 400, ""};
 

@@ -41,8 +41,9 @@ Result<std::string> read_to_end(std::istream& in, const std::string& name, std::
   while (text.size() < cap && in) {
     in.read(buffer.data(), static_cast<std::streamsize>(std::min(buffer.size(), cap - text.size())));
     const auto read = static_cast<std::size_t>(in.gcount());
-    if (text.size() + read > text.capacity())
+    if (text.size() + read > text.capacity()) {
       text.reserve(std::min(cap, std::max(text.capacity() * 2, text.size() + read)));
+    }
     text.append(buffer.data(), read);
   }
   if (in.bad()) return Status::io_error("cannot read " + name + ": " + std::strerror(errno));

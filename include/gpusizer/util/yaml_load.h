@@ -2,9 +2,9 @@
 // (*x) as the very node its anchor (&x) names; whoever then walks the tree
 // (copying it, converting it to JSON, printing it) repeats that node at
 // every alias, so 500 bytes of aliases of aliases ("billion laughs") walk
-// to 400 million nodes. As hardened YAML loaders do, the nodes a document
+// to 490 million nodes. As hardened YAML loaders do, the nodes a document
 // expands to are counted, here from the parser's events before any node
-// is built, so a file past a bound costs a parse and no memory.
+// is built, so a file past a bound costs one parse, never its expansion.
 #pragma once
 
 #include <cstddef>
