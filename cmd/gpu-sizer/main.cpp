@@ -67,7 +67,8 @@ Usage:
       --set line for it.
 
   gpu-sizer check [--policy FILE] [--nodes FILE] [--output text|json] [--fix [--in-place]]
-                  [--set KEY=VALUE ...] [--strict] FILE|DIR|- ...
+                  [--set KEY=VALUE ...] [--strict] [--max-file-bytes N] [--max-documents N]
+                  [--max-yaml-nodes N] FILE|DIR|- ...
       Run the webhook's decisions offline on manifests (multi-document YAML
       or JSON; directories are searched for *.yaml, *.yml, *.json) and on
       OSMO workflow files (with --set values as osmo workflow submit takes
@@ -82,8 +83,13 @@ Usage:
       --nodes FILE sizes against those nodes (what `kubectl get nodes -o
       yaml` prints): floors are capped to what a node the pod may run on
       can hold, and node fit checks them (else the policy's nodeFit.pools).
+      Each file (stdin and --nodes too) is unreadable past --max-file-bytes
+      (default 67108864), --max-documents YAML documents (default 10000)
+      or --max-yaml-nodes nodes, an alias counting as every node it
+      repeats (default 2000000).
 
-  gpu-sizer explain [--policy FILE] [--nodes FILE] [--output text|json] FILE|DIR|- ...
+  gpu-sizer explain [--policy FILE] [--nodes FILE] [--output text|json] [--max-file-bytes N]
+                    [--max-documents N] [--max-yaml-nodes N] FILE|DIR|- ...
       For every pod template, what check decides and why: its GPUs and
       profile, each rule's floor (table, /dev/shm, data loader), cap (node
       caps) and check (GPU memory, node fit), which rule binds memory, and
@@ -236,6 +242,14 @@ int run_policy(Flags& flags) {
   return 0;
 }
 
+// The input limit a check flag sets (input_limits.h), or null.
+std::size_t* input_limit(const std::string& flag, gpusizer::InputLimits& limits) {
+  if (flag == gpusizer::kMaxFileBytesFlag) return &limits.max_file_bytes;
+  if (flag == gpusizer::kMaxDocumentsFlag) return &limits.max_documents;
+  if (flag == gpusizer::kMaxYamlNodesFlag) return &limits.max_yaml_nodes;
+  return nullptr;
+}
+
 // check and explain take positional files and check a multi-value --set,
 // unlike the other commands, so they parse their own arguments.
 int run_check(int argc, char** argv) {
@@ -261,6 +275,13 @@ int run_check(int argc, char** argv) {
       } else {
         return usage_error("--output must be text or json, found \"" + *given + "\"");
       }
+    } else if (std::size_t* limit = input_limit(arg, options.limits)) {
+      const auto given = value();
+      if (!given) return usage_error("flag " + arg + " needs a value");
+      // 2^40: a terabyte, a trillion nodes; a bound, never a reason to refuse.
+      const auto number = gpusizer::read_whole(*given, 1, int64_t{1} << 40);
+      if (!number) return usage_error(arg + " " + number.error() + ", found \"" + *given + "\"");
+      *limit = static_cast<std::size_t>(number.value());
     } else if (arg == "--fix") {
       options.fix = true;
     } else if (arg == "--strict") {
@@ -292,7 +313,7 @@ int run_check(int argc, char** argv) {
   const auto policy = load_policy_or_report(policy_path);
   if (!policy) return gpusizer::kCheckUnreadable;
   if (!nodes_path.empty()) {
-    auto nodes = gpusizer::read_node_file(nodes_path);
+    auto nodes = gpusizer::read_node_file(nodes_path, options.limits);
     if (!nodes) {
       std::fprintf(stderr, "gpu-sizer: --nodes %s\n", nodes.error().c_str());
       return gpusizer::kCheckUnreadable;

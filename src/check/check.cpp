@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <optional>
 #include <sstream>
 
@@ -14,7 +13,6 @@
 #include "gpusizer/check/osmo_workflow.h"
 #include "gpusizer/json/json_access.h"
 #include "gpusizer/json/json_view.h"
-#include "gpusizer/util/files.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -96,11 +94,6 @@ std::vector<std::string> expand(const std::vector<std::string>& paths) {
     }
   }
   return files;
-}
-
-Result<std::string> read_input(const std::string& path) {
-  if (path != "-") return read_file(path);
-  return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
 }
 
 json applied(const json& object, const PatchBuilder& patch) {
@@ -199,7 +192,7 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
                       const CheckOptions& options) {
   FileReport report;
   report.path = path == "-" ? "stdin" : path;
-  auto text = read_input(path);
+  auto text = read_input(path, options.limits);
   if (!text) {
     report.error = text.error();
     return report;
@@ -210,7 +203,8 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
   // OSMO workflow files are templates rendered at submit time: they are
   // checked with the --set values, and fixed with the --set line, not edited.
   if (is_osmo_workflow(text.value())) {
-    auto osmo = check_osmo_workflow(policy, text.value(), options.set_values, options.strict);
+    auto osmo =
+        check_osmo_workflow(policy, text.value(), options.set_values, options.strict, options.limits.yaml_bounds());
     if (!osmo) {
       report.error = report.path + ": " + osmo.error();
     } else {
@@ -218,7 +212,7 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
     }
     return report;
   }
-  auto file = read_manifests(text.value(), report.path);
+  auto file = read_manifests(text.value(), report.path, options.limits);
   if (!file) {
     report.error = file.error();
     return report;

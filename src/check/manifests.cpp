@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <unordered_set>
 
+#include "gpusizer/json/json_access.h"
 #include "gpusizer/json/paths.h"
 
 namespace gpusizer {
@@ -223,31 +225,33 @@ const std::string& decoded(const YAML::Node& scalar) {
   return scalar.Scalar();
 }
 
-// Deeper than this is no manifest a person writes, and the only way past
-// yaml-cpp's own parser limits: an alias inside the node it names (`&x {d:
-// *x}`), which yaml-cpp loads as a cycle.
-constexpr int kMaxManifestDepth = 1000;
-
 // A copy sharing no nodes: yaml-cpp keeps an alias (*x) as the same node as
 // its anchor (&x), so a patch to one template would also change every other
-// place that aliases it. Aliased content is written out expanded.
-YAML::Node detached(const YAML::Node& node, int depth = 0) {
-  if (depth > kMaxManifestDepth) {
-    throw YAML::ParserException(node.Mark(), "nested deeper than " + std::to_string(kMaxManifestDepth) +
-                                                 " levels: an alias (*name) inside the node its anchor (&name) names?");
-  }
+// place that aliases it. Aliased content is written out expanded; load_yaml
+// has bounded how many nodes that makes and how deeply this recurses.
+YAML::Node detached(const YAML::Node& node) {
   YAML::Node copy;
   switch (node.Type()) {
-    case YAML::NodeType::Map:
+    case YAML::NodeType::Map: {
       copy = YAML::Node(YAML::NodeType::Map);
+      // yaml-cpp finds a key by comparing it with every key before it, so
+      // copying a map key by key looked up took 200 s for 40,000 keys.
+      // New keys are appended; a repeated one (rare) is looked up, so its
+      // last value wins, as JSON readers have it.
+      std::unordered_set<std::string> keys;
       for (const auto& entry : node) {
-        copy[entry.first.IsScalar() ? decoded(entry.first) : entry.first.as<std::string>()] =
-            detached(entry.second, depth + 1);
+        std::string key = entry.first.IsScalar() ? decoded(entry.first) : entry.first.as<std::string>();
+        if (keys.insert(key).second) {
+          copy.force_insert(key, detached(entry.second));
+        } else {
+          copy[key] = detached(entry.second);
+        }
       }
       break;
+    }
     case YAML::NodeType::Sequence:
       copy = YAML::Node(YAML::NodeType::Sequence);
-      for (const auto& item : node) copy.push_back(detached(item, depth + 1));
+      for (const auto& item : node) copy.push_back(detached(item));
       break;
     case YAML::NodeType::Scalar:
       // An unquoted null (`key: !tag`, `!tag ~`) is null, as to_json reads
@@ -264,9 +268,17 @@ YAML::Node detached(const YAML::Node& node, int depth = 0) {
 
 // Document bodies and the line each starts on. A `---` at the start of a
 // line always separates documents (block scalars are indented), so each can
-// be parsed alone and an error named by its document and line.
-std::vector<std::pair<std::string, int>> split_documents(std::string_view text) {
+// be parsed alone and an error named by its document and line. Fails once
+// more than max_documents hold content, before splitting further.
+Result<std::vector<std::pair<std::string, int>>> split_documents(std::string_view text, const std::string& source,
+                                                                 std::size_t max_documents) {
   std::vector<std::pair<std::string, int>> documents(1, {"", 1});
+  // Every document but the last holds content; the last may yet.
+  auto too_many = [&] { return documents.size() > max_documents && has_content(documents.back().first); };
+  const auto error = [&] {
+    return Status::invalid_argument(source + ": more than " + std::to_string(max_documents) + " documents (" +
+                                    kMaxDocumentsFlag + ")");
+  };
   int line = 1;
   for (std::size_t offset = 0; offset < text.size(); ++line) {
     std::size_t end = text.find('\n', offset);
@@ -276,6 +288,7 @@ std::vector<std::pair<std::string, int>> split_documents(std::string_view text) 
     // "---x" is content.
     if (content.starts_with("---") &&
         (content.size() == 3 || std::string_view(" \t\r\n").find(content[3]) != std::string_view::npos)) {
+      if (too_many()) return error();
       // Comments before a separator are no document of their own.
       if (has_content(documents.back().first)) {
         documents.emplace_back("", line + 1);
@@ -292,14 +305,40 @@ std::vector<std::pair<std::string, int>> split_documents(std::string_view text) 
     }
     offset = end;
   }
+  if (too_many()) return error();
   return documents;
+}
+
+// What an error quotes of the input at most: enough to find it.
+constexpr std::size_t kQuotedBytes = 64;
+
+// Thrown by parse_bounded_json past a bound.
+struct JsonBoundPassed {
+  std::string message;
+};
+
+// JSON as nlohmann reads it, keeping key order and number forms, within
+// the bounds YAML is read with: nodes (objects, arrays, keys and values)
+// and depth, for JSON is YAML and costs as much to check. Throws
+// nlohmann's parse errors, and JsonBoundPassed.
+nlohmann::ordered_json parse_bounded_json(std::string_view text, YamlBudget& budget) {
+  using Event = nlohmann::ordered_json::parse_event_t;
+  const YamlBounds& bounds = budget.bounds;
+  return nlohmann::ordered_json::parse(text, [&](int depth, Event event, const nlohmann::ordered_json&) {
+    if (event == Event::object_end || event == Event::array_end) return true;
+    if (++budget.nodes > bounds.max_nodes) throw JsonBoundPassed{too_many_nodes(bounds)};
+    const bool opens = event == Event::object_start || event == Event::array_start;
+    if (opens && static_cast<std::size_t>(depth) >= bounds.max_depth) throw JsonBoundPassed{too_deep(bounds)};
+    return true;
+  });
 }
 
 }  // namespace
 
-Result<ManifestFile> read_manifests(std::string_view text, const std::string& source) {
+Result<ManifestFile> read_manifests(std::string_view text, const std::string& source, const InputLimits& limits) {
   ManifestFile file;
   file.source = source;
+  YamlBudget budget{limits.yaml_bounds()};
   const auto first = text.find_first_not_of(" \t\r\n");
   file.json = first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
   std::string json_error;
@@ -307,27 +346,32 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
     // JSON is read as JSON, so --fix writes back the same numbers and key
     // order (a YAML round trip would retype them).
     try {
-      file.json_document = nlohmann::ordered_json::parse(text);
+      file.json_document = parse_bounded_json(text, budget);
       ManifestDocument document;
       document.object = json::parse(file.json_document.dump());
       file.documents.push_back(std::move(document));
       return file;
+    } catch (const JsonBoundPassed& passed) {
+      return Status::invalid_argument(source + ": document 1: " + passed.message);
     } catch (const nlohmann::json::exception& error) {
       const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&error);
       const std::size_t byte = parse ? parse->byte : 0;
       const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min(byte, text.size()), '\n'));
-      json_error = source + ": document 1, line " + std::to_string(line) + ": " + error.what();
+      json_error = source + ": document 1, line " + std::to_string(line) + ": " +
+                   parse_error_quoting(error.what(), kQuotedBytes);
     }
     // Not JSON, but maybe YAML in flow style ({apiVersion: v1, ...}), as
     // kubectl reads it and --fix writes a flow-style document back.
     file.json = false;
+    budget.nodes = 0;  // what the JSON parser counted before it failed is read again
   }
   auto fail = [&](std::string message) {
     return Status::invalid_argument(json_error.empty() ? std::move(message) : json_error);
   };
-  const auto bodies = split_documents(text);
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
-    const auto& [body, first_line] = bodies[i];
+  auto bodies = split_documents(text, source, limits.max_documents);
+  if (!bodies) return bodies.status();
+  for (std::size_t i = 0; i < bodies.value().size(); ++i) {
+    const auto& [body, first_line] = bodies.value()[i];
     auto where = [&, first = first_line](const YAML::Mark& mark) {
       return source + ": document " + std::to_string(i + 1) + ", line " +
              std::to_string(first + std::max(mark.line, 0)) + ": ";
@@ -344,7 +388,7 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
     document.index = i;
     document.line = first_line;
     try {
-      document.node = detached(YAML::Load(body));
+      document.node = detached(load_yaml(body, budget));
       document.object = to_json<json>(document.node);
     } catch (const YAML::Exception& error) {
       return fail(where(error.mark) + error.msg);

@@ -7,10 +7,10 @@
 
 namespace gpusizer {
 
-Result<std::shared_ptr<const NodeInventory>> read_node_file(const std::string& path) {
-  auto text = read_file(path);
+Result<std::shared_ptr<const NodeInventory>> read_node_file(const std::string& path, const InputLimits& limits) {
+  auto text = read_file(path, limits.max_file_bytes, kMaxFileBytesFlag);
   if (!text) return text.status();
-  auto file = read_manifests(text.value(), path);
+  auto file = read_manifests(text.value(), path, limits);
   if (!file) return file.status();
   InventoryBuilder builder(InventorySource::kFile, path);
   JsonReader reader;

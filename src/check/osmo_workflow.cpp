@@ -22,11 +22,12 @@ namespace gpusizer {
 namespace osmo {
 namespace {
 
-void check_version(const std::vector<std::string_view>& lines, const Section& section) {
+void check_version(const std::vector<std::string_view>& lines, const Section& section, const YamlBounds& bounds) {
   const std::string text = padded_section(lines, section);
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    YamlBudget budget{bounds};
+    root = load_yaml(text, budget);
   } catch (const YAML::ParserException& e) {
     throw SpecError{at_line(e.mark.line + 1) + "YAML error: " + e.msg};
   }
@@ -97,13 +98,13 @@ std::string sizing_fingerprint(const Workflow& workflow) {
 // Blocks check could not decide that change no task's resources become
 // warnings; one that does is an error naming its line and variable.
 void check_undecided(const Workflow& workflow, const std::vector<std::string_view>& lines, const Section& section,
-                     const Variables& variables, std::vector<std::string>& warnings) {
+                     const Variables& variables, const YamlBounds& bounds, std::vector<std::string>& warnings) {
   const std::string sized = sizing_fingerprint(workflow);
   for (const Undecided& block : workflow.rendered.undecided) {
     for (std::size_t alternative = 1; alternative < block.alternatives; ++alternative) {
       bool same = false;
       try {
-        same = sizing_fingerprint(read_workflow(lines, section, variables, {{block.id, alternative}})) == sized;
+        same = sizing_fingerprint(read_workflow(lines, section, variables, bounds, {{block.id, alternative}})) == sized;
       } catch (const SpecError&) {
         same = false;  // a branch that does not even read decides too
       }
@@ -122,7 +123,7 @@ void check_undecided(const Workflow& workflow, const std::vector<std::string_vie
 }
 
 OsmoReport check_spec(const Policy& policy, std::string_view text, const std::map<std::string, std::string>& set_values,
-                      bool strict) {
+                      bool strict, const YamlBounds& bounds) {
   const std::vector<std::string_view> lines = split_lines(text);
   const Section* workflow_section = nullptr;
   const Section* defaults_section = nullptr;
@@ -138,7 +139,7 @@ OsmoReport check_spec(const Policy& policy, std::string_view text, const std::ma
     } else if (section.key == "default-values") {
       defaults_section = &section;
     } else if (section.key == "version") {
-      check_version(lines, section);
+      check_version(lines, section, bounds);
     } else {
       throw SpecError{at_line(line) + "unknown top-level key " + section.key +
                       " (an OSMO workflow spec has workflow, default-values and version)"};
@@ -146,9 +147,9 @@ OsmoReport check_spec(const Policy& policy, std::string_view text, const std::ma
   }
   if (!workflow_section) throw SpecError{"no top-level workflow: key; this is not an OSMO workflow spec"};
 
-  auto variables = template_variables(lines, defaults_section, set_values);
+  auto variables = template_variables(lines, defaults_section, set_values, bounds);
   if (!variables) throw SpecError{variables.error()};
-  const Workflow workflow = read_workflow(lines, *workflow_section, variables.value(), {});
+  const Workflow workflow = read_workflow(lines, *workflow_section, variables.value(), bounds);
   const Rendered& rendered = workflow.rendered;
   const SpecLines spec = workflow.spec();
 
@@ -168,13 +169,13 @@ OsmoReport check_spec(const Policy& policy, std::string_view text, const std::ma
     if (!other.empty()) {
       report.warnings.push_back(missing_variables_message(other, false));
     }
-    check_undecided(workflow, lines, *workflow_section, variables.value(), report.warnings);
+    check_undecided(workflow, lines, *workflow_section, variables.value(), bounds, report.warnings);
   }
 
   std::vector<SetPair> pairs;
   const YAML::Node resources = workflow.workflow["resources"];
   const std::vector<UnusedBlock> unused =
-      unused_set_blocks(workflow, lines, *workflow_section, variables.value(), set_values);
+      unused_set_blocks(workflow, lines, *workflow_section, variables.value(), set_values, bounds);
   for (const auto& [name, index] : workflow.blocks) {
     BlockInput input{policy, variables.value(), spec, name};
     for (const TaskRef& task : workflow.tasks) {
@@ -213,10 +214,17 @@ OsmoReport check_spec(const Policy& policy, std::string_view text, const std::ma
 }  // namespace osmo
 
 bool is_osmo_workflow(std::string_view text) {
+  // Every input check reads passes here: a line at a time, not split_lines,
+  // whose index of lines costs 16 bytes a line (1 GiB for 64 MiB of
+  // newlines).
   bool workflow = false;
-  for (const osmo::Section& section : osmo::find_sections(osmo::split_lines(text))) {
-    if (section.key == "apiVersion" || section.key == "kind") return false;
-    workflow = workflow || section.key == "workflow";
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    if (const auto key = osmo::section_key(text.substr(start, end - start))) {
+      if (*key == "apiVersion" || *key == "kind") return false;
+      workflow = workflow || *key == "workflow";
+    }
+    start = end + 1;
   }
   return workflow;
 }
@@ -226,9 +234,10 @@ bool OsmoReport::fits() const {
 }
 
 Result<OsmoReport> check_osmo_workflow(const Policy& policy, std::string_view text,
-                                       const std::map<std::string, std::string>& set_values, bool strict) {
+                                       const std::map<std::string, std::string>& set_values, bool strict,
+                                       const YamlBounds& bounds) {
   try {
-    return osmo::check_spec(policy, text, set_values, strict);
+    return osmo::check_spec(policy, text, set_values, strict, bounds);
   } catch (const osmo::SpecError& e) {
     return Status::invalid_argument(e.message);
   } catch (const YAML::Exception& e) {

@@ -14,29 +14,6 @@ namespace {
 // says nothing more than its start.
 constexpr std::size_t kPathSteps = 16;
 
-// nlohmann's parse errors quote the text read last ("last read: '...'"),
-// which can be part of an env value holding a secret: errors are answered
-// and logged without it. Line and column still say where. Its number
-// overflow error quotes the whole number, a million digits if it had them:
-// that quote is cut as in_quotes cuts it.
-std::string without_input(std::string message) {
-  const auto start = message.find("; last read: '");
-  if (start != std::string::npos) {
-    const auto end = message.find("'; ", start + 14);
-    message.erase(start, end == std::string::npos ? std::string::npos : end + 1 - start);
-  }
-  constexpr std::string_view kOverflow = "number overflow parsing '";
-  if (const auto overflow = message.find(kOverflow); overflow != std::string::npos) {
-    const auto number = overflow + kOverflow.size();
-    const auto end = message.find('\'', number);
-    if (end != std::string::npos) {
-      message = message.substr(0, number - 1) + in_quotes(std::string_view(message).substr(number, end - number)) +
-                message.substr(end + 1);
-    }
-  }
-  return message;
-}
-
 // Builds the document as nlohmann's own DOM parser does, from its
 // iterative SAX parser, and refuses repeated keys and excess depth on the
 // way. The depth bound matters beyond the parser: comparing and printing
@@ -72,7 +49,10 @@ class BoundedBuilder {
   }
 
   bool parse_error(std::size_t, const std::string&, const json::exception& error) {
-    error_ = "is not valid JSON: " + without_input(error.what());
+    // The text read last can be part of an env value holding a secret:
+    // errors are answered and logged without it. Line and column still
+    // say where.
+    error_ = "is not valid JSON: " + parse_error_quoting(error.what(), 0);
     return false;
   }
 
@@ -148,6 +128,29 @@ class BoundedBuilder {
 };
 
 }  // namespace
+
+std::string parse_error_quoting(std::string message, std::size_t max_bytes) {
+  // Its number-overflow error quotes the whole number, a million digits if
+  // it had them: cut as in_quotes cuts it.
+  constexpr std::string_view kOverflow = "number overflow parsing '";
+  if (const auto overflow = message.find(kOverflow); overflow != std::string::npos) {
+    const auto number = overflow + kOverflow.size();
+    const auto end = message.find('\'', number);
+    if (end != std::string::npos) {
+      message = message.substr(0, number - 1) + in_quotes(std::string_view(message).substr(number, end - number)) +
+                message.substr(end + 1);
+    }
+  }
+  constexpr std::string_view kQuote = "; last read: '";
+  const auto start = message.find(kQuote);
+  if (start == std::string::npos) return message;
+  const auto text = start + kQuote.size();
+  // The quote closes before "; " and more text, or at the message's end.
+  auto end = message.find("'; ", text);
+  if (end == std::string::npos) end = message.size() - (message.ends_with('\'') ? 1 : 0);
+  if (max_bytes == 0) return message.erase(start, end + 1 - start);
+  return message.replace(text, end - text, truncate_utf8(message.substr(text, end - text), max_bytes));
+}
 
 Result<json> parse_client_json(std::string_view text, std::size_t max_depth) {
   BoundedBuilder builder(max_depth);

@@ -14,6 +14,7 @@
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 #include "gpusizer/util/yaml_keys.h"
+#include "gpusizer/util/yaml_load.h"
 
 namespace gpusizer {
 
@@ -323,10 +324,16 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
   return policy;
 }
 
+// A policy is a few hundred nodes. Its readers walk lists an alias may
+// repeat (a 3000-row table aliased by 3000 profiles took 52 s and 732 MiB),
+// so what its aliases expand to is bounded, far above any real policy.
+constexpr YamlBounds kPolicyBounds{1'000'000, 400, ""};
+
 Result<Policy> parse_policy_over(std::string_view yaml_text, std::string_view source, const Policy* base) {
   const std::string prefix = "policy " + std::string(source) + ": ";
   try {
-    const YAML::Node root = YAML::Load(std::string(yaml_text));
+    YamlBudget budget{kPolicyBounds};
+    const YAML::Node root = load_yaml(yaml_text, budget);
     if (!root || root.IsNull()) return Status::invalid_argument(prefix + "is empty");
     Policy policy = read_policy(root, base);
     policy.pool_nodes = policy.node_fit.pools.empty() ? nullptr : pool_inventory(policy);

@@ -17,16 +17,43 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs gpu-sizer with args through the shell; stderr joins stdout unless
-// the args redirect it themselves.
-inline CommandResult run(const std::string& args, bool merge_stderr = true) {
-  const std::string command = std::string(GPU_SIZER_BINARY) + " " + args + (merge_stderr ? " 2>&1" : "");
+// Runs a shell command line; its stdout is the output.
+inline CommandResult run_shell(const std::string& command) {
   FILE* pipe = ::popen(command.c_str(), "r");
   std::string output;
   std::array<char, 4096> buffer;
   while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
   const int status = ::pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// Runs gpu-sizer with args through the shell; stderr joins stdout unless
+// the args redirect it themselves.
+inline CommandResult run(const std::string& args, bool merge_stderr = true) {
+  return run_shell(std::string(GPU_SIZER_BINARY) + " " + args + (merge_stderr ? " 2>&1" : ""));
+}
+
+// Sanitizers reserve terabytes of address space for their shadow memory, so
+// a build with one cannot run under an address-space limit.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+// Runs gpu-sizer as run() does, within 1 GiB of address space and 60 s of
+// CPU: input that once took all memory or hours fails its test instead of
+// the machine. A sanitizer build runs without the address-space limit, and
+// with ten times the CPU (it runs several times slower).
+inline CommandResult run_bounded(const std::string& args) {
+  const std::string limits = kSanitized ? "ulimit -t 600; " : "ulimit -t 60; ulimit -v 1048576; ";
+  return run_shell(limits + GPU_SIZER_BINARY + " " + args + " 2>&1");
 }
 
 inline const std::string kWorkloads = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/workloads/";

@@ -72,5 +72,24 @@ TEST(ParseClientJson, LongKeysAreQuotedShort) {
   EXPECT_LT(error_of("{\"" + key + "\":1,\"" + key + "\":2}").size(), 120u);
 }
 
+TEST(ParseErrorQuoting, CutsTheQuotedTextOrLeavesItOut) {
+  std::string message;
+  try {
+    const json parsed = json::parse("{\"a\": \"" + std::string(100'000, 'x'));
+    ADD_FAILURE() << "an unclosed string parsed as " << parsed.dump();
+  } catch (const json::parse_error& error) {
+    message = error.what();
+  }
+  ASSERT_NE(message.find("; last read: '\"xxx"), std::string::npos) << message.substr(0, 200);
+  const std::string cut = parse_error_quoting(message, 10);
+  EXPECT_EQ(cut.substr(cut.find("; last read:")), "; last read: '\"xxxxxx...'") << cut;
+  const std::string left_out = parse_error_quoting(message, 0);
+  EXPECT_EQ(left_out.find("last read"), std::string::npos) << left_out;
+  EXPECT_EQ(left_out.find("xxx"), std::string::npos) << left_out;
+  // A quote followed by more text keeps the text.
+  EXPECT_EQ(parse_error_quoting("bad; last read: 'abcdef'; expected x", 4), "bad; last read: 'a...'; expected x");
+  EXPECT_EQ(parse_error_quoting("bad; last read: 'abcdef'; expected x", 0), "bad; expected x");
+}
+
 }  // namespace
 }  // namespace gpusizer

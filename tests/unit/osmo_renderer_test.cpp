@@ -2,6 +2,7 @@
 // checker reads (as OSMO parses it, and with markers).
 #include <gtest/gtest.h>
 
+#include "gpusizer/check/input_limits.h"
 #include "gpusizer/check/osmo/renderer.h"
 
 namespace gpusizer::osmo {
@@ -26,7 +27,8 @@ TEST(RenderSections, SplitAsOsmoSplitsThem) {
 TEST(TemplateVariables, SetValuesOverrideDefaults) {
   const auto lines = split_lines("default-values:\n  gpu: 1\n  name: train");
   const auto sections = find_sections(lines);
-  auto variables = template_variables(lines, &sections[0], {{"gpu", "4"}, {"extra", "x y"}});
+  auto variables =
+      template_variables(lines, &sections[0], {{"gpu", "4"}, {"extra", "x y"}}, InputLimits{}.yaml_bounds());
   ASSERT_TRUE(variables.ok()) << variables.error();
   EXPECT_EQ(variables.value().at("gpu").value.i, 4);
   EXPECT_EQ(variables.value().at("gpu").text, "4");
@@ -37,8 +39,19 @@ TEST(TemplateVariables, SetValuesOverrideDefaults) {
 TEST(TemplateVariables, DefaultValuesMustBeAMapping) {
   const auto lines = split_lines("default-values:\n  - 1");
   const auto sections = find_sections(lines);
-  EXPECT_EQ(template_variables(lines, &sections[0], {}).error(),
+  EXPECT_EQ(template_variables(lines, &sections[0], {}, InputLimits{}.yaml_bounds()).error(),
             "line 1: default-values must be a mapping of variable names to values");
+}
+
+TEST(TemplateVariables, DefaultValuesAreReadWithinTheBounds) {
+  // from_yaml writes each alias out: x is 3 nodes, b's list of three x 10;
+  // with the two mappings and three keys, 18.
+  const auto lines = split_lines("default-values:\n  a: &x [1, 2]\n  b: [*x, *x, *x]");
+  const auto sections = find_sections(lines);
+  EXPECT_TRUE(template_variables(lines, &sections[0], {}, YamlBounds{18, 10, "--max-yaml-nodes"}).ok());
+  EXPECT_EQ(template_variables(lines, &sections[0], {}, YamlBounds{17, 10, "--max-yaml-nodes"}).error(),
+            "line 3: YAML error in default-values: holds more than 17 YAML nodes, an alias counting as every node "
+            "it repeats (--max-yaml-nodes)");
 }
 
 TEST(Render, SubstitutesAndKeepsAMarkedCopy) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusizer/check/input_limits.h"
 #include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/policy.h"
 
@@ -24,6 +25,7 @@ struct CheckOptions {
   // --nodes FILE (node_file.h): the nodes to size against; nullptr: the
   // policy's nodeFit.pools, if any.
   std::shared_ptr<const NodeInventory> nodes;
+  InputLimits limits;  // of each file read (and stdin)
 };
 
 // Exit codes, as CI reads them.

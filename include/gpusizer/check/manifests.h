@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "gpusizer/check/input_limits.h"
 #include "gpusizer/util/result.h"
 
 namespace gpusizer {
@@ -31,8 +32,9 @@ struct ManifestFile {
 // Parses a YAML stream (JSON is read as YAML). Plain scalars become numbers,
 // booleans or null as YAML 1.2's core schema says; quoted scalars stay
 // strings. Fails naming the source, the document (counted from 1) and the
-// line.
-Result<ManifestFile> read_manifests(std::string_view text, const std::string& source);
+// line, and past a limit naming it and its flag ("x.yaml: more than 10000
+// documents (--max-documents)").
+Result<ManifestFile> read_manifests(std::string_view text, const std::string& source, const InputLimits& limits = {});
 
 // Applies JSON Patch `add` operations (as the webhook produces them) to one
 // document, in the file's own form (its YAML tree, or its JSON), and to its

@@ -6,13 +6,15 @@
 #include <memory>
 #include <string>
 
+#include "gpusizer/check/input_limits.h"
 #include "gpusizer/sizing/nodes.h"
 #include "gpusizer/util/result.h"
 
 namespace gpusizer {
 
 // Fails naming the file, the document and the node: "nodes.yaml: document
-// 1: items[3] (node gke-l4-0): status.allocatable.cpu "8 cores" is not a quantity".
-Result<std::shared_ptr<const NodeInventory>> read_node_file(const std::string& path);
+// 1: items[3] (node gke-l4-0): status.allocatable.cpu "8 cores" is not a
+// quantity"; and past `limits`, as manifests do.
+Result<std::shared_ptr<const NodeInventory>> read_node_file(const std::string& path, const InputLimits& limits = {});
 
 }  // namespace gpusizer

@@ -43,6 +43,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpusizer/check/input_limits.h"
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
@@ -156,9 +157,11 @@ struct OsmoReport {
 // neither, a resource name workflow.resources lacks, unknown or duplicate
 // resource fields, and values OSMO rejects (a gpu that is not a whole
 // number, cpu with a unit, memory or storage in decimal units; a bare number
-// for memory or storage means Ki, as in OSMO).
+// for memory or storage means Ki, as in OSMO), and YAML past `bounds` (each
+// YAML text read: the version and default-values sections, each rendering).
 Result<OsmoReport> check_osmo_workflow(const Policy& policy, std::string_view text,
-                                       const std::map<std::string, std::string>& set_values, bool strict = false);
+                                       const std::map<std::string, std::string>& set_values, bool strict = false,
+                                       const YamlBounds& bounds = InputLimits{}.yaml_bounds());
 
 // Human text of a report: its warnings, then per block its tasks, profile,
 // GPUs, and cpu / memory / storage found and needed, then OK or the

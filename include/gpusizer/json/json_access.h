@@ -28,6 +28,11 @@ inline constexpr std::size_t kMaxJsonDepth = 10000;
 // bytes decides.
 Result<nlohmann::json> parse_client_json(std::string_view text, std::size_t max_depth = kMaxJsonDepth);
 
+// nlohmann's parse errors quote the text read last ("...; last read:
+// '...'"): a whole string or number, as long as the input. The message
+// with that quote cut to max_bytes (with "..."), or left out for 0.
+std::string parse_error_quoting(std::string message, std::size_t max_bytes);
+
 // object[key], or null when object is not an object or lacks the key.
 inline const nlohmann::json& member(const nlohmann::json& object, const char* key) {
   static const nlohmann::json kNull;

@@ -24,6 +24,12 @@ const char* const kSpecialTokenHint =
     " (OSMO keeps {{output}}, {{input:N}}, {{uuid}}, {{workflow_id}} and {{host:x}} only when written "
     "without spaces)";
 
+std::string marker(std::size_t index) {
+  return std::string(kMarkerHead) + std::to_string(index) + std::string(kMarkerTail);
+}
+
+}  // namespace
+
 std::optional<std::string> section_key(std::string_view line) {
   if (line.empty() || !std::isalpha(static_cast<unsigned char>(line[0]))) return std::nullopt;
   std::size_t i = 1;
@@ -33,12 +39,6 @@ std::optional<std::string> section_key(std::string_view line) {
   if (i < line.size() && line[i] == ':') return std::string(line.substr(0, i));
   return std::nullopt;
 }
-
-std::string marker(std::size_t index) {
-  return std::string(kMarkerHead) + std::to_string(index) + std::string(kMarkerTail);
-}
-
-}  // namespace
 
 std::vector<std::string_view> split_lines(std::string_view text) {
   std::vector<std::string_view> lines;
@@ -76,12 +76,14 @@ std::string padded_section(const std::vector<std::string_view>& lines, const Sec
 }
 
 Result<Variables> template_variables(const std::vector<std::string_view>& lines, const Section* defaults,
-                                     const std::map<std::string, std::string>& set_values) {
+                                     const std::map<std::string, std::string>& set_values, const YamlBounds& bounds) {
   Variables variables;
   if (defaults) {
     YAML::Node root;
+    // from_yaml writes an alias out as what it repeats: counted first.
+    YamlBudget budget{bounds};
     try {
-      root = YAML::Load(padded_section(lines, *defaults));
+      root = load_yaml(padded_section(lines, *defaults), budget);
     } catch (const YAML::ParserException& e) {
       return Status::invalid_argument(at_line(e.mark.line + 1) + "YAML error in default-values: " + e.msg);
     }

@@ -29,11 +29,11 @@ std::vector<std::string> set_variables(const Workflow& workflow, std::size_t ind
 
 // Renders each skipped branch in turn until one gives tasks using the block.
 void find_left_out(UnusedBlock& block, const Workflow& workflow, const std::vector<std::string_view>& lines,
-                   const Section& section, const Variables& variables) {
+                   const Section& section, const Variables& variables, const YamlBounds& bounds) {
   for (const Skipped& skipped : workflow.rendered.skipped) {
     Workflow forced;
     try {
-      forced = read_workflow(lines, section, variables, {}, {{skipped.id, skipped.branch}});
+      forced = read_workflow(lines, section, variables, bounds, {}, {{skipped.id, skipped.branch}});
     } catch (const SpecError&) {
       continue;  // that branch does not read on its own
     }
@@ -59,13 +59,14 @@ std::string set_prefix_of(const std::string& variable) {
 
 std::vector<UnusedBlock> unused_set_blocks(const Workflow& workflow, const std::vector<std::string_view>& lines,
                                            const Section& section, const Variables& variables,
-                                           const std::map<std::string, std::string>& set_values) {
+                                           const std::map<std::string, std::string>& set_values,
+                                           const YamlBounds& bounds) {
   std::vector<UnusedBlock> out;
   for (const auto& [name, index] : workflow.blocks) {
     if (used(workflow, name) || index == std::string::npos) continue;
     UnusedBlock block{name, index, set_variables(workflow, index, set_values), {}, std::nullopt};
     if (block.set_variables.empty()) continue;
-    find_left_out(block, workflow, lines, section, variables);
+    find_left_out(block, workflow, lines, section, variables, bounds);
     out.push_back(std::move(block));
   }
   return out;

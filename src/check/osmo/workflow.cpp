@@ -86,7 +86,7 @@ std::vector<std::pair<std::string, std::size_t>> read_blocks(const SpecLines& sp
 }  // namespace
 
 Workflow read_workflow(const std::vector<std::string_view>& lines, const Section& section, const Variables& variables,
-                       const BlockChoices& choices, const ForcedBranches& forced) {
+                       const YamlBounds& bounds, const BlockChoices& choices, const ForcedBranches& forced) {
   auto rendered = render(padded_section(lines, section), variables, choices, forced);
   if (!rendered) throw SpecError{rendered.error()};
   Workflow out;
@@ -95,7 +95,8 @@ Workflow read_workflow(const std::vector<std::string_view>& lines, const Section
     const SpecLines spec = out.spec();
     YAML::Node root;
     try {
-      root = YAML::Load(out.rendered.text);
+      YamlBudget budget{bounds};
+      root = load_yaml(out.rendered.text, budget);
     } catch (const YAML::ParserException& e) {
       const auto index = static_cast<std::size_t>(std::max(0, e.mark.line));
       const int line = index < out.rendered.file_line.size() ? out.rendered.file_line[index] : e.mark.line + 1;
@@ -103,7 +104,8 @@ Workflow read_workflow(const std::vector<std::string_view>& lines, const Section
     }
     YAML::Node marked_root;
     try {
-      marked_root = YAML::Load(out.rendered.marked);
+      YamlBudget budget{bounds};
+      marked_root = load_yaml(out.rendered.marked, budget);
     } catch (const YAML::Exception&) {
       marked_root = YAML::Node();  // sources then read as literal
     }

@@ -9,12 +9,14 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gpusizer/check/osmo/values.h"
 #include "gpusizer/util/result.h"
+#include "gpusizer/util/yaml_load.h"
 
 namespace gpusizer::osmo {
 
@@ -27,6 +29,8 @@ struct Section {
 };
 
 std::vector<std::string_view> split_lines(std::string_view text);
+// The key of the section a line starts, if it starts one.
+std::optional<std::string> section_key(std::string_view line);
 std::vector<Section> find_sections(const std::vector<std::string_view>& lines);
 // The section's lines in place and every other line empty, so YAML marks
 // count the lines of the whole file.
@@ -35,9 +39,10 @@ std::string padded_section(const std::vector<std::string_view>& lines, const Sec
 // The template's variables: default-values read as YAML from the raw text
 // (OSMO never renders it; PyYAML's types), then each --set value, typed as
 // `osmo workflow submit` types it. `defaults` may be null (no section).
-// Fails on YAML errors and a default-values that is not a mapping.
+// Fails on YAML errors, YAML past `bounds`, and a default-values that is
+// not a mapping.
 Result<Variables> template_variables(const std::vector<std::string_view>& lines, const Section* defaults,
-                                     const std::map<std::string, std::string>& set_values);
+                                     const std::map<std::string, std::string>& set_values, const YamlBounds& bounds);
 
 // One `{{ ... }}` of the workflow section (OSMO's special tokens excluded).
 struct Substitution {

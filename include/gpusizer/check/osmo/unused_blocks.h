@@ -36,7 +36,8 @@ struct UnusedBlock {
 // skipped {% if %} branch finds them.
 std::vector<UnusedBlock> unused_set_blocks(const Workflow& workflow, const std::vector<std::string_view>& lines,
                                            const Section& section, const Variables& variables,
-                                           const std::map<std::string, std::string>& set_values);
+                                           const std::map<std::string, std::string>& set_values,
+                                           const YamlBounds& bounds);
 
 // The profile to size the block with: the one whose setPrefix is the prefix
 // of its first --set variable (train_gpu: train), else the left-out tasks'

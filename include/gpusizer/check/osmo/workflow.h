@@ -37,8 +37,10 @@ struct Workflow {
 // resource name workflow.resources lacks. A failure on a line where a
 // variable has no value names that variable: the placeholder it rendered as
 // is what failed; one after a block check could not decide names the block.
+// Each rendering is read within `bounds` (a loop can render far more YAML
+// than the file holds).
 Workflow read_workflow(const std::vector<std::string_view>& lines, const Section& section, const Variables& variables,
-                       const BlockChoices& choices = {}, const ForcedBranches& forced = {});
+                       const YamlBounds& bounds, const BlockChoices& choices = {}, const ForcedBranches& forced = {});
 
 // Whether a task of the rendering uses the block.
 bool used(const Workflow& workflow, const std::string& block);

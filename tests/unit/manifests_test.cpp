@@ -1,0 +1,58 @@
+// read_manifests (manifests.h) within its input limits, and what its copy
+// of each document keeps: the tests of the files as check reads them are
+// in tests/integration/cli_test.cpp and cli_limits_test.cpp.
+#include "gpusizer/check/manifests.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace gpusizer {
+namespace {
+
+InputLimits limits(std::size_t max_documents, std::size_t max_yaml_nodes) {
+  InputLimits limits;
+  limits.max_documents = max_documents;
+  limits.max_yaml_nodes = max_yaml_nodes;
+  return limits;
+}
+
+TEST(ReadManifests, DocumentsPastMaxDocumentsFailNamingTheFlag) {
+  const InputLimits two = limits(2, 1000);
+  EXPECT_TRUE(read_manifests("a: 1\n---\nb: 1\n", "x.yaml", two).ok());
+  // A final separator, and comments between separators, start no document.
+  EXPECT_TRUE(read_manifests("a: 1\n---\n# only a comment\n---\nb: 1\n---\n", "x.yaml", two).ok());
+  EXPECT_EQ(read_manifests("a: 1\n---\nb: 1\n---\nc: 1\n", "x.yaml", two).error(),
+            "x.yaml: more than 2 documents (--max-documents)");
+}
+
+TEST(ReadManifests, TheDocumentsOfAFileShareMaxYamlNodes) {
+  // Each document is a mapping, a key and a value.
+  EXPECT_TRUE(read_manifests("a: 1\n---\nb: 1\n", "x.yaml", limits(10, 6)).ok());
+  EXPECT_EQ(read_manifests("a: 1\n---\nb: 1\n---\nc: 1\n", "x.yaml", limits(10, 6)).error(),
+            "x.yaml: document 3, line 5: holds more than 6 YAML nodes, an alias counting as every node it repeats "
+            "(--max-yaml-nodes)");
+}
+
+TEST(ReadManifests, JsonIsBoundedAsYamlIs) {
+  // The object, two keys, a list and its two numbers, a string.
+  const std::string json = R"({"a": [1, 2], "b": "c"})";
+  EXPECT_TRUE(read_manifests(json, "x.json", limits(10, 7)).ok());
+  EXPECT_EQ(read_manifests(json, "x.json", limits(10, 6)).error(),
+            "x.json: document 1: holds more than 6 YAML nodes, an alias counting as every node it repeats "
+            "(--max-yaml-nodes)");
+  const auto nested = [](std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  EXPECT_TRUE(read_manifests(nested(kMaxManifestDepth), "x.json").ok());
+  EXPECT_EQ(read_manifests(nested(kMaxManifestDepth + 1), "x.json").error(),
+            "x.json: document 1: nests deeper than 400 levels");
+}
+
+TEST(ReadManifests, ARepeatedKeyKeepsItsFirstPlaceAndItsLastValue) {
+  auto file = read_manifests("a: 1\nb: 2\na: 3\n", "x.yaml");
+  ASSERT_TRUE(file.ok()) << file.error();
+  EXPECT_EQ(file.value().documents[0].object, nlohmann::json({{"a", 3}, {"b", 2}}));
+  EXPECT_EQ(write_manifests(file.value()), "a: 3\nb: 2\n");
+}
+
+}  // namespace
+}  // namespace gpusizer
