@@ -29,6 +29,14 @@ constexpr std::size_t kWarningBudget = 3500;
 // A denial and the audit annotations stay readable, and bounded, for a pod
 // of thousands of containers.
 constexpr std::size_t kMessageBudget = 8192;
+// The largest JSON Patch an answer carries: the API server's own limit on a
+// request body, 3 MiB (MaxRequestBodyBytes in k8s.io/apiserver
+// pkg/server/config.go, twice etcd's default 1.5 MiB request limit). A
+// patch that large grows an object past what etcd stores, so the API
+// server would refuse the patched object anyway; answering it would cost
+// this server tens of MiB per review (an 8 MiB review of 36,000 templates
+// made a 49 MiB answer and 350 MiB of RSS).
+constexpr std::size_t kMaxPatchBytes = std::size_t{3} << 20;
 
 // What a 200 answer says. Optional fields are left out when unset.
 struct Response {
@@ -58,7 +66,10 @@ void append_member(std::string& out, std::string_view key, std::string_view valu
 // never splits a character; the escaping still replaces what is not UTF-8,
 // so an answer is always valid JSON.
 std::string answer_text(const Response& response) {
-  std::string out = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"allowed":)";
+  std::string out;
+  // A large patch would otherwise be copied at every doubling of the text.
+  if (response.patch) out.reserve(response.patch->size() + 4 * kMessageBudget + kWarningBudget);
+  out += R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"allowed":)";
   out += response.denial ? "false" : "true";
   if (response.bypassed || response.denial || response.sized) {
     out += R"(,"auditAnnotations":{)";
@@ -258,7 +269,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   std::vector<std::string> warnings;
   std::vector<std::string> denials;
   const JsonView object = request["object"];
-  PatchBuilder patch(object);
+  PatchBuilder patch(object, kMaxPatchBytes);
 
   // Pods are sized when created (their resources cannot change through
   // this path afterwards); workload templates when created or updated.
@@ -296,6 +307,23 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     const JsonView old_object = request["oldObject"];
     const JsonView unchanged_from = outcome.operation == "UPDATE" && old_object.is_object() ? old_object : JsonView();
     ObjectDecision decided = decide_object(policy, endpoint, id, object, patch, unchanged_from, false, nodes);
+    if (patch.overflowed()) {
+      // Nothing is raised: the object is admitted as written (and the
+      // validating pass says what each pod needs), never half patched.
+      std::size_t raised_pods = 0;
+      for (PodDecision& pod : decided.pods) {
+        raised_pods += pod.changes.empty() ? 0 : 1;
+        pod.changes.clear();
+        pod.raised.clear();
+      }
+      const std::string what = shown_kind(id.kind) + " " + shown_object(id.namespace_name, id.name);
+      warnings.push_back(fit(what + ": not patched: raising it takes a JSON Patch over 3 MiB; set resources by hand"));
+      response.sized = "not patched: raising its " + std::to_string(raised_pods) +
+                       (raised_pods == 1 ? " pod" : " pods") +
+                       " takes a JSON Patch over 3 MiB, more than the API server accepts in a "
+                       "request and past the 1.5 MiB etcd stores once applied; set their resources in the manifest "
+                       "(gpu-sizer check --fix writes them)";
+    }
     for (std::string& note : decided.warnings) warnings.push_back(fit(std::move(note)));
     for (ObjectDecision::Unsized& unsized : decided.unsized) warnings.push_back(std::move(unsized.brief));
     for (PodDecision& pod : decided.pods) {
@@ -313,7 +341,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   if (!denials.empty()) {
     outcome.decision = ReviewOutcome::Decision::kDenied;
     response.denial = join_capped(denials, "; ", kMessageBudget, "denials");
-  } else if (endpoint == Endpoint::kMutate && !patch.empty()) {
+  } else if (endpoint == Endpoint::kMutate && !patch.empty() && !patch.overflowed()) {
     outcome.decision = ReviewOutcome::Decision::kMutated;
     response.patch = base64_encode(patch.text());
   }

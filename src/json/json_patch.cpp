@@ -15,6 +15,8 @@ JsonView PatchBuilder::child(JsonView node, std::string_view pointer, const std:
 
 void PatchBuilder::add_operation(std::string_view pointer, std::span<const std::string> nested_keys,
                                  std::string_view value, bool json) {
+  if (overflowed_) return;
+  const std::size_t before = operations_.size();
   if (!operations_.empty()) operations_ += ',';
   operations_ += R"({"op":"add","path":)";
   append_json_string(operations_, pointer);
@@ -31,6 +33,11 @@ void PatchBuilder::add_operation(std::string_view pointer, std::span<const std::
   }
   operations_.append(nested_keys.size(), '}');
   operations_ += '}';
+  // "[" and "]" around the operations.
+  if (operations_.size() + 2 > max_bytes_) {
+    operations_.resize(before);
+    overflowed_ = true;
+  }
 }
 
 void PatchBuilder::set(const std::vector<std::string>& tokens, std::string_view value) { put(tokens, value, false); }

@@ -73,6 +73,22 @@ TEST(PatchBuilder, NewBuilderIsEmpty) {
   EXPECT_EQ(patch.operations(), json::array());
 }
 
+TEST(PatchBuilder, PastItsByteLimitItWritesNothingMoreAndSaysSo) {
+  const json doc = container_doc({{"requests", {{"cpu", "4"}}}});
+  JsonReader reader;
+  // Room for the first operation and its brackets, not for a second.
+  PatchBuilder patch(reader.view_of(doc), 120);
+  patch.set(at({"resources", "requests", "memory"}), "64Gi");
+  EXPECT_FALSE(patch.overflowed());
+  const std::string first = patch.text();
+  EXPECT_LE(first.size(), 120u);
+  patch.set(at({"resources", "requests", "ephemeral-storage"}), "300Gi");
+  EXPECT_TRUE(patch.overflowed());
+  EXPECT_EQ(patch.text(), first) << "a cut operation is not half written";
+  patch.set(at({"resources", "requests", "cpu"}), "8");  // short enough to fit, but after the overflow
+  EXPECT_EQ(patch.text(), first);
+}
+
 TEST(PatchBuilder, KeyUnderExistingMapIsOneAdd) {
   const json doc = container_doc({{"requests", {{"cpu", "4"}}}});
   JsonReader reader;

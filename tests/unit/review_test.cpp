@@ -407,6 +407,44 @@ TEST(CapWarnings, FewShortWarningsAreKeptAsIs) {
   EXPECT_TRUE(cap_warnings({}).empty());
 }
 
+// A pod of `count` one-GPU containers at 1Gi: each is raised to the table.
+json one_gpu_containers(std::size_t count) {
+  json containers = json::array();
+  for (std::size_t i = 0; i < count; ++i) {
+    containers.push_back({{"name", "c" + std::to_string(i)},
+                          {"image", "trainer:1"},
+                          {"resources", {{"limits", {{"nvidia.com/gpu", "1"}, {"memory", "1Gi"}}}}}});
+  }
+  json object = pod();
+  object["spec"]["containers"] = containers;
+  return object;
+}
+
+TEST(HandleReview, APatchOver3MiBIsNotSentAndTheAnswerSaysWhy) {
+  // 8000 containers raised take a JSON Patch of about 5 MiB: more than the
+  // API server accepts in a request, and an object past what etcd stores
+  // once applied. Before, the answer carried it whole (an 8 MiB review made
+  // a 49 MiB answer).
+  const Answer a = handle(review(one_gpu_containers(8000)));
+  expect_envelope(a);
+  EXPECT_EQ(a.response["allowed"], true);
+  EXPECT_FALSE(a.response.contains("patch")) << a.reply.body.substr(0, 300);
+  EXPECT_LT(a.reply.body.size(), 16384u);
+  EXPECT_EQ(a.reply.outcome.decision, ReviewOutcome::Decision::kAllowed);
+  for (const PodDecision& decided : a.reply.outcome.pods) EXPECT_TRUE(decided.raised.empty()) << "counted as raised";
+  ASSERT_TRUE(a.response.contains("warnings"));
+  EXPECT_EQ(a.response["warnings"][0],
+            "Pod team-a/train-x: not patched: raising it takes a JSON Patch over 3 MiB; set resources by hand");
+  EXPECT_EQ(a.response["auditAnnotations"]["sized"].get<std::string>().rfind(
+                "not patched: raising its 1 pod takes a JSON Patch over 3 MiB", 0),
+            0u)
+      << a.response["auditAnnotations"];
+  // One that fits is patched as before.
+  const Answer fits = handle(review(one_gpu_containers(1000)));
+  EXPECT_TRUE(fits.response.contains("patch"));
+  EXPECT_EQ(fits.reply.outcome.decision, ReviewOutcome::Decision::kMutated);
+}
+
 TEST(CapWarnings, LongWarningsAreCutUnder120) {
   const auto out = cap_warnings({std::string(500, 'y'), std::string(120, 'z')});
   ASSERT_EQ(out.size(), 2u);

@@ -3,6 +3,7 @@
 // are added before the keys under them.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <span>
@@ -22,8 +23,11 @@ namespace gpusizer {
 // are built on the way.
 class PatchBuilder {
  public:
-  // REQUIRES: document outlives the builder.
-  explicit PatchBuilder(JsonView document) : document_(document) {}
+  // REQUIRES: document outlives the builder. Past max_bytes of patch
+  // text, operations are no longer written and overflowed() says so: the
+  // patch is then incomplete and must not be used.
+  explicit PatchBuilder(JsonView document, std::size_t max_bytes = SIZE_MAX)
+      : document_(document), max_bytes_(max_bytes) {}
 
   // Sets the value at tokens (from the document root). When a parent map is
   // absent (or null) one `add` creates it with the value nested inside;
@@ -37,6 +41,7 @@ class PatchBuilder {
   void append_json(const std::vector<std::string>& array_tokens, std::string_view json_value);
 
   bool empty() const { return operations_.empty(); }
+  bool overflowed() const { return overflowed_; }
   // The patch as compact JSON text: an array of operations, keys in
   // nlohmann's (sorted) order.
   std::string text() const { return "[" + operations_ + "]"; }
@@ -45,6 +50,8 @@ class PatchBuilder {
 
  private:
   JsonView document_;
+  std::size_t max_bytes_;
+  bool overflowed_ = false;
   std::string operations_;         // the operations written so far, comma-separated
   std::set<std::string> created_;  // pointers of maps this patch adds
   // The elements of each array walked, by pointer: finding element i of a
