@@ -168,10 +168,12 @@ problems = []
 def need(text, why):
     if text not in dom:
         problems.append(f"missing {text!r} ({why})")
+# A name Kubernetes would refuse is shown quoted and escaped (shown_name), then HTML-escaped.
+shown_hostile = "team-a/" + html.escape('"' + hostile.replace("\\", "\\\\").replace('"', '\\"') + '"', quote=False)
 need("<title>gpu-sizer status</title>", "the title; a script from the hostile name would change it")
 for name in ("team-a/train-x", "team-a/train-optout", "team-a/train-dry"):
     need(name, "a reviewed object")
-need("team-a/" + html.escape(hostile, quote=False), "the hostile object name, as text")
+need(shown_hostile, "the hostile object name, quoted, as text")
 need(">mutated<", "a mutated decision")
 need(">denied<", "the denied decision")
 need(">dry run<", "the dry-run mark")
@@ -185,7 +187,7 @@ if "<img" in dom:
 if re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", dom, re.I):
     problems.append("the page refers to an external asset")
 # Newest first: the last review sent comes first.
-order = [dom.find("team-a/" + html.escape(hostile, quote=False)), dom.find("team-a/train-dry"),
+order = [dom.find(shown_hostile), dom.find("team-a/train-dry"),
          dom.find("team-a/train-optout"), dom.find("team-a/train-x")]
 if -1 not in order and order != sorted(order):
     problems.append(f"decisions are not newest first (positions {order})")
