@@ -15,6 +15,7 @@
 #include <malloc.h>
 #include <nlohmann/json.hpp>
 
+#include "generated_nodes.h"
 #include "gpusizer/admission/review.h"
 #include "gpusizer/json/json_view.h"
 #include "gpusizer/nodes/node_reader.h"
@@ -238,3 +239,11 @@ BENCHMARK_CAPTURE(nodes_decide, with_5000_nodes, true)->Unit(benchmark::kMicrose
 }  // namespace
 
 const std::string& generated_node_list() { return node_list(); }
+
+std::shared_ptr<const gpusizer::NodeInventory> generated_inventory() {
+  static const auto inventory = [] {
+    gpusizer::JsonReader reader;
+    return relist(node_list(), reader);
+  }();
+  return inventory;
+}

@@ -186,9 +186,11 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
   if (endpoint == Endpoint::kValidate && !is_pod && spec_changed) {
     describe_object(id, object_text, object, discovered, refs, is_gpu, decision);
   }
+  PathReader old_paths(old_object);
+  const JsonView parent_metadata = is_pod ? JsonView() : object["metadata"];
   for (const PodTemplateRef& ref : refs) {
     if (!old_object.is_absent()) {
-      const JsonView old_template = at_path(old_object, ref.path);
+      const JsonView old_template = old_paths.at(ref.path);
       if (!old_template.is_absent() && old_template == ref.pod) continue;
     }
     std::string label;
@@ -204,7 +206,7 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
     const PodTarget target{ref,
                            description.substr(0, description.find_last_not_of(' ') + 1),
                            mode,
-                           is_pod ? JsonView() : object["metadata"],
+                           parent_metadata,
                            label,
                            explain,
                            nodes,

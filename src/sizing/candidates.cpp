@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <span>
 
 #include "gpusizer/sizing/node_fit.h"
 #include "gpusizer/util/strings.h"
@@ -39,6 +40,37 @@ bool requirement_holds(const NodeRequirement& requirement, const std::string* va
   return false;
 }
 
+// Some node of the class meets every requirement of both lists.
+bool all_on_one_node(std::span<const NodeRequirement> first, std::span<const NodeRequirement> second,
+                     const NodeClass& node) {
+  // A node's own name (matchFields metadata.name, or its hostname label,
+  // which a class keeps as its names) differs from node to node: those
+  // requirements must all hold on one node of the class; labels are the
+  // class's.
+  const auto by_name = [&](const NodeRequirement& requirement) {
+    return requirement.field || (node.hostname_is_name && requirement.key == kHostnameLabel);
+  };
+  bool names_asked = false;
+  for (const auto requirements : {first, second}) {
+    for (const NodeRequirement& requirement : requirements) {
+      if (by_name(requirement)) {
+        names_asked = true;
+      } else if (!requirement_holds(requirement, node.label(requirement.key))) {
+        return false;
+      }
+    }
+  }
+  if (!names_asked) return true;
+  const auto all_hold = [&](const std::string* name) {
+    const auto holds = [&](const NodeRequirement& requirement) {
+      return !by_name(requirement) || requirement_holds(requirement, name);
+    };
+    return std::all_of(first.begin(), first.end(), holds) && std::all_of(second.begin(), second.end(), holds);
+  };
+  if (node.names.empty()) return all_hold(nullptr);
+  return std::any_of(node.names.begin(), node.names.end(), [&](const std::string& name) { return all_hold(&name); });
+}
+
 // The pod's placement constraints, made once and tried on each class.
 class Filter {
  public:
@@ -54,16 +86,12 @@ class Filter {
     for (const auto& [key, value] : pod.node_selector) pinned_.push_back({key, NodeRequirement::Op::kIn, {value}});
     if (!pod.node_name.empty()) pinned_.push_back({"metadata.name", NodeRequirement::Op::kIn, {pod.node_name}, true});
     // nodeSelector and nodeName hold with each affinity term: all of a
-    // term's on one node of the class. A term without requirements matches
-    // no node; no affinity, any.
-    if (!pod.has_affinity || pod.affinity_terms.empty()) {
-      terms_.push_back(pinned_);
-      return;
-    }
+    // term's on one node of the class (checked together, never copied into
+    // each term: a pod may have thousands of both). A term without
+    // requirements matches no node; no affinity, any.
+    any_term_ = !pod.has_affinity || pod.affinity_terms.empty();
     for (const NodeSelectorTerm& term : pod.affinity_terms) {
-      if (term.requirements.empty()) continue;
-      terms_.push_back(term.requirements);
-      terms_.back().insert(terms_.back().end(), pinned_.begin(), pinned_.end());
+      if (!any_term_ && !term.requirements.empty()) terms_.push_back(&term.requirements);
     }
   }
 
@@ -84,24 +112,25 @@ class Filter {
       add(t.effect ? *t.effect : "*");
     }
     out += '\x1e';
-    for (const auto& term : terms_) {
-      for (const NodeRequirement& r : term) {
+    const auto add_requirements = [&](const std::vector<NodeRequirement>& requirements) {
+      for (const NodeRequirement& r : requirements) {
         add(r.key);
         add(std::to_string(static_cast<int>(r.op)) + (r.field ? "f" : "l"));
         for (const std::string& value : r.values) add(value);
         out += '\x1d';
       }
       out += '\x1e';
-    }
+    };
+    add_requirements(pinned_);
+    out += any_term_ ? "*" : "";
+    for (const auto* term : terms_) add_requirements(*term);
     return out;
   }
 
   // Whether the pod may be placed on the node, whatever its GPUs.
   bool placeable(const NodeClass& node) const {
     if (cordoned(node)) return false;
-    const bool matched =
-        std::any_of(terms_.begin(), terms_.end(), [&](const auto& term) { return some_node_matches(term, node); });
-    return matched &&
+    return matches_a_term(node) &&
            std::all_of(node.taints.begin(), node.taints.end(), [&](const Taint& taint) { return !keeps_out(taint); });
   }
 
@@ -109,11 +138,11 @@ class Filter {
   std::string reason(const NodeClass& node) const {
     if (cordoned(node)) return "are cordoned (unschedulable)";
     for (const NodeRequirement& requirement : pinned_) {
-      if (some_node_matches({requirement}, node)) continue;
+      if (matches(requirement, node)) continue;
       return requirement.field ? "are not spec.nodeName " + pod_.node_name
                                : "do not match nodeSelector " + requirement.key + "=" + requirement.values.front();
     }
-    if (!std::any_of(terms_.begin(), terms_.end(), [&](const auto& term) { return some_node_matches(term, node); })) {
+    if (!matches_a_term(node)) {
       return pod_.has_affinity ? "do not match the node affinity" : "do not match nodeSelector and nodeName together";
     }
     for (const Taint& taint : node.taints) {
@@ -125,6 +154,13 @@ class Filter {
   }
 
  private:
+  // Some node of the class meets the pinned requirements with one of the terms.
+  bool matches_a_term(const NodeClass& node) const {
+    if (any_term_) return all_on_one_node(pinned_, {}, node);
+    return std::any_of(terms_.begin(), terms_.end(),
+                       [&](const auto* term) { return all_on_one_node(*term, pinned_, node); });
+  }
+
   // A pod that names its node skips the scheduler: the kubelet admits it
   // on a cordoned node and minds NoExecute taints only. Others are kept
   // off a cordoned node unless they tolerate its unschedulable taint.
@@ -147,8 +183,9 @@ class Filter {
 
   const PodFacts& pod_;
   std::vector<Toleration> tolerations_;
-  std::vector<NodeRequirement> pinned_;              // nodeSelector and nodeName
-  std::vector<std::vector<NodeRequirement>> terms_;  // ORed; each ANDed with pinned_
+  std::vector<NodeRequirement> pinned_;                     // nodeSelector and nodeName
+  bool any_term_ = false;                                   // no required affinity: pinned_ alone
+  std::vector<const std::vector<NodeRequirement>*> terms_;  // the pod's, ORed; each ANDed with pinned_
 };
 
 // The pod's GPU resource: its first GPU container's.
@@ -182,29 +219,7 @@ bool tolerates(const std::vector<Toleration>& tolerations, const Taint& taint) {
 }
 
 bool some_node_matches(const std::vector<NodeRequirement>& requirements, const NodeClass& node) {
-  // A node's own name (matchFields metadata.name, or its hostname label,
-  // which a class keeps as its names) differs from node to node: those
-  // requirements must all hold on one node of the class; labels are the
-  // class's.
-  const auto by_name = [&](const NodeRequirement& requirement) {
-    return requirement.field || (node.hostname_is_name && requirement.key == kHostnameLabel);
-  };
-  bool names_asked = false;
-  for (const NodeRequirement& requirement : requirements) {
-    if (by_name(requirement)) {
-      names_asked = true;
-    } else if (!requirement_holds(requirement, node.label(requirement.key))) {
-      return false;
-    }
-  }
-  if (!names_asked) return true;
-  const auto all_hold = [&](const std::string* name) {
-    return std::all_of(requirements.begin(), requirements.end(), [&](const NodeRequirement& requirement) {
-      return !by_name(requirement) || requirement_holds(requirement, name);
-    });
-  };
-  if (node.names.empty()) return all_hold(nullptr);
-  return std::any_of(node.names.begin(), node.names.end(), [&](const std::string& name) { return all_hold(&name); });
+  return all_on_one_node(requirements, {}, node);
 }
 
 bool matches(const NodeRequirement& requirement, const NodeClass& node) {

@@ -57,7 +57,7 @@ TEST(PodReader, ReadsTheVolumesOfAGpuPod) {
   EXPECT_FALSE(facts.volumes[2].size_limit_error.empty());
   // A disk-backed emptyDir's size is not the /dev/shm rule's: not read.
   EXPECT_TRUE(facts.volumes[3].size_limit_error.empty());
-  EXPECT_EQ(facts.find_volume("dshm"), &facts.volumes[1]);
+  EXPECT_EQ(VolumeIndex(facts).find("dshm"), &facts.volumes[1]);
   EXPECT_TRUE(r.reading.problems.empty());
 }
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -183,13 +184,24 @@ struct PodFacts {
     path.push_back(std::to_string(volume.index));
     return path;
   }
-  // The volume named `name` (the pod's own before the workflow's), or nullptr.
-  const VolumeFacts* find_volume(std::string_view name) const {
-    for (const VolumeFacts& volume : volumes) {
-      if (volume.name == name) return &volume;
-    }
-    return nullptr;
+};
+
+// A pod's volumes by name, for a lookup per container (a pod may mount a
+// volume of its own in each of thousands).
+class VolumeIndex {
+ public:
+  explicit VolumeIndex(const PodFacts& pod) {
+    by_name_.reserve(pod.volumes.size());
+    for (const VolumeFacts& volume : pod.volumes) by_name_.emplace(volume.name, &volume);  // the first keeps its name
   }
+  // The volume named `name` (the pod's own before the workflow's), or nullptr.
+  const VolumeFacts* find(std::string_view name) const {
+    const auto found = by_name_.find(name);
+    return found == by_name_.end() ? nullptr : found->second;
+  }
+
+ private:
+  std::unordered_map<std::string_view, const VolumeFacts*> by_name_;
 };
 
 // Containers that run together and hold GPUs: they share what `gpus` GPUs
