@@ -165,7 +165,14 @@ void describe_object(const ObjectIdentity& id, const std::string& object_text, J
 ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id, JsonView object,
                              PatchBuilder& patch, JsonView old_object, bool explain, const NodeInventory* nodes) {
   const bool is_pod = id.group.empty() && id.kind == "Pod";
-  const std::string object_text = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
+  // Every message about each of the object's pods starts with these: cut
+  // where Kubernetes allows no longer (a namespace and a kind are DNS labels
+  // of at most 63 bytes, a name a subdomain of at most 253), so that a
+  // review's many templates do not each copy a long one.
+  const std::string kind_text = truncate_utf8(id.kind, 63);
+  const std::string name_text = truncate_utf8(id.name, 253);
+  const std::string object_text =
+      id.namespace_name.empty() ? name_text : truncate_utf8(id.namespace_name, 63) + "/" + name_text;
   ObjectDecision decision;
   const Mode mode = policy.mode_for(id.namespace_name);
   const auto& long_lived = policy.long_lived.kinds;
@@ -188,6 +195,12 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
   }
   PathReader old_paths(old_object);
   const JsonView parent_metadata = is_pod ? JsonView() : object["metadata"];
+  // What the templates take from the object, read once for all of them:
+  // its metadata (as templates with metadata of their own take it, and as
+  // the others do), and each Argo workflow spec.
+  std::shared_ptr<const InheritedSelection> inherited[2];
+  std::shared_ptr<const ArgoWorkflow> workflow;
+  std::vector<std::string> workflow_path;  // of the spec `workflow` was read from
   for (const PodTemplateRef& ref : refs) {
     if (!old_object.is_absent()) {
       const JsonView old_template = old_paths.at(ref.path);
@@ -202,7 +215,15 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
       // A container written alone is named by its field path already.
       label = field_path(ref.path) + " ";
     }
-    const std::string description = is_pod ? "pod " + object_text : id.kind + " " + object_text + " " + label;
+    const std::string description = is_pod ? "pod " + object_text : kind_text + " " + object_text + " " + label;
+    std::shared_ptr<const InheritedSelection>& selection = inherited[has_own_metadata(ref.shape) ? 1 : 0];
+    if (!selection && !is_pod) {
+      selection = read_inherited_selection(policy, parent_metadata, has_own_metadata(ref.shape));
+    }
+    if (ref.shape == PodShape::kArgoTemplate && (!workflow || workflow_path != ref.workflow_spec_path)) {
+      workflow = read_argo_workflow(policy, ref);
+      workflow_path = ref.workflow_spec_path;
+    }
     const PodTarget target{ref,
                            description.substr(0, description.find_last_not_of(' ') + 1),
                            mode,
@@ -210,10 +231,12 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
                            label,
                            explain,
                            nodes,
-                           id.kind,
+                           kind_text,
                            sized_at_creation,
                            is_pod && id.admitted,
-                           discovered};
+                           discovered,
+                           selection,
+                           ref.shape == PodShape::kArgoTemplate ? workflow : nullptr};
     decision.pods.push_back(decide_pod(policy, endpoint, target, patch));
   }
   return decision;

@@ -9,8 +9,6 @@
 namespace gpusizer {
 namespace {
 
-using StringMap = std::map<std::string, std::string, std::less<>>;
-
 // Warnings go into one short line of kubectl output.
 constexpr std::size_t kMaxBrief = 109;
 
@@ -23,18 +21,18 @@ std::string shown(const std::optional<Quantity>& value) { return value ? value->
 
 }  // namespace
 
-const NodePool* pod_pool(const NodeFitPolicy& policy, const StringMap& pod_labels, const StringMap& node_selector) {
-  if (auto label = pod_labels.find(policy.pool_label); label != pod_labels.end()) {
+const NodePool* pod_pool(const NodeFitPolicy& policy, const PodFacts& pod) {
+  if (const std::string* label = pod.selection.label(policy.pool_label)) {
     for (const NodePool& pool : policy.pools) {
-      if (pool.name == label->second) return &pool;
+      if (pool.name == *label) return &pool;
     }
   }
   for (const NodePool& pool : policy.pools) {
     // An empty selector is a subset of every pod's; it would take them all.
     if (pool.node_selector.empty()) continue;
     const bool subset = std::all_of(pool.node_selector.begin(), pool.node_selector.end(), [&](const auto& entry) {
-      auto found = node_selector.find(entry.first);
-      return found != node_selector.end() && found->second == entry.second;
+      const std::string* value = pod.node_selector_value(entry.first);
+      return value && *value == entry.second;
     });
     if (subset) return &pool;
   }

@@ -107,8 +107,8 @@ class ShmPlanner {
   }
 
   const VolumeFacts* find_volume(std::string_view name) {
-    if (!volumes_) volumes_.emplace(input_.pod);  // only for pods the rule checks
-    return volumes_->find(name);
+    if (!volumes_) volumes_.emplace(input_.pod.volumes);  // only for pods the rule checks
+    return gpusizer::find_volume(input_.pod, *volumes_, name);
   }
 
   // False, with a problem found, when the volume's sizeLimit does not parse.
