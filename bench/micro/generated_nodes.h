@@ -9,5 +9,6 @@
 
 // The fleet as one NodeList page, as GET /api/v1/nodes answers it.
 const std::string& generated_node_list();
-// The fleet read as the node watch reads it, built once.
-std::shared_ptr<const gpusizer::NodeInventory> generated_inventory();
+// The fleet read as the node watch reads it, built once; or one node of each
+// of its 60 classes (as many classes, a hundredth of the work to make).
+std::shared_ptr<const gpusizer::NodeInventory> generated_inventory(bool one_node_per_class = false);

@@ -14,12 +14,12 @@
 #include "generated_nodes.h"
 #include "gpusizer/admission/review.h"
 #include "gpusizer/sizing/policy.h"
-#include "hostile_reviews.h"
+#include "support/hostile_reviews.h"
 
 namespace {
 
 using gpusizer::Endpoint;
-using gpusizer::bench::HostileShape;
+using gpusizer::testing::HostileShape;
 
 struct Size {
   const char* label;
@@ -33,7 +33,7 @@ constexpr Size kSizes[] = {{"16KiB", std::size_t{16} << 10},
 // The handler on one generated review; n items, or as many as max_bytes holds.
 void hostile(benchmark::State& state, const HostileShape* shape, Endpoint endpoint, std::size_t n,
              std::size_t max_bytes, bool with_nodes) {
-  if (max_bytes > 0) n = gpusizer::bench::items_for_bytes(*shape, max_bytes);
+  if (max_bytes > 0) n = gpusizer::testing::items_for_bytes(*shape, max_bytes);
   const std::string body = shape->review(n);
   const auto inventory = with_nodes ? generated_inventory() : gpusizer::NodeInventory::none();
   const gpusizer::Policy& policy = gpusizer::default_policy();
@@ -61,7 +61,7 @@ void register_one(const std::string& name, const HostileShape& shape, Endpoint e
 }
 
 bool register_hostile() {
-  for (const HostileShape& shape : gpusizer::bench::hostile_shapes()) {
+  for (const HostileShape& shape : gpusizer::testing::hostile_shapes()) {
     for (const auto& [endpoint, path] : {std::pair{Endpoint::kMutate, "mutate"}, {Endpoint::kValidate, "validate"}}) {
       for (const Size& size : kSizes) {
         register_one("hostile/" + shape.name + "/" + path + "/" + size.label, shape, endpoint, 0, size.bytes, true);
@@ -78,7 +78,7 @@ bool register_hostile() {
     for (const auto& [endpoint, path] : {std::pair{Endpoint::kMutate, "mutate"}, {Endpoint::kValidate, "validate"}}) {
       for (const int n : cases.counts) {
         register_one(std::string("hostile_n/") + cases.shape + "/" + path + "/" + std::to_string(n),
-                     gpusizer::bench::hostile_shape(cases.shape), endpoint, static_cast<std::size_t>(n), 0, false);
+                     gpusizer::testing::hostile_shape(cases.shape), endpoint, static_cast<std::size_t>(n), 0, false);
       }
     }
   }

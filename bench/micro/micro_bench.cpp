@@ -19,7 +19,7 @@
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
-#include "hostile_reviews.h"
+#include "support/hostile_reviews.h"
 
 namespace {
 
@@ -82,9 +82,10 @@ void register_handlers(const std::string& dir) {
 }
 
 // --hostile=SHAPE:N prints the review hostile_bench.cpp measures (for curl);
-// --hostile=SHAPE:N:ENDPOINT[:nodes] answers it once, with the generated
-// inventory when asked, and prints the handler's time (for callgrind, and
-// for sizes too slow to repeat).
+// --hostile=SHAPE:N:ENDPOINT[:nodes|:classes] answers it once, with the
+// generated inventory (or one node of each of its classes) when asked, and
+// prints the handler's time (for callgrind, and for sizes too slow to
+// repeat).
 int hostile_once(const std::string& spec) {
   std::vector<std::string> parts;
   for (std::size_t start = 0; start <= spec.size();) {
@@ -92,13 +93,15 @@ int hostile_once(const std::string& spec) {
     parts.push_back(spec.substr(start, colon - start));
     start = colon + 1;
   }
-  const std::string review = gpusizer::bench::hostile_shape(parts.at(0)).review(std::stoul(parts.at(1)));
+  const std::string review = gpusizer::testing::hostile_shape(parts.at(0)).review(std::stoul(parts.at(1)));
   if (parts.size() == 2) {
     std::fwrite(review.data(), 1, review.size(), stdout);
     return 0;
   }
   const Endpoint endpoint = parts.at(2) == "validate" ? Endpoint::kValidate : Endpoint::kMutate;
-  const auto nodes = parts.size() > 3 && parts[3] == "nodes" ? generated_inventory() : nullptr;
+  const std::string inventory = parts.size() > 3 ? parts[3] : "";
+  const auto nodes =
+      inventory == "nodes" || inventory == "classes" ? generated_inventory(inventory == "classes") : nullptr;
   const auto started = std::chrono::steady_clock::now();
   const auto reply = gpusizer::handle_review(gpusizer::default_policy(), endpoint, review, nodes.get());
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - started;

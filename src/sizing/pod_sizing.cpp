@@ -4,7 +4,6 @@
 #include <array>
 #include <span>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "gpusizer/sizing/messages.h"
@@ -284,10 +283,11 @@ class PodSizer {
   // (a data loader's arithmetic), each once.
   std::vector<std::string> binding_notes() const {
     std::vector<std::string> notes;
-    std::unordered_set<std::string_view> seen;
     for (const Shortfall& s : shortfalls_) {
       const std::string& note = s.floor->note;
-      if (s.floor->resource == kMemory && !note.empty() && seen.insert(note).second) notes.push_back(note);
+      if (s.floor->resource == kMemory && !note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end()) {
+        notes.push_back(note);
+      }
     }
     return notes;
   }

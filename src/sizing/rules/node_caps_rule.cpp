@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <optional>
+#include <set>
 #include <tuple>
 
 #include "gpusizer/sizing/messages.h"
@@ -216,11 +218,6 @@ class Capper {
     return out;
   }
 
-  bool same_shape(const NodeClass& a, const NodeClass& b) const {
-    return a.cpu == b.cpu && a.memory == b.memory && a.ephemeral_storage == b.ephemeral_storage &&
-           node_gpus(a) == node_gpus(b);
-  }
-
   // The candidate that holds the pod as written and keeps the most of its
   // floors; the first such in the inventory's order.
   const NodeClass& best_node() const {
@@ -228,13 +225,12 @@ class Capper {
     for (std::size_t i = 0; i < kByWeight.size(); ++i) floors[i] = input_.binding(0, kByWeight[i]);
     const NodeClass* best = nullptr;
     std::tuple<bool, std::array<Quantity, 3>> best_score;
-    std::vector<const NodeClass*> scored;
+    // Classes that differ only in labels (a shape in each zone) score alike:
+    // each shape once, found in a set (a fleet has dozens of classes, and
+    // every pod of a workflow is placed).
+    std::set<std::tuple<std::optional<Quantity>, std::optional<Quantity>, std::optional<Quantity>, int64_t>> scored;
     for (const NodeClass* node : candidates_.nodes) {
-      // Classes that differ only in labels (a shape in each zone) score alike.
-      if (std::any_of(scored.begin(), scored.end(), [&](const NodeClass* seen) { return same_shape(*seen, *node); })) {
-        continue;
-      }
-      scored.push_back(node);
+      if (!scored.emplace(node->cpu, node->memory, node->ephemeral_storage, node_gpus(*node)).second) continue;
       auto score = std::make_tuple(holds(*node, written_, candidates_.gpu_resource), kept(*node, floors));
       if (!best || score > best_score) {
         best = node;

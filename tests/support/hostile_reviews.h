@@ -1,13 +1,37 @@
-#include "hostile_reviews.h"
+// AdmissionReviews shaped to cost the most per byte (issue 25): a pod or a
+// workload with N of whatever the handler does work for per item
+// (containers, init containers, /dev/shm volumes, Argo templates, JobSet
+// jobs, pods found by shape, workflow-wide volumes and scheduling,
+// annotations, unchanged templates of an UPDATE, strings every template's
+// messages start from). Written as text, without a JSON library, so that
+// reviews of millions of items are made in milliseconds. The benchmarks
+// (bench/micro/hostile_bench.cpp) and the tests that sizing is linear
+// (tests/unit/linear_scale_test.cpp) share them.
+#pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
 
-namespace gpusizer::bench {
+namespace gpusizer::testing {
 
-namespace {
+struct HostileShape {
+  std::string name;  // "pod-gpu-containers"
+  std::string what;  // what N counts, for the results table
+  // Whether the shape does its per-item work only against a node
+  // inventory (node caps, candidate filter).
+  bool needs_nodes = false;
+  // The AdmissionReview with n items.
+  std::string (*review)(std::size_t n) = nullptr;
+};
 
-std::string review(std::string_view group, std::string_view version, std::string_view kind, const std::string& object,
-                   const std::string& old_object = "null") {
+namespace hostile_detail {
+
+inline std::string review(std::string_view group, std::string_view version, std::string_view kind,
+                          const std::string& object, const std::string& old_object = "null") {
   std::string out = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1","kind":{)";
   out += R"("group":")" + std::string(group) + R"(","version":")" + std::string(version) + R"(","kind":")" +
          std::string(kind) + R"("},"operation":")";
@@ -20,14 +44,14 @@ std::string review(std::string_view group, std::string_view version, std::string
   return out;
 }
 
-std::string gpu_container(std::size_t i, int gpus = 1) {
+inline std::string gpu_container(std::size_t i, int gpus = 1) {
   return R"({"name":"c)" + std::to_string(i) + R"(","image":"i","resources":{"limits":{"nvidia.com/gpu":)" +
          std::to_string(gpus) + "}}}";
 }
 
 // Items joined by commas.
 template <typename Item>
-std::string list(std::size_t n, Item item) {
+inline std::string list(std::size_t n, Item item) {
   std::string out;
   for (std::size_t i = 0; i < n; ++i) {
     if (i) out += ',';
@@ -36,20 +60,34 @@ std::string list(std::size_t n, Item item) {
   return out;
 }
 
-std::string pod(const std::string& spec_members) {
+inline std::string pod(const std::string& spec_members) {
   return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"hostile","namespace":"team-a"},"spec":{)" +
          spec_members + "}}";
 }
 
-std::string pod_review(const std::string& spec_members) { return review("", "v1", "Pod", pod(spec_members)); }
+inline std::string pod_review(const std::string& spec_members) { return review("", "v1", "Pod", pod(spec_members)); }
 
 // n containers of one GPU each: n shares of one floor, 3n shortfalls.
-std::string pod_gpu_containers(std::size_t n) {
+inline std::string pod_gpu_containers(std::size_t n) {
   return pod_review(R"("containers":[)" + list(n, [](std::size_t i) { return gpu_container(i); }) + "]");
 }
 
+// n containers of one GPU each already asking for their share: nothing to
+// raise, so little per container but the walks over the others.
+inline std::string pod_sized_containers(std::size_t n) {
+  return pod_review(
+      R"("containers":[)" +
+      list(
+          n,
+          [](std::size_t i) {
+            return R"({"name":"c)" + std::to_string(i) +
+                   R"(","image":"i","resources":{"requests":{"cpu":"8","memory":"48Gi","ephemeral-storage":"1Gi"},"limits":{"nvidia.com/gpu":1}}})";
+          }) +
+      "]");
+}
+
 // One GPU container and n without GPUs, each asking for cpu and memory.
-std::string pod_other_containers(std::size_t n) {
+inline std::string pod_other_containers(std::size_t n) {
   return pod_review(R"("containers":[)" + gpu_container(0) + "," +
                     list(n,
                          [](std::size_t i) {
@@ -60,14 +98,14 @@ std::string pod_other_containers(std::size_t n) {
 }
 
 // One 1-GPU app container and n init containers of 2 GPUs: n init phases.
-std::string pod_init_phases(std::size_t n) {
+inline std::string pod_init_phases(std::size_t n) {
   return pod_review(R"("containers":[)" + gpu_container(0) + R"(],"initContainers":[)" +
                     list(n, [](std::size_t i) { return gpu_container(i + 1, 2); }) + "]");
 }
 
 // Init containers alternating with sidecars (restartPolicy Always) that
 // ask for cpu: each init container runs beside the sidecars before it.
-std::string pod_sidecars(std::size_t n) {
+inline std::string pod_sidecars(std::size_t n) {
   return pod_review(R"("containers":[)" + gpu_container(0) + R"(],"initContainers":[)" +
                     list(n,
                          [](std::size_t i) {
@@ -80,7 +118,7 @@ std::string pod_sidecars(std::size_t n) {
 
 // n GPU containers, each mounting a memory-backed volume of its own, too
 // small, at /dev/shm.
-std::string pod_shm_volumes(std::size_t n) {
+inline std::string pod_shm_volumes(std::size_t n) {
   return pod_review(
       R"("containers":[)" +
       list(n,
@@ -100,7 +138,7 @@ std::string pod_shm_volumes(std::size_t n) {
 
 // One GPU container, n/2 nodeSelector entries and n/2 required node
 // affinity terms (each ANDed with the nodeSelector).
-std::string pod_scheduling(std::size_t n) {
+inline std::string pod_scheduling(std::size_t n) {
   const std::size_t half = n / 2;
   return pod_review(
       R"("containers":[)" + gpu_container(0) + R"(],"nodeSelector":{)" +
@@ -113,28 +151,28 @@ std::string pod_scheduling(std::size_t n) {
       "]}}}");
 }
 
-std::string workflow(const std::string& metadata_extra, const std::string& spec_members,
-                     std::string_view kind = "Workflow") {
+inline std::string workflow(const std::string& metadata_extra, const std::string& spec_members,
+                            std::string_view kind = "Workflow") {
   return R"({"apiVersion":"argoproj.io/v1alpha1","kind":")" + std::string(kind) +
          R"(","metadata":{"name":"hostile","namespace":"team-a")" + metadata_extra + R"(},"spec":{)" + spec_members +
          "}}";
 }
 
-std::string argo_gpu_template(std::size_t i) {
+inline std::string argo_gpu_template(std::size_t i) {
   return R"({"name":"t)" + std::to_string(i) +
          R"(","container":{"image":"i","resources":{"limits":{"nvidia.com/gpu":1}}}})";
 }
 
-std::string templates(std::size_t n) { return R"("templates":[)" + list(n, argo_gpu_template) + "]"; }
+inline std::string templates(std::size_t n) { return R"("templates":[)" + list(n, argo_gpu_template) + "]"; }
 
 // n templates, each a pod of one GPU: n pods decided, n annotations.
-std::string workflow_templates(std::size_t n) {
+inline std::string workflow_templates(std::size_t n) {
   return review("argoproj.io", "v1alpha1", "Workflow", workflow("", templates(n)));
 }
 
 // n/2 GPU templates under a workflow spec with n/2 volumes, which every
 // template's pod mounts.
-std::string workflow_volumes(std::size_t n) {
+inline std::string workflow_volumes(std::size_t n) {
   const std::size_t half = n / 2;
   return review("argoproj.io", "v1alpha1", "Workflow",
                 workflow("", templates(half) + R"(,"volumes":[)" + list(n - half, [](std::size_t i) {
@@ -144,7 +182,7 @@ std::string workflow_volumes(std::size_t n) {
 
 // n/2 GPU templates under a workflow spec with n/2 nodeSelector entries
 // and tolerations, which every template's pod has.
-std::string workflow_scheduling(std::size_t n) {
+inline std::string workflow_scheduling(std::size_t n) {
   const std::size_t quarter = n / 4;
   return review("argoproj.io", "v1alpha1", "Workflow",
                 workflow("", templates(n - 2 * quarter) + R"(,"nodeSelector":{)" +
@@ -159,7 +197,7 @@ std::string workflow_scheduling(std::size_t n) {
 
 // n/2 templates without GPUs under a workflow with n/2 labels and
 // annotations, which every template reads past.
-std::string workflow_metadata(std::size_t n) {
+inline std::string workflow_metadata(std::size_t n) {
   const std::size_t half = n / 2;
   const std::string annotations =
       R"(,"annotations":{)" + list(half, [](std::size_t i) { return R"("a)" + std::to_string(i) + R"(":"v")"; }) + "}";
@@ -170,7 +208,7 @@ std::string workflow_metadata(std::size_t n) {
 }
 
 // n GPU templates whose templateDefaults hold n junk resources.
-std::string workflow_defaults(std::size_t n) {
+inline std::string workflow_defaults(std::size_t n) {
   const std::size_t half = n / 2;
   return review(
       "argoproj.io", "v1alpha1", "Workflow",
@@ -182,13 +220,13 @@ std::string workflow_defaults(std::size_t n) {
 
 // An UPDATE that changes a label only: every template is compared with
 // the old object's at its place.
-std::string workflow_update(std::size_t n) {
+inline std::string workflow_update(std::size_t n) {
   const std::string spec = templates(n);
   return review("argoproj.io", "v1alpha1", "Workflow", workflow(R"(,"labels":{"new":"1"})", spec), workflow("", spec));
 }
 
 // n/2 GPU templates and a DAG of n/2 tasks, which the GPU-ask scan walks.
-std::string workflow_dag(std::size_t n) {
+inline std::string workflow_dag(std::size_t n) {
   const std::size_t half = n / 2;
   return review(
       "argoproj.io", "v1alpha1", "Workflow",
@@ -200,7 +238,7 @@ std::string workflow_dag(std::size_t n) {
 }
 
 // A JobSet of n replicated jobs, each a pod of one GPU.
-std::string jobset(std::size_t n) {
+inline std::string jobset(std::size_t n) {
   return review(
       "jobset.x-k8s.io", "v1alpha2", "JobSet",
       R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","metadata":{"name":"hostile","namespace":"team-a"},"spec":{"replicatedJobs":[)" +
@@ -213,18 +251,34 @@ std::string jobset(std::size_t n) {
 }
 
 // A kind no table names, holding n GPU pod specs found by their shape.
-std::string unknown_kind(std::size_t n) {
+inline std::string unknown_kind(std::size_t n) {
   return review(
       "example.com", "v1", "Thing",
       R"({"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"hostile","namespace":"team-a"},"spec":{"pods":[)" +
           list(n, [](std::size_t i) { return R"({"containers":[)" + gpu_container(i) + "]}"; }) + "]}}");
 }
 
-}  // namespace
+// A kind no table names, holding n GPU pod specs (which take the object's
+// annotations), under a name and data loader, model and profile annotations
+// of 20n bytes each: strings every pod's decision starts from.
+inline std::string long_strings(std::size_t n) {
+  const std::string padding(20 * n, 'x');
+  const std::string metadata = R"({"name":"h)" + padding + R"(","namespace":"team-a","annotations":{)" +
+                               R"("gpu-sizer.io/dataloader":"workers=1)" + padding + R"(",)" +
+                               R"("gpu-sizer.io/model":"params=7B)" + padding + R"(",)" +
+                               R"("gpu-sizer.io/profile":"p)" + padding + R"("}})";
+  return review("example.com", "v1", "Thing",
+                R"({"apiVersion":"example.com/v1","kind":"Thing","metadata":)" + metadata + R"(,"spec":{"pods":[)" +
+                    list(n, [](std::size_t i) { return R"({"containers":[)" + gpu_container(i) + "]}"; }) + "]}}");
+}
 
-const std::vector<HostileShape>& hostile_shapes() {
+}  // namespace hostile_detail
+
+inline const std::vector<HostileShape>& hostile_shapes() {
+  using namespace hostile_detail;
   static const std::vector<HostileShape> shapes = {
       {"pod-gpu-containers", "1-GPU containers", false, pod_gpu_containers},
+      {"pod-sized-containers", "1-GPU containers asking for their share", true, pod_sized_containers},
       {"pod-other-containers", "containers without GPUs", true, pod_other_containers},
       {"pod-init-phases", "2-GPU init containers", false, pod_init_phases},
       {"pod-sidecars", "init containers and sidecars", true, pod_sidecars},
@@ -239,18 +293,19 @@ const std::vector<HostileShape>& hostile_shapes() {
       {"workflow-dag", "templates and DAG tasks", false, workflow_dag},
       {"jobset", "replicated jobs", false, jobset},
       {"unknown-kind", "pod specs found by shape", false, unknown_kind},
+      {"long-strings", "pod specs found by shape, and 20n-byte name and annotations", false, long_strings},
   };
   return shapes;
 }
 
-const HostileShape& hostile_shape(std::string_view name) {
+inline const HostileShape& hostile_shape(std::string_view name) {
   for (const HostileShape& shape : hostile_shapes()) {
     if (shape.name == name) return shape;
   }
   throw std::invalid_argument("no hostile shape " + std::string(name));
 }
 
-std::size_t items_for_bytes(const HostileShape& shape, std::size_t max_bytes) {
+inline std::size_t items_for_bytes(const HostileShape& shape, std::size_t max_bytes) {
   // Item sizes grow with their index's digits: step down from the linear estimate.
   const std::size_t base = shape.review(0).size();
   const std::size_t per_item = (shape.review(1000).size() - base) / 1000;
@@ -259,4 +314,4 @@ std::size_t items_for_bytes(const HostileShape& shape, std::size_t max_bytes) {
   return n;
 }
 
-}  // namespace gpusizer::bench
+}  // namespace gpusizer::testing
