@@ -62,6 +62,7 @@ namespace {
 struct Memo {
   std::vector<std::size_t> placeable;
   std::vector<std::size_t> nodes;
+  std::vector<std::size_t> shapes;
   std::string why_none;
   std::optional<std::size_t> pool;  // index into the policy's nodeFit.pools
 };
@@ -103,7 +104,19 @@ Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts
     memo.placeable.push_back(i);
     if (classes[i].count(gpu_resource) >= gpus) memo.nodes.push_back(i);
   }
-  if (!memo.nodes.empty()) return memo;
+  if (!memo.nodes.empty()) {
+    const auto same_shape = [&](std::size_t a, std::size_t b) {
+      return classes[a].cpu == classes[b].cpu && classes[a].memory == classes[b].memory &&
+             classes[a].ephemeral_storage == classes[b].ephemeral_storage &&
+             classes[a].count(gpu_resource) == classes[b].count(gpu_resource);
+    };
+    for (std::size_t i : memo.nodes) {
+      if (std::none_of(memo.shapes.begin(), memo.shapes.end(), [&](std::size_t seen) { return same_shape(seen, i); })) {
+        memo.shapes.push_back(i);
+      }
+    }
+    return memo;
+  }
   // None: say why each was left out (rare, so the words are made only here).
   std::map<std::string, std::size_t> reasons;
   std::size_t considered = memo.placeable.size();
@@ -143,6 +156,7 @@ Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy,
   }
   for (std::size_t i : found->placeable) out.placeable.push_back(&inventory.classes[i]);
   for (std::size_t i : found->nodes) out.nodes.push_back(&inventory.classes[i]);
+  for (std::size_t i : found->shapes) out.shapes.push_back(&inventory.classes[i]);
   out.why_none = found->why_none;
   if (found->pool && *found->pool < policy.node_fit.pools.size()) out.pool = &policy.node_fit.pools[*found->pool];
   return out;

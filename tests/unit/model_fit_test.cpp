@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "gpusizer/sizing/policy.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 namespace {
@@ -312,7 +313,7 @@ struct AnnotationErrorCase {
   std::string error;
 };
 
-std::ostream& operator<<(std::ostream& out, const AnnotationErrorCase& c) { return out << c.text; }
+std::ostream& operator<<(std::ostream& out, const AnnotationErrorCase& c) { return out << truncate_utf8(c.text, 80); }
 
 class ModelAnnotationError : public ::testing::TestWithParam<AnnotationErrorCase> {};
 

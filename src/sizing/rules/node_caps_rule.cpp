@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <functional>
-#include <optional>
-#include <set>
 #include <tuple>
 
 #include "gpusizer/sizing/messages.h"
@@ -226,11 +224,8 @@ class Capper {
     const NodeClass* best = nullptr;
     std::tuple<bool, std::array<Quantity, 3>> best_score;
     // Classes that differ only in labels (a shape in each zone) score alike:
-    // each shape once, found in a set (a fleet has dozens of classes, and
-    // every pod of a workflow is placed).
-    std::set<std::tuple<std::optional<Quantity>, std::optional<Quantity>, std::optional<Quantity>, int64_t>> scored;
-    for (const NodeClass* node : candidates_.nodes) {
-      if (!scored.emplace(node->cpu, node->memory, node->ephemeral_storage, node_gpus(*node)).second) continue;
+    // each shape once (found once per pod shape, with the candidates).
+    for (const NodeClass* node : candidates_.shapes) {
       auto score = std::make_tuple(holds(*node, written_, candidates_.gpu_resource), kept(*node, floors));
       if (!best || score > best_score) {
         best = node;
