@@ -20,7 +20,7 @@ BUILD_PACKAGES := g++ cmake make pkg-config \
 TEST_PACKAGES := curl openssl libgtest-dev libgmock-dev \
 	prometheus chromium python3 python3-yaml fonts-dejavu-core fonts-liberation libgl1-mesa-dri \
 	golang-go etcd-server dpkg-dev rsync jq clang libclang-rt-14-dev \
-	libbenchmark-dev nghttp2-client clang-format clang-tidy shellcheck
+	libbenchmark-dev nghttp2-client clang-format clang-tidy shellcheck valgrind
 PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 # The end-to-end test needs a kubectl; Debian's (kubernetes-client, 1.20.2)
 # only when none is on PATH, so a newer one already installed is kept.

@@ -14,8 +14,10 @@ For each server and connection count: throughput at saturation, then the
 latency (p50/p99/max from h2load's per-request log) at one fixed offered
 rate, the same for all the servers (half of the lowest saturation
 throughput at that connection count); resident memory idle and under load;
-start-up time to the first answered POST /mutate; and the micro benchmarks
-of the handler. The result is written as a Markdown document.
+start-up time to the first answered POST /mutate; the micro benchmarks
+of the handler; and the handler on hostile reviews (issue 25: the shapes
+that cost it the most per byte, up to 8 MiB). The result is written as a
+Markdown document.
 
 Before each h2load run, N keep-alive connections are opened at once: a
 server that cannot answer them all (a thread per connection, N past its
@@ -715,6 +717,31 @@ class Bench:
         rows["rss"] = json.loads(run(rss_argv, timeout=300))
         self.results["nodes"] = rows
 
+    def hostile(self):
+        """The handler on the reviews that cost it the most per byte (issue 25,
+        bench/micro/hostile_bench.cpp), in process on core 1: each shape at 16,
+        64 and 256 KiB and 8 MiB on both endpoints, and the issue's pods and
+        workflows by count. --quick runs the 16 KiB ones only."""
+        min_time = "0.01" if self.args.quick else "0.2"
+        pattern = "^hostile/.*/16KiB/" if self.args.quick else "^hostile"
+        argv = ["taskset", "-c", str(SERVER_CORE), self.binaries["micro"], "--benchmark_format=json",
+                f"--benchmark_filter={pattern}", f"--benchmark_min_time={min_time}"]
+        self.commands.append(("hostile reviews (pinned to core 1)", shlex.join(str(a) for a in argv)))
+        log("hostile reviews: " + shlex.join(str(a) for a in argv))
+        data = json.loads(run(argv, timeout=3600))
+        rows = []
+        for b in data.get("benchmarks", []):
+            if b.get("error_occurred"):
+                raise BenchError(f"hostile benchmark {b.get('name')}: {b.get('error_message')}")
+            unit = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b.get("time_unit", "ns")]
+            family, shape, endpoint, size = b["name"].split("/")[:4]
+            rows.append({"family": family, "shape": shape, "endpoint": endpoint, "size": size,
+                         "ms": b["real_time"] * unit, "cpu_ms": b["cpu_time"] * unit,
+                         "items": b.get("items", 0), "kib": b.get("body_KiB", 0)})
+        if not rows:
+            raise BenchError("the hostile benchmarks ran nothing")
+        self.results["hostile"] = rows
+
     # --- the run ----------------------------------------------------------------
 
     def run(self):
@@ -876,6 +903,7 @@ class Bench:
 
         self.micro()
         self.nodes()
+        self.hostile()
 
 
 # --- the document --------------------------------------------------------------------
@@ -941,6 +969,55 @@ def targets(results):
         rows.append((f"| inventory memory per node (heap kept by the watch and its snapshot) | {per_node:.0f} B | "
                      f"< 2048 B | {'met' if per_node < 2048 else '**NOT met**'} |", per_node < 2048))
     return rows
+
+
+def render_hostile(w, rows):
+    """Issue 25: the handler on hostile reviews, and the worst per KiB."""
+    sizes = ["16KiB", "64KiB", "256KiB", "8MiB"]
+    by_size = [row for row in rows if row["family"] == "hostile"]
+    w("## Hostile reviews (issue 25)")
+    w("")
+    w(f"The whole handler (as in the micro benchmarks above), in process, pinned to core {SERVER_CORE}, on "
+      "AdmissionReviews built to cost the most per byte (`tests/support/hostile_reviews.h`, "
+      "`bench/micro/hostile_bench.cpp`), each the largest of its shape within the body size, with the generated "
+      "5,000-node inventory. Time per review (wall-clock), and per KiB of body.")
+    w("")
+    w("| shape | endpoint | " + " | ".join(sizes) + " | per KiB at 8 MiB |")
+    w("| --- | --- |" + " ---: |" * (len(sizes) + 1))
+    shapes = list(dict.fromkeys(row["shape"] for row in by_size))
+    for shape in shapes:
+        for endpoint in ("mutate", "validate"):
+            cells = {row["size"]: row for row in by_size if row["shape"] == shape and row["endpoint"] == endpoint}
+            if not cells:
+                continue
+            times = [f"{cells[size]['ms']:.2f} ms" if size in cells else "" for size in sizes]
+            big = cells.get("8MiB")
+            per_kib = f"{1000 * big['ms'] / big['kib']:.0f} µs" if big and big["kib"] else ""
+            w(f"| `{shape}` | {endpoint} | " + " | ".join(times) + f" | {per_kib} |")
+    w("")
+    w("The worst shape per body size and endpoint: the handler's time per KiB of body, and the review's time.")
+    w("")
+    w("| body | endpoint | worst shape | per KiB | review |")
+    w("| --- | --- | --- | ---: | ---: |")
+    for size in sizes:
+        for endpoint in ("mutate", "validate"):
+            cells = [row for row in by_size if row["size"] == size and row["endpoint"] == endpoint and row["kib"]]
+            if not cells:
+                continue
+            worst = max(cells, key=lambda row: row["ms"] / row["kib"])
+            w(f"| {size} | {endpoint} | `{worst['shape']}` | {1000 * worst['ms'] / worst['kib']:.0f} µs | "
+              f"{worst['ms']:.1f} ms |")
+    w("")
+    by_count = [row for row in rows if row["family"] == "hostile_n"]
+    if by_count:
+        w("The issue's cases by count, without an inventory:")
+        w("")
+        w("| shape | endpoint | items | body | time |")
+        w("| --- | --- | ---: | ---: | ---: |")
+        for row in by_count:
+            w(f"| `{row['shape']}` | {row['endpoint']} | {row['items']:.0f} | {row['kib'] / 1024:.1f} MiB | "
+              f"{row['ms']:.0f} ms |")
+        w("")
 
 
 def render(bench, results):
@@ -1170,6 +1247,9 @@ def render(bench, results):
                             ("nodes_decide/with_5000_nodes", "handler, main workload, 5,000-node inventory")):
             w(f"| {label} (CPU time) | {n[name]['cpu_us']:.2f} µs |")
         w("")
+
+    if r.get("hostile"):
+        render_hostile(w, r["hostile"])
 
     w("## Analysis")
     w("")

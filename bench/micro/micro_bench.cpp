@@ -1,20 +1,25 @@
 // Micro benchmarks (Google Benchmark): quantity parsing, the sizing
 // decision, and the whole handler (request bytes in, answer bytes out) for
 // every file of the workload set (bench/workloads/index.json).
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 
+#include "generated_nodes.h"
 #include "gpusizer/admission/review.h"
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
+#include "support/hostile_reviews.h"
 
 namespace {
 
@@ -76,17 +81,43 @@ void register_handlers(const std::string& dir) {
   }
 }
 
-}  // namespace
+// --hostile=SHAPE:N prints the review hostile_bench.cpp measures (for curl);
+// --hostile=SHAPE:N:ENDPOINT[:nodes|:classes] answers it once, with the
+// generated inventory (or one node of each of its classes) when asked, and
+// prints the handler's time (for callgrind, and for sizes too slow to
+// repeat).
+int hostile_once(const std::string& spec) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0; start <= spec.size();) {
+    const std::size_t colon = std::min(spec.find(':', start), spec.size());
+    parts.push_back(spec.substr(start, colon - start));
+    start = colon + 1;
+  }
+  const std::string review = gpusizer::testing::hostile_shape(parts.at(0)).review(std::stoul(parts.at(1)));
+  if (parts.size() == 2) {
+    std::fwrite(review.data(), 1, review.size(), stdout);
+    return 0;
+  }
+  const Endpoint endpoint = parts.at(2) == "validate" ? Endpoint::kValidate : Endpoint::kMutate;
+  const std::string inventory = parts.size() > 3 ? parts[3] : "";
+  const auto nodes =
+      inventory == "nodes" || inventory == "classes" ? generated_inventory(inventory == "classes") : nullptr;
+  const auto started = std::chrono::steady_clock::now();
+  const auto reply = gpusizer::handle_review(gpusizer::default_policy(), endpoint, review, nodes.get());
+  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - started;
+  std::printf("%s: %zu bytes, HTTP %d, %s, %zu bytes answered, %.1f ms\n", spec.c_str(), review.size(), reply.status,
+              std::string(gpusizer::to_string(reply.outcome.decision)).c_str(), reply.body.size(), took.count());
+  return 0;
+}
 
-// bench/node_bench.cpp: the generated 5,000-node list, for the RSS run
-// (bench/node_rss.py).
-const std::string& generated_node_list();
+}  // namespace
 
 int main(int argc, char** argv) {
   std::string dir = GPU_SIZER_SOURCE_DIR "/bench/workloads";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--workloads=", 0) == 0) dir = arg.substr(12);
+    if (arg.rfind("--hostile=", 0) == 0) return hostile_once(arg.substr(10));
     if (arg == "--print-node-list") {
       std::fwrite(generated_node_list().data(), 1, generated_node_list().size(), stdout);
       return 0;

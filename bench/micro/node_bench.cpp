@@ -15,6 +15,7 @@
 #include <malloc.h>
 #include <nlohmann/json.hpp>
 
+#include "generated_nodes.h"
 #include "gpusizer/admission/review.h"
 #include "gpusizer/json/json_view.h"
 #include "gpusizer/nodes/node_reader.h"
@@ -145,6 +146,14 @@ json node_json(const Shape& shape, int index) {
 }
 
 // The fleet as one NodeList page, as GET /api/v1/nodes answers it.
+std::string list_of(const json& items) {
+  return json({{"kind", "NodeList"},
+               {"apiVersion", "v1"},
+               {"metadata", {{"resourceVersion", "99999"}}},
+               {"items", items}})
+      .dump();
+}
+
 const std::string& node_list() {
   static const std::string text = [] {
     int total_weight = 0;
@@ -156,11 +165,20 @@ const std::string& node_list() {
       for (int i = 0; i < count; ++i) items.push_back(node_json(shape, index++));
     }
     for (; index < kNodes; ++index) items.push_back(node_json(shapes().front(), index));
-    return json({{"kind", "NodeList"},
-                 {"apiVersion", "v1"},
-                 {"metadata", {{"resourceVersion", "99999"}}},
-                 {"items", items}})
-        .dump();
+    return list_of(items);
+  }();
+  return text;
+}
+
+// One node of each class of the fleet: each shape in each of the 3 zones.
+const std::string& class_list() {
+  static const std::string text = [] {
+    json items = json::array();
+    int index = 0;
+    for (const Shape& shape : shapes()) {
+      for (int zone = 0; zone < 3; ++zone) items.push_back(node_json(shape, index++));
+    }
+    return list_of(items);
   }();
   return text;
 }
@@ -238,3 +256,13 @@ BENCHMARK_CAPTURE(nodes_decide, with_5000_nodes, true)->Unit(benchmark::kMicrose
 }  // namespace
 
 const std::string& generated_node_list() { return node_list(); }
+
+std::shared_ptr<const gpusizer::NodeInventory> generated_inventory(bool one_node_per_class) {
+  gpusizer::JsonReader reader;
+  if (one_node_per_class) {
+    static const auto classes = relist(class_list(), reader);
+    return classes;
+  }
+  static const auto fleet = relist(node_list(), reader);
+  return fleet;
+}

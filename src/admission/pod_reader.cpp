@@ -11,12 +11,6 @@
 
 namespace gpusizer {
 
-Result<Quantity> quantity_from_json(JsonView value) {
-  if (value.is_string()) return Quantity::parse(value.string());
-  if (value.is_number()) return Quantity::parse(value.text());
-  return Status::invalid_argument("must be a quantity such as \"64Gi\" or 4, found " + std::string(value.type_name()));
-}
-
 namespace {
 
 // More GPUs than this in one container is a typo, not a machine; refusing
@@ -35,19 +29,6 @@ class FieldName {
   const std::vector<std::string>* path_ = nullptr;
   std::string text_;
 };
-
-bool is_unresolved(JsonView value) {
-  const std::string_view text = value.string();
-  return text.find("{{") != std::string_view::npos || text.find("$(") != std::string_view::npos;
-}
-
-// Adds the string members of object whose key is wanted and that map
-// lacks: earlier sources win.
-void add_strings(JsonView object, std::map<std::string, std::string, std::less<>>& map, auto wanted) {
-  object.for_each_member([&](std::string_view key, JsonView value) {
-    if (value.is_string() && wanted(key) && !map.contains(key)) map.emplace(key, value.string());
-  });
-}
 
 class PodReader {
  public:
@@ -76,25 +57,26 @@ class PodReader {
     if (holds_gpus(facts().app) || holds_gpus(facts().init)) {
       switch (target_.ref.shape) {
         case PodShape::kArgoTemplate: {
-          read_volumes(pod()["volumes"], absolute({"volumes"}));
-          std::vector<std::string> workflow = target_.ref.workflow_spec_path;
-          workflow.push_back("volumes");
-          read_volumes(target_.ref.workflow_spec["volumes"], std::move(workflow));
-          read_scheduling(pod());
-          read_scheduling(target_.ref.workflow_spec);
+          read_volume_list(pod()["volumes"], absolute({"volumes"}), facts());
+          read_scheduling(policy_, pod(), facts());
+          // The workflow's volumes and scheduling, read once for all of its
+          // templates: the template's second volume list, and what it does
+          // not set itself.
+          facts().workflow = workflow().fields;
+          facts().volume_lists.push_back(facts().workflow->spec.volume_lists.at(1));
           break;
         }
         case PodShape::kPod:
-          read_volumes(pod()["spec"]["volumes"], absolute({"spec", "volumes"}));
-          read_scheduling(pod()["spec"]);
+          read_volume_list(pod()["spec"]["volumes"], absolute({"spec", "volumes"}), facts());
+          read_scheduling(policy_, pod()["spec"], facts());
           break;
         case PodShape::kPodSpec:
-          read_volumes(pod()["volumes"], absolute({"volumes"}));
-          read_scheduling(pod());
+          read_volume_list(pod()["volumes"], absolute({"volumes"}), facts());
+          read_scheduling(policy_, pod(), facts());
           break;
         case PodShape::kContainer:
           // The operator builds the pod and its volumes: none to add to.
-          read_scheduling(target_.ref.scheduling);
+          read_scheduling(policy_, target_.ref.scheduling, facts());
           break;
       }
     }
@@ -130,35 +112,13 @@ class PodReader {
                !annotations.is_null() && !annotations.is_object()) {
       problem(field({"metadata", "annotations"}), "is not an object");
     }
-    // Only the labels and annotations the decision reads are copied: one
-    // last-applied-configuration annotation can be most of a review.
-    auto wanted_label = [&](std::string_view key) {
-      return key == policy_.node_fit.pool_label || selection_reads(policy_, ProfileRule::Subject::kLabel, key);
-    };
-    // The data loader, model and GPU describe one pod: they are read from
-    // its own metadata only, as the Pods a workload creates carry them
-    // (an Argo workflow's annotations do not reach its Pods). A pod spec or
-    // container written without metadata (KServe, NIMService, TrainJob)
-    // has the object's: its operator copies them to the pods it makes.
-    const bool own_metadata = has_own_metadata(target_.ref.shape);
-    auto describes_the_pod = [](std::string_view key) {
-      return key == kDataLoaderKey || key == kModelKey || key == kGpuKey;
-    };
-    auto wanted_annotation = [&](std::string_view key) {
-      return key == kMutateOptOutKey || describes_the_pod(key) ||
-             selection_reads(policy_, ProfileRule::Subject::kAnnotation, key);
-    };
-    auto wanted_parent_annotation = [&](std::string_view key) {
-      return (!own_metadata || !describes_the_pod(key)) && wanted_annotation(key);
-    };
     SelectionInput& selection = facts().selection;
-    add_strings(metadata["annotations"], selection.annotations, wanted_annotation);
-    add_strings(target_.parent_metadata["annotations"], selection.annotations, wanted_parent_annotation);
-    for (const JsonView source : {metadata, target_.parent_metadata}) {
-      add_strings(source["labels"], selection.labels, wanted_label);
-      for (const char* key : {"name", "generateName"}) {
-        if (selection.name.empty()) selection.name = string_member(source, key);
-      }
+    read_wanted_metadata(policy_, metadata, true, {selection.labels, selection.annotations, selection.name});
+    // The object's, read once for all of its templates.
+    selection.inherited = target_.inherited;
+    if (!selection.inherited && !target_.parent_metadata.is_absent()) {
+      selection.inherited =
+          read_inherited_selection(policy_, target_.parent_metadata, has_own_metadata(target_.ref.shape));
     }
     selection.template_name = target_.ref.template_name;
     selection.replica_type = target_.ref.replica_type;
@@ -205,7 +165,7 @@ class PodReader {
   // A container with no pod around it: its resources are under
   // ref.resources_key, and the operator that builds its pod names it.
   void read_container_only() {
-    read_container(pod(), target_.ref.path, Role::kApp, JsonView(), "", "", -1, target_.ref.resources_key);
+    read_container(pod(), target_.ref.path, Role::kApp, nullptr, "", -1, target_.ref.resources_key);
   }
 
   // Argo runs the template's container, script or containerSet as the main
@@ -220,8 +180,10 @@ class PodReader {
     for (const char* key : {"container", "script"}) {
       const JsonView item = pod()[key];
       if (item.is_null()) continue;
-      read_container(item, absolute({key}), Role::kApp, target_.ref.template_defaults[key],
-                     std::string("templateDefaults.") + key, "main");
+      const ArgoWorkflow& defaults = workflow();
+      read_container(item, absolute({key}), Role::kApp,
+                     std::string_view(key) == "container" ? &defaults.container_defaults : &defaults.script_defaults,
+                     "main");
     }
     read_list(pod()["containerSet"]["containers"], {"containerSet", "containers"}, Role::kApp);
     read_list(pod()["sidecars"], {"sidecars"}, Role::kApp);
@@ -234,100 +196,6 @@ class PodReader {
     if (!volumes.is_null() && !volumes.is_array()) problem(field(tokens), "is not a list");
   }
 
-  // The volumes of one list: their names, and the size of the memory-backed
-  // ones (a sizeLimit that does not parse is the /dev/shm rule's problem,
-  // when it reads that volume).
-  void read_volumes(JsonView list, std::vector<std::string> path) {
-    const std::size_t list_index = facts().volume_lists.size();
-    facts().volume_lists.push_back(std::move(path));
-    std::size_t index = 0;
-    list.for_each_element([&](JsonView volume) {
-      VolumeFacts read{volume["name"].string(), list_index, index++};
-      const JsonView empty_dir = volume["emptyDir"];
-      read.memory_backed = empty_dir.is_object() && empty_dir["medium"].string() == "Memory";
-      const JsonView size_limit = read.memory_backed ? empty_dir["sizeLimit"] : JsonView();
-      if (!size_limit.is_null()) {
-        auto size = quantity_from_json(size_limit);
-        if (size) {
-          read.size_limit = size.value();
-        } else {
-          read.size_limit_error = size.error();
-        }
-      }
-      facts().volumes.push_back(std::move(read));
-    });
-  }
-
-  // Where the pod may run: its nodeSelector entries, its required node
-  // affinity, tolerations and nodeName, and the GPU products the affinity
-  // allows. An earlier source (an Argo template) wins over a later one
-  // (its workflow): key by key for the nodeSelector, as a whole for the rest.
-  void read_scheduling(JsonView spec) {
-    add_strings(spec["nodeSelector"], facts().node_selector, [](std::string_view) { return true; });
-    if (facts().node_name.empty()) facts().node_name = string_member(spec, "nodeName");
-    if (facts().tolerations.empty()) read_tolerations(spec["tolerations"]);
-    const JsonView terms =
-        spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
-    if (facts().has_affinity || !terms.is_array()) return;
-    facts().has_affinity = true;
-    terms.for_each_element([&](JsonView term) {
-      NodeSelectorTerm read;
-      for (const auto& list : {std::pair{"matchExpressions", false}, std::pair{"matchFields", true}}) {
-        const bool field = list.second;  // a lambda cannot capture a structured binding in C++20
-        term[list.first].for_each_element([&](JsonView expression) {
-          if (auto requirement = read_requirement(expression, field))
-            read.requirements.push_back(std::move(*requirement));
-        });
-      }
-      facts().affinity_terms.push_back(std::move(read));
-    });
-    // Terms are ORed: the products are known only when every term names them.
-    std::vector<std::string> products;
-    bool every_term = !facts().affinity_terms.empty();
-    for (const NodeSelectorTerm& term : facts().affinity_terms) {
-      bool names_product = false;
-      for (const NodeRequirement& requirement : term.requirements) {
-        if (requirement.field || requirement.key != policy_.gpu_memory.product_label ||
-            requirement.op != NodeRequirement::Op::kIn) {
-          continue;
-        }
-        names_product = true;
-        products.insert(products.end(), requirement.values.begin(), requirement.values.end());
-      }
-      every_term = every_term && names_product;
-    }
-    if (every_term) facts().affinity_products = std::move(products);
-  }
-
-  // One matchExpressions (or matchFields) entry; nullopt for an operator the
-  // API server would refuse, which then does not narrow the nodes.
-  static std::optional<NodeRequirement> read_requirement(JsonView expression, bool field) {
-    static constexpr std::pair<std::string_view, NodeRequirement::Op> kOps[] = {
-        {"In", NodeRequirement::Op::kIn},         {"NotIn", NodeRequirement::Op::kNotIn},
-        {"Exists", NodeRequirement::Op::kExists}, {"DoesNotExist", NodeRequirement::Op::kDoesNotExist},
-        {"Gt", NodeRequirement::Op::kGt},         {"Lt", NodeRequirement::Op::kLt}};
-    const std::string_view op = expression["operator"].string();
-    const auto* found =
-        std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& entry) { return entry.first == op; });
-    if (found == std::end(kOps)) return std::nullopt;
-    NodeRequirement requirement{string_member(expression, "key"), found->second, {}, field};
-    expression["values"].for_each_element([&](JsonView value) {
-      if (value.is_string()) requirement.values.emplace_back(value.string());
-    });
-    return requirement;
-  }
-
-  void read_tolerations(JsonView tolerations) {
-    tolerations.for_each_element([&](JsonView item) {
-      Toleration toleration;
-      toleration.key = string_member(item, "key");
-      toleration.exists = item["operator"].string() == "Exists";
-      toleration.value = string_member(item, "value");
-      if (item["effect"].is_string()) toleration.effect = string_member(item, "effect");
-      facts().tolerations.push_back(std::move(toleration));
-    });
-  }
-
   void read_list(JsonView list, const std::vector<std::string>& tokens, Role role) {
     if (list.is_null()) return;
     if (!list.is_array()) {
@@ -338,17 +206,16 @@ class PodReader {
     list.for_each_element([&](JsonView item) {
       std::vector<std::string> path = absolute(tokens);
       path.push_back(std::to_string(index));
-      read_container(item, std::move(path), role, JsonView(), "", "", role == Role::kInit ? index : -1);
+      read_container(item, std::move(path), role, nullptr, "", role == Role::kInit ? index : -1);
       ++index;
     });
   }
 
   // unnamed: the name a container without one gets at run time (Argo calls
   // its main container "main"); empty means its field path. defaults:
-  // Argo's templateDefaults for this container, or absent.
-  void read_container(JsonView item, std::vector<std::string> path, Role role, JsonView defaults,
-                      const std::string& defaults_field, const std::string& unnamed, int init_index = -1,
-                      const std::string& resources_key = "resources") {
+  // Argo's templateDefaults for this container, or nullptr.
+  void read_container(JsonView item, std::vector<std::string> path, Role role, const ResourcesRead* defaults,
+                      const std::string& unnamed, int init_index = -1, const std::string& resources_key = "resources") {
     if (!item.is_object()) {
       problem(field_path(path), "is not an object");
       return;
@@ -361,8 +228,8 @@ class PodReader {
     container.name = string_member(item, "name");
     if (container.name.empty()) container.name = unnamed.empty() ? where.text() : unnamed;
     // The template's values win over its defaults, key by key.
-    read_resources(item, where, container);
-    if (defaults.is_object()) read_resources(defaults, FieldName(defaults_field), container);
+    take(read_resources(policy_, item, container.resources_key, [&] { return where.text(); }), container);
+    if (defaults) take(*defaults, container);
     for (const auto& resource : policy_.gpu_resources) {
       const int64_t count = gpu_count(container, resource, where);
       if (count > 0 && container.gpu_resource.empty()) container.gpu_resource = resource;
@@ -392,44 +259,20 @@ class PodReader {
     return volume;
   }
 
-  void read_resources(JsonView item, const FieldName& field, ContainerFacts& container) {
-    const JsonView resources = item[container.resources_key];
-    if (resources.is_null()) return;
-    const std::string resources_field = field.text() + "." + container.resources_key;
-    if (!resources.is_object()) {
-      problem(resources_field, "is not an object");
-      return;
-    }
-    read_quantities(resources, "requests", resources_field, container.requests);
-    read_quantities(resources, "limits", resources_field, container.limits);
+  // Adds what was read to the container, each resource's first value kept.
+  void take(const ResourcesRead& read, ContainerFacts& container) {
+    container.requests.add_all(read.requests);
+    container.limits.add_all(read.limits);
+    for (const ResourcesRead::Problem& each : read.problems) problem(each.field, each.what, each.gpu);
+    reading_.unresolved.insert(reading_.unresolved.end(), read.unresolved.begin(), read.unresolved.end());
+    reading_.unresolved_gpu = reading_.unresolved_gpu || read.unresolved_gpu;
   }
 
-  void read_quantities(JsonView resources, std::string_view key, const std::string& resources_field, Quantities& out) {
-    const JsonView map = resources[key];
-    if (map.is_null()) return;
-    auto map_field = [&] { return resources_field + "." + std::string(key); };
-    if (!map.is_object()) {
-      problem(map_field(), "is not an object");
-      return;
-    }
-    map.for_each_member([&](std::string_view resource, JsonView value) {
-      const bool gpu = policy_.is_gpu_resource(resource);
-      if (!gpu && resource != kCpu && resource != kMemory && resource != kEphemeralStorage) return;
-      auto quantity = quantity_from_json(value);
-      if (!quantity && is_unresolved(value)) {
-        // A template parameter, filled in when the workflow runs: not an
-        // error, but nothing to decide on until the Pod exists.
-        reading_.unresolved.push_back(std::string(resource) + " is " + in_quotes(value.string()));
-        reading_.unresolved_gpu = reading_.unresolved_gpu || gpu;
-      } else if (!quantity) {
-        problem(map_field() + "." + std::string(resource), quantity.error(), gpu);
-      } else if (quantity.value().is_negative()) {
-        problem(map_field() + "." + std::string(resource),
-                "must not be negative, found " + quantity.value().to_string(), gpu);
-      } else {
-        out.add(resource, quantity.value());  // keeps an earlier (template) value over a default
-      }
-    });
+  // The Argo template's workflow, as decide_object read it for all of its
+  // templates, or read now for this one.
+  const ArgoWorkflow& workflow() {
+    if (!workflow_) workflow_ = target_.workflow ? target_.workflow : read_argo_workflow(policy_, target_.ref);
+    return *workflow_;
   }
 
   int64_t gpu_count(const ContainerFacts& container, const std::string& resource, const FieldName& field) {
@@ -459,6 +302,7 @@ class PodReader {
   const Policy& policy_;
   const PodTarget& target_;
   PodReading reading_;
+  std::shared_ptr<const ArgoWorkflow> workflow_;
 };
 
 }  // namespace

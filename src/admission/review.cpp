@@ -180,6 +180,7 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
   // Messages name the object as Kubernetes would; a name it would refuse
   // (a forged review's megabyte namespace) is quoted short.
   const std::string object_text = shown_object(id.namespace_name, id.name);
+  const std::string kind_text = shown_kind(id.kind);
   ObjectDecision decision;
   const Mode mode = policy.mode_for(id.namespace_name);
   const auto& long_lived = policy.long_lived.kinds;
@@ -200,9 +201,17 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
   if (endpoint == Endpoint::kValidate && !is_pod && spec_changed) {
     describe_object(id, object_text, object, discovered, refs, is_gpu, decision);
   }
+  PathReader old_paths(old_object);
+  const JsonView parent_metadata = is_pod ? JsonView() : object["metadata"];
+  // What the templates take from the object, read once for all of them:
+  // its metadata (as templates with metadata of their own take it, and as
+  // the others do), and each Argo workflow spec.
+  std::shared_ptr<const InheritedSelection> inherited[2];
+  std::shared_ptr<const ArgoWorkflow> workflow;
+  std::vector<std::string> workflow_path;  // of the spec `workflow` was read from
   for (const PodTemplateRef& ref : refs) {
     if (!old_object.is_absent()) {
-      const JsonView old_template = at_path(old_object, ref.path);
+      const JsonView old_template = old_paths.at(ref.path);
       if (!old_template.is_absent() && old_template == ref.pod) continue;
     }
     std::string label;
@@ -215,18 +224,28 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
       label = field_path(ref.path) + " ";
     }
     const std::string description =
-        is_pod ? "pod " + object_text : shown_kind(id.kind) + " " + object_text + " " + label;
+        is_pod ? "pod " + object_text : kind_text + " " + object_text + " " + label;
+    std::shared_ptr<const InheritedSelection>& selection = inherited[has_own_metadata(ref.shape) ? 1 : 0];
+    if (!selection && !is_pod) {
+      selection = read_inherited_selection(policy, parent_metadata, has_own_metadata(ref.shape));
+    }
+    if (ref.shape == PodShape::kArgoTemplate && (!workflow || workflow_path != ref.workflow_spec_path)) {
+      workflow = read_argo_workflow(policy, ref);
+      workflow_path = ref.workflow_spec_path;
+    }
     const PodTarget target{ref,
                            description.substr(0, description.find_last_not_of(' ') + 1),
                            mode,
-                           is_pod ? JsonView() : object["metadata"],
+                           parent_metadata,
                            label,
                            explain,
                            nodes,
-                           id.kind,
+                           kind_text,
                            sized_at_creation,
                            is_pod && id.admitted,
-                           discovered};
+                           discovered,
+                           selection,
+                           ref.shape == PodShape::kArgoTemplate ? workflow : nullptr};
     decision.pods.push_back(decide_pod(policy, endpoint, target, patch));
   }
   return decision;

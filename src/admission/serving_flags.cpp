@@ -46,6 +46,9 @@ void read_serving_flags(JsonView item, ContainerFacts& container) {
     }
     return {};
   };
+  // Most containers give none of them: nothing to parse (a parse of
+  // nothing words its error, thousands of times in a large pod).
+  if (words.empty()) return;
   const auto share = read_decimal(flag({"--gpu-memory-utilization"}), 3, 1, 1000);
   container.gpu_memory_utilization = share ? share.value() : 0;
   const auto tensor = read_whole(flag({"--tensor-parallel-size", "-tp"}), 1, 1'000'000);

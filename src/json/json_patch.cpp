@@ -4,15 +4,6 @@
 
 namespace gpusizer {
 
-JsonView PatchBuilder::child(JsonView node, std::string_view pointer, const std::string& token) {
-  if (!node.is_array()) return node.child(token);
-  auto slot = arrays_.find(pointer);
-  if (slot == arrays_.end()) slot = arrays_.emplace(pointer, node.elements()).first;
-  const auto index = array_index(token);
-  if (!index || *index >= slot->second.size()) return {};
-  return slot->second[*index];
-}
-
 void PatchBuilder::add_operation(std::string_view pointer, std::span<const std::string> nested_keys,
                                  std::string_view value, bool json) {
   if (overflowed_) return;
@@ -48,9 +39,9 @@ void PatchBuilder::set_json(const std::vector<std::string>& tokens, std::string_
 
 void PatchBuilder::append_json(const std::vector<std::string>& array_tokens, std::string_view json_value) {
   std::string pointer;
-  JsonView node = document_;
+  JsonView node = document_.root();
   for (const auto& token : array_tokens) {
-    node = child(node, pointer, token);
+    node = document_.child(node, pointer, token);
     append_pointer_token(pointer, token);
   }
   if (node.is_array() || created_.contains(pointer)) {
@@ -72,11 +63,11 @@ void PatchBuilder::put(const std::vector<std::string>& tokens, std::string_view 
   walked_.resize(depth);
   std::string& pointer = pointer_;  // grows token by token as the walk goes down
   pointer.resize(depth == 0 ? 0 : walked_.back().pointer_length);
-  JsonView node = depth == 0 ? document_ : walked_.back().node;
+  JsonView node = depth == 0 ? document_.root() : walked_.back().node;
   for (; depth + 1 < tokens.size(); ++depth) {
     const std::size_t parent_length = pointer.size();
     append_pointer_token(pointer, tokens[depth]);
-    node = child(node, std::string_view(pointer).substr(0, parent_length), tokens[depth]);
+    node = document_.child(node, std::string_view(pointer).substr(0, parent_length), tokens[depth]);
     // A null map is as good as a missing one: `add` replaces it.
     if (!node.is_null() || created_.contains(pointer)) {
       walked_.push_back({tokens[depth], pointer.size(), node});

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "gpusizer/json/json_text.h"
+#include "gpusizer/json/paths.h"
 
 namespace gpusizer {
 
@@ -102,10 +103,25 @@ JsonView JsonView::child(std::string_view token) const {
   return JsonView(item);
 }
 
-JsonView at_path(JsonView root, const std::vector<std::string>& tokens) {
-  JsonView node = root;
-  for (const std::string& token : tokens) node = node.child(token);
+JsonView at_path(JsonView root, const std::vector<std::string>& tokens) { return PathReader(root).at(tokens); }
+
+JsonView PathReader::at(const std::vector<std::string>& tokens) {
+  std::string pointer;
+  JsonView node = root_;
+  for (const std::string& token : tokens) {
+    node = child(node, pointer, token);
+    append_pointer_token(pointer, token);
+  }
   return node;
+}
+
+JsonView PathReader::child(JsonView node, std::string_view pointer, const std::string& token) {
+  if (!node.is_array()) return node.child(token);
+  auto slot = arrays_.find(pointer);
+  if (slot == arrays_.end()) slot = arrays_.emplace(pointer, node.elements()).first;
+  const auto index = array_index(token);
+  if (!index || *index >= slot->second.size()) return {};
+  return slot->second[*index];
 }
 
 namespace {

@@ -1,155 +1,14 @@
 #include "gpusizer/sizing/candidates.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 
 #include "gpusizer/sizing/node_fit.h"
+#include "gpusizer/sizing/placement.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 namespace {
-
-// A label value as the scheduler reads it for Gt and Lt: an int64
-// (strconv.ParseInt); nullopt for anything else.
-std::optional<int64_t> whole(std::string_view text) {
-  int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-bool requirement_holds(const NodeRequirement& requirement, const std::string* value) {
-  const auto& values = requirement.values;
-  const auto listed = [&] { return value && std::find(values.begin(), values.end(), *value) != values.end(); };
-  switch (requirement.op) {
-    case NodeRequirement::Op::kIn: return listed();
-    case NodeRequirement::Op::kNotIn: return !listed();
-    case NodeRequirement::Op::kExists: return value != nullptr;
-    case NodeRequirement::Op::kDoesNotExist: return value == nullptr;
-    case NodeRequirement::Op::kGt:
-    case NodeRequirement::Op::kLt: {
-      if (!value || values.size() != 1) return false;
-      const auto have = whole(*value);
-      const auto bound = whole(values.front());
-      if (!have || !bound) return false;
-      return requirement.op == NodeRequirement::Op::kGt ? *have > *bound : *have < *bound;
-    }
-  }
-  return false;
-}
-
-// The pod's placement constraints, made once and tried on each class.
-class Filter {
- public:
-  Filter(const Policy& policy, const PodFacts& pod) : pod_(pod), tolerations_(pod.tolerations) {
-    // The ExtendedResourceToleration admission plugin: a pod asking for an
-    // extended resource tolerates that resource's NoSchedule taint. A Pod
-    // under review already has what the plugin adds, if it runs.
-    if (policy.node_fit.extended_resource_toleration && !pod.tolerations_final) {
-      for (const std::string& resource : policy.gpu_resources) {
-        if (asks_for(resource)) tolerations_.push_back({resource, true, "", std::string("NoSchedule")});
-      }
-    }
-    for (const auto& [key, value] : pod.node_selector) pinned_.push_back({key, NodeRequirement::Op::kIn, {value}});
-    if (!pod.node_name.empty()) pinned_.push_back({"metadata.name", NodeRequirement::Op::kIn, {pod.node_name}, true});
-    // nodeSelector and nodeName hold with each affinity term: all of a
-    // term's on one node of the class. A term without requirements matches
-    // no node; no affinity, any.
-    if (!pod.has_affinity || pod.affinity_terms.empty()) {
-      terms_.push_back(pinned_);
-      return;
-    }
-    for (const NodeSelectorTerm& term : pod.affinity_terms) {
-      if (term.requirements.empty()) continue;
-      terms_.push_back(term.requirements);
-      terms_.back().insert(terms_.back().end(), pinned_.begin(), pinned_.end());
-    }
-  }
-
-  // Everything placeable() reads of the pod, as one string: pods that
-  // write the same constraints get the same candidates.
-  std::string signature() const {
-    // Whether the pod names its node: the kubelet's rules, not the
-    // scheduler's (the same name pinned by affinity is not).
-    std::string out = pod_.node_name.empty() ? "s" : "n";
-    const auto add = [&](std::string_view text) {
-      out += text;
-      out += '\x1f';
-    };
-    for (const Toleration& t : tolerations_) {
-      add(t.key);
-      add(t.exists ? "E" : "=");
-      add(t.value);
-      add(t.effect ? *t.effect : "*");
-    }
-    out += '\x1e';
-    for (const auto& term : terms_) {
-      for (const NodeRequirement& r : term) {
-        add(r.key);
-        add(std::to_string(static_cast<int>(r.op)) + (r.field ? "f" : "l"));
-        for (const std::string& value : r.values) add(value);
-        out += '\x1d';
-      }
-      out += '\x1e';
-    }
-    return out;
-  }
-
-  // Whether the pod may be placed on the node, whatever its GPUs.
-  bool placeable(const NodeClass& node) const {
-    if (cordoned(node)) return false;
-    const bool matched =
-        std::any_of(terms_.begin(), terms_.end(), [&](const auto& term) { return some_node_matches(term, node); });
-    return matched &&
-           std::all_of(node.taints.begin(), node.taints.end(), [&](const Taint& taint) { return !keeps_out(taint); });
-  }
-
-  // Why it may not, as a person reads it (only asked when no class may).
-  std::string reason(const NodeClass& node) const {
-    if (cordoned(node)) return "are cordoned (unschedulable)";
-    for (const NodeRequirement& requirement : pinned_) {
-      if (some_node_matches({requirement}, node)) continue;
-      return requirement.field ? "are not spec.nodeName " + pod_.node_name
-                               : "do not match nodeSelector " + requirement.key + "=" + requirement.values.front();
-    }
-    if (!std::any_of(terms_.begin(), terms_.end(), [&](const auto& term) { return some_node_matches(term, node); })) {
-      return pod_.has_affinity ? "do not match the node affinity" : "do not match nodeSelector and nodeName together";
-    }
-    for (const Taint& taint : node.taints) {
-      if (!keeps_out(taint)) continue;
-      return "have taint " + taint.key + (taint.value.empty() ? "" : "=" + taint.value) + ":" +
-             std::string(to_string(taint.effect)) + ", not tolerated";
-    }
-    return {};
-  }
-
- private:
-  // A pod that names its node skips the scheduler: the kubelet admits it
-  // on a cordoned node and minds NoExecute taints only. Others are kept
-  // off a cordoned node unless they tolerate its unschedulable taint.
-  bool cordoned(const NodeClass& node) const {
-    return node.unschedulable && pod_.node_name.empty() &&
-           !tolerates(tolerations_, Taint{std::string(kUnschedulableTaint), "", TaintEffect::kNoSchedule});
-  }
-  bool keeps_out(const Taint& taint) const {
-    if (taint.effect == TaintEffect::kPreferNoSchedule) return false;
-    if (!pod_.node_name.empty() && taint.effect == TaintEffect::kNoSchedule) return false;
-    return !tolerates(tolerations_, taint);
-  }
-
-  bool asks_for(std::string_view resource) const {
-    const auto asks = [&](const std::vector<ContainerFacts>& list) {
-      return std::any_of(list.begin(), list.end(), [&](const ContainerFacts& c) { return c.gpu_resource == resource; });
-    };
-    return asks(pod_.app) || asks(pod_.init);
-  }
-
-  const PodFacts& pod_;
-  std::vector<Toleration> tolerations_;
-  std::vector<NodeRequirement> pinned_;              // nodeSelector and nodeName
-  std::vector<std::vector<NodeRequirement>> terms_;  // ORed; each ANDed with pinned_
-};
 
 // The pod's GPU resource: its first GPU container's.
 std::string pod_gpu_resource(const PodFacts& pod, const Policy& policy) {
@@ -182,29 +41,7 @@ bool tolerates(const std::vector<Toleration>& tolerations, const Taint& taint) {
 }
 
 bool some_node_matches(const std::vector<NodeRequirement>& requirements, const NodeClass& node) {
-  // A node's own name (matchFields metadata.name, or its hostname label,
-  // which a class keeps as its names) differs from node to node: those
-  // requirements must all hold on one node of the class; labels are the
-  // class's.
-  const auto by_name = [&](const NodeRequirement& requirement) {
-    return requirement.field || (node.hostname_is_name && requirement.key == kHostnameLabel);
-  };
-  bool names_asked = false;
-  for (const NodeRequirement& requirement : requirements) {
-    if (by_name(requirement)) {
-      names_asked = true;
-    } else if (!requirement_holds(requirement, node.label(requirement.key))) {
-      return false;
-    }
-  }
-  if (!names_asked) return true;
-  const auto all_hold = [&](const std::string* name) {
-    return std::all_of(requirements.begin(), requirements.end(), [&](const NodeRequirement& requirement) {
-      return !by_name(requirement) || requirement_holds(requirement, name);
-    });
-  };
-  if (node.names.empty()) return all_hold(nullptr);
-  return std::any_of(node.names.begin(), node.names.end(), [&](const std::string& name) { return all_hold(&name); });
+  return all_on_one_node(requirements, {}, node);
 }
 
 bool matches(const NodeRequirement& requirement, const NodeClass& node) {
@@ -225,6 +62,7 @@ namespace {
 struct Memo {
   std::vector<std::size_t> placeable;
   std::vector<std::size_t> nodes;
+  std::vector<std::size_t> shapes;
   std::string why_none;
   std::optional<std::size_t> pool;  // index into the policy's nodeFit.pools
 };
@@ -253,26 +91,38 @@ class CandidateMemo {
   std::map<std::string, Memo, std::less<>> memos_;
 };
 
-Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts& pod, const Filter& filter,
+Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts& pod, const Placement& placement,
             const std::string& gpu_resource, int64_t gpus) {
   Memo memo;
   const bool pools = inventory.source == InventorySource::kPools;
   const auto& classes = inventory.classes;
-  const NodePool* pool = pools ? pod_pool(policy.node_fit, pod.selection.labels, pod.node_selector) : nullptr;
+  const NodePool* pool = pools ? pod_pool(policy.node_fit, pod) : nullptr;
   if (pool) memo.pool = static_cast<std::size_t>(pool - policy.node_fit.pools.data());
   for (std::size_t i = 0; i < classes.size(); ++i) {
-    const bool placeable = pools ? !pool || classes[i].pool == pool->name : filter.placeable(classes[i]);
+    const bool placeable = pools ? !pool || classes[i].pool == pool->name : placement.placeable(inventory, i);
     if (!placeable) continue;
     memo.placeable.push_back(i);
     if (classes[i].count(gpu_resource) >= gpus) memo.nodes.push_back(i);
   }
-  if (!memo.nodes.empty()) return memo;
+  if (!memo.nodes.empty()) {
+    const auto same_shape = [&](std::size_t a, std::size_t b) {
+      return classes[a].cpu == classes[b].cpu && classes[a].memory == classes[b].memory &&
+             classes[a].ephemeral_storage == classes[b].ephemeral_storage &&
+             classes[a].count(gpu_resource) == classes[b].count(gpu_resource);
+    };
+    for (std::size_t i : memo.nodes) {
+      if (std::none_of(memo.shapes.begin(), memo.shapes.end(), [&](std::size_t seen) { return same_shape(seen, i); })) {
+        memo.shapes.push_back(i);
+      }
+    }
+    return memo;
+  }
   // None: say why each was left out (rare, so the words are made only here).
   std::map<std::string, std::size_t> reasons;
   std::size_t considered = memo.placeable.size();
   if (!pools) {
-    for (const NodeClass& node : classes) {
-      if (std::string reason = filter.reason(node); !reason.empty()) ++reasons[std::move(reason)];
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      if (std::string reason = placement.reason(inventory, i); !reason.empty()) ++reasons[std::move(reason)];
     }
     considered = classes.size();
   }
@@ -291,23 +141,22 @@ Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy,
   out.gpu_resource = pod_gpu_resource(pod, policy);
   out.gpus = gpus;
   if (inventory.classes.empty()) return out;
-  const Filter filter(policy, pod);
+  const Placement placement(policy, pod);
   // The pool a pod names or selects decides the candidates among pools.
-  const NodePool* pool = inventory.source == InventorySource::kPools
-                             ? pod_pool(policy.node_fit, pod.selection.labels, pod.node_selector)
-                             : nullptr;
+  const NodePool* pool = inventory.source == InventorySource::kPools ? pod_pool(policy.node_fit, pod) : nullptr;
   std::string key = out.gpu_resource + '\x1e' + std::to_string(gpus) + '\x1e' + (pool ? pool->name : "") + '\x1e' +
-                    filter.signature();
+                    placement.signature();
   thread_local CandidateMemo memo;
   const Memo* found = memo.find(inventory.id, key);
   Memo made;
   if (!found) {
-    made = choose(inventory, policy, pod, filter, out.gpu_resource, gpus);
+    made = choose(inventory, policy, pod, placement, out.gpu_resource, gpus);
     memo.keep(std::move(key), made);
     found = &made;
   }
   for (std::size_t i : found->placeable) out.placeable.push_back(&inventory.classes[i]);
   for (std::size_t i : found->nodes) out.nodes.push_back(&inventory.classes[i]);
+  for (std::size_t i : found->shapes) out.shapes.push_back(&inventory.classes[i]);
   out.why_none = found->why_none;
   if (found->pool && *found->pool < policy.node_fit.pools.size()) out.pool = &policy.node_fit.pools[*found->pool];
   return out;

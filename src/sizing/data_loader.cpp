@@ -52,6 +52,7 @@ std::optional<int128> buffer_bytes(const DataLoaderSpec& spec, int128 batch, Mil
 }  // namespace
 
 Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderPolicy& policy) {
+  if (Status too_long = check_key_values_size(text, "workers=12"); !too_long.ok()) return too_long;
   if (trim(text).empty()) {
     return Status::invalid_argument(
         "is empty (expected parts such as \"workers=12,prefetch=3,batch=256,sample=3x224x224\")");

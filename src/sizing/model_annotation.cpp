@@ -210,6 +210,7 @@ Result<std::optional<ModelShape>> shape_of(const ModelSpec& spec, const ModelSha
 
 Result<ModelSpec> parse_model(std::string_view text, const GpuMemoryPolicy& policy, ModelMode default_mode,
                               int64_t pod_gpus) {
+  if (Status too_long = check_key_values_size(text, "params=7B"); !too_long.ok()) return too_long;
   if (trim(text).empty()) return Status::invalid_argument("is empty; write e.g. \"params=7B,context=16k\"");
   ModelSpec spec;
   spec.mode = default_mode;

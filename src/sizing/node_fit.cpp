@@ -9,8 +9,6 @@
 namespace gpusizer {
 namespace {
 
-using StringMap = std::map<std::string, std::string, std::less<>>;
-
 // Warnings go into one short line of kubectl output.
 constexpr std::size_t kMaxBrief = 109;
 
@@ -23,18 +21,18 @@ std::string shown(const std::optional<Quantity>& value) { return value ? value->
 
 }  // namespace
 
-const NodePool* pod_pool(const NodeFitPolicy& policy, const StringMap& pod_labels, const StringMap& node_selector) {
-  if (auto label = pod_labels.find(policy.pool_label); label != pod_labels.end()) {
+const NodePool* pod_pool(const NodeFitPolicy& policy, const PodFacts& pod) {
+  if (const std::string* label = pod.selection.label(policy.pool_label)) {
     for (const NodePool& pool : policy.pools) {
-      if (pool.name == label->second) return &pool;
+      if (pool.name == *label) return &pool;
     }
   }
   for (const NodePool& pool : policy.pools) {
     // An empty selector is a subset of every pod's; it would take them all.
     if (pool.node_selector.empty()) continue;
     const bool subset = std::all_of(pool.node_selector.begin(), pool.node_selector.end(), [&](const auto& entry) {
-      auto found = node_selector.find(entry.first);
-      return found != node_selector.end() && found->second == entry.second;
+      const std::string* value = pod.node_selector_value(entry.first);
+      return value && *value == entry.second;
     });
     if (subset) return &pool;
   }
@@ -137,28 +135,35 @@ NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) 
 PodRequest pod_request(
     const PodFacts& pod, int64_t gpus,
     const std::function<std::optional<Quantity>(const ContainerFacts&, std::string_view resource)>& request) {
-  PodRequest app{gpus};
-  PodRequest largest_init;
-  auto add = [&](Quantity& total, const ContainerFacts& c, std::string_view resource) {
-    if (auto value = request(c, resource)) total = total.plus(*value);
-  };
-  for (const ContainerFacts& c : pod.app) {
-    add(app.cpu, c, kCpu);
-    add(app.memory, c, kMemory);
-    add(app.ephemeral_storage, c, kEphemeralStorage);
-  }
-  for (const ContainerFacts& c : pod.init) {
-    // An init container runs beside the sidecars listed before it.
-    PodRequest one;
-    for (const ContainerFacts& sidecar : pod.app) {
-      if (!sidecar.sidecar || sidecar.init_index >= c.init_index) continue;
-      add(one.cpu, sidecar, kCpu);
-      add(one.memory, sidecar, kMemory);
-      add(one.ephemeral_storage, sidecar, kEphemeralStorage);
+  auto add = [&](PodRequest& total, const ContainerFacts& c) {
+    for (auto [sum, resource] :
+         {std::pair{&total.cpu, kCpu}, {&total.memory, kMemory}, {&total.ephemeral_storage, kEphemeralStorage}}) {
+      if (auto value = request(c, resource)) *sum = sum->plus(*value);
     }
-    add(one.cpu, c, kCpu);
-    add(one.memory, c, kMemory);
-    add(one.ephemeral_storage, c, kEphemeralStorage);
+  };
+  PodRequest app{gpus};
+  for (const ContainerFacts& c : pod.app) add(app, c);
+  // An init container runs beside the sidecars listed before it: the
+  // sidecars in initContainers order, each with what it and those before
+  // it ask, so that each init container finds its sum in log time (a pod
+  // may have thousands of both).
+  std::vector<const ContainerFacts*> sidecars;
+  for (const ContainerFacts& c : pod.app) {
+    if (c.sidecar) sidecars.push_back(&c);
+  }
+  std::stable_sort(sidecars.begin(), sidecars.end(),
+                   [](const ContainerFacts* a, const ContainerFacts* b) { return a->init_index < b->init_index; });
+  std::vector<PodRequest> before(sidecars.size() + 1);  // before[k]: the first k sidecars' sum
+  for (std::size_t k = 0; k < sidecars.size(); ++k) {
+    before[k + 1] = before[k];
+    add(before[k + 1], *sidecars[k]);
+  }
+  PodRequest largest_init;
+  for (const ContainerFacts& c : pod.init) {
+    const auto beside = std::partition_point(sidecars.begin(), sidecars.end(),
+                                             [&](const ContainerFacts* s) { return s->init_index < c.init_index; });
+    PodRequest one = before[static_cast<std::size_t>(beside - sidecars.begin())];
+    add(one, c);
     largest_init.cpu = std::max(largest_init.cpu, one.cpu);
     largest_init.memory = std::max(largest_init.memory, one.memory);
     largest_init.ephemeral_storage = std::max(largest_init.ephemeral_storage, one.ephemeral_storage);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <span>
+#include <unordered_map>
 #include <utility>
 
 #include "gpusizer/sizing/messages.h"
@@ -113,6 +114,7 @@ class PodSizer {
     bind_floors();
     run_cap_rules();
     find_shortfalls();
+    index_shortfalls();
   }
 
   // Each ceiling replaces its binding floor with a copy that holds it, and
@@ -219,14 +221,27 @@ class PodSizer {
     }
   }
 
+  // Each container's shortfalls by resource, so that what one container
+  // needs is found without a walk over every container's (pods have
+  // tens of thousands). A container holds GPUs in one phase, which has one
+  // binding floor per resource: one shortfall at most per slot.
+  void index_shortfalls() {
+    shortfalls_of_.reserve(shortfalls_.size());
+    for (const Shortfall& s : shortfalls_) shortfalls_of_[s.container][resource_index(s.floor->resource)] = &s;
+  }
+
+  const Shortfall* shortfall(const ContainerFacts& c, std::string_view resource) const {
+    const auto found = shortfalls_of_.find(&c);
+    return found == shortfalls_of_.end() ? nullptr : found->second[resource_index(resource)];
+  }
+
   // What a container asks for once sized: its effective request, or the
   // need gpu-sizer raises it to (in every mode: checks judge the pod as it
   // must run, not as written).
   std::optional<Quantity> sized_request(const ContainerFacts& c, std::string_view resource) const {
     std::optional<Quantity> request = c.effective_request(resource);
-    for (const Shortfall& s : shortfalls_) {
-      if (s.container == &c && s.floor->resource == resource && (!request || *request < s.need)) request = s.need;
-    }
+    const Shortfall* s = shortfall(c, resource);
+    if (s && (!request || *request < s->need)) request = s->need;
     return request;
   }
 
@@ -251,10 +266,7 @@ class PodSizer {
     std::string found = "request " + show(s.request);
     if (s.limit) found += ", limit " + s.limit->to_string();
     std::string fix = "set memory to " + s.need.to_string();
-    for (const Shortfall& other : shortfalls_) {
-      if (other.container == s.container && other.floor->resource == kCpu)
-        fix += " and cpu to " + other.need.to_string();
-    }
+    if (const Shortfall* cpu = shortfall(*s.container, kCpu)) fix += " and cpu to " + cpu->need.to_string();
     fix +=
         " (OSMO: --set " + set_hint(profile(), s.phase->gpus, phase_need(*s.phase)) + ")" + opt_out_fix(pod_, "them");
     const std::string& why = s.floor->arithmetic.empty() ? s.floor->basis : s.floor->arithmetic;
@@ -433,6 +445,8 @@ class PodSizer {
   // Per phase, per resource (kResources order), the binding floor.
   std::vector<std::array<const Floor*, 3>> binding_;
   std::vector<Shortfall> shortfalls_;
+  // Per container, its shortfall of each resource (kResources order); points into shortfalls_.
+  std::unordered_map<const ContainerFacts*, std::array<const Shortfall*, std::size(kResources)>> shortfalls_of_;
 };
 
 }  // namespace

@@ -69,35 +69,83 @@ const std::string* lookup(const std::map<std::string, std::string, std::less<>>&
   return it == map.end() ? nullptr : &it->second;
 }
 
-bool rule_matches(const ProfileRule& rule, const SelectionInput& input) {
-  const std::string* subject = nullptr;
-  switch (rule.subject) {
-    case ProfileRule::Subject::kLabel: subject = lookup(input.labels, rule.key); break;
-    case ProfileRule::Subject::kAnnotation: subject = lookup(input.annotations, rule.key); break;
-    case ProfileRule::Subject::kName: subject = &input.name; break;
-    case ProfileRule::Subject::kTemplate: subject = &input.template_name; break;
-    case ProfileRule::Subject::kReplicaType: subject = &input.replica_type; break;
-    case ProfileRule::Subject::kKind: subject = &input.kind; break;
-    case ProfileRule::Subject::kOwnerKind: subject = &input.owner_kind; break;
-  }
-  if (!subject) return false;
+bool value_matches(const ProfileRule& rule, const std::string& subject) {
   switch (rule.match) {
     case ProfileRule::Match::kIn:
-      return std::find(rule.values.begin(), rule.values.end(), *subject) != rule.values.end();
-    case ProfileRule::Match::kEquals: return *subject == rule.value;
-    case ProfileRule::Match::kContains: return subject->find(rule.value) != std::string::npos;
-    case ProfileRule::Match::kGlob: return glob_match(rule.value, *subject);
+      return std::find(rule.values.begin(), rule.values.end(), subject) != rule.values.end();
+    case ProfileRule::Match::kEquals: return subject == rule.value;
+    case ProfileRule::Match::kContains: return subject.find(rule.value) != std::string::npos;
+    case ProfileRule::Match::kGlob: return glob_match(rule.value, subject);
   }
   return false;
 }
 
+// The rule's subject among values a template and the object it is in both
+// give (labels, annotations, the name); nullptr when neither has it.
+const std::string* own_subject(const ProfileRule& rule, const std::map<std::string, std::string, std::less<>>& labels,
+                               const std::map<std::string, std::string, std::less<>>& annotations,
+                               const std::string& name) {
+  switch (rule.subject) {
+    case ProfileRule::Subject::kLabel: return lookup(labels, rule.key);
+    case ProfileRule::Subject::kAnnotation: return lookup(annotations, rule.key);
+    case ProfileRule::Subject::kName: return name.empty() ? nullptr : &name;
+    default: return nullptr;
+  }
+}
+
+bool inheritable(ProfileRule::Subject subject) {
+  return subject == ProfileRule::Subject::kLabel || subject == ProfileRule::Subject::kAnnotation ||
+         subject == ProfileRule::Subject::kName;
+}
+
+bool rule_matches(const ProfileRule& rule, std::size_t index, const SelectionInput& input) {
+  if (inheritable(rule.subject)) {
+    if (const std::string* own = own_subject(rule, input.labels, input.annotations, input.name)) {
+      return value_matches(rule, *own);
+    }
+    // The object's verdict, or the template's own empty name.
+    if (input.inherited) return input.inherited->matches[index];
+    return rule.subject == ProfileRule::Subject::kName && value_matches(rule, input.name);
+  }
+  switch (rule.subject) {
+    case ProfileRule::Subject::kTemplate: return value_matches(rule, input.template_name);
+    case ProfileRule::Subject::kReplicaType: return value_matches(rule, input.replica_type);
+    case ProfileRule::Subject::kKind: return value_matches(rule, input.kind);
+    case ProfileRule::Subject::kOwnerKind: return value_matches(rule, input.owner_kind);
+    default: return false;
+  }
+}
+
 }  // namespace
 
+const std::string* SelectionInput::label(std::string_view key) const {
+  if (const std::string* own = lookup(labels, key)) return own;
+  return inherited ? lookup(inherited->labels, key) : nullptr;
+}
+
+const std::string* SelectionInput::annotation(std::string_view key) const {
+  if (const std::string* own = lookup(annotations, key)) return own;
+  return inherited ? lookup(inherited->annotations, key) : nullptr;
+}
+
+std::shared_ptr<const InheritedSelection> inherit_selection(const Policy& policy, InheritedSelection selection) {
+  selection.matches.assign(policy.profile_rules.size(), false);
+  for (std::size_t i = 0; i < policy.profile_rules.size(); ++i) {
+    const ProfileRule& rule = policy.profile_rules[i];
+    if (!inheritable(rule.subject)) continue;
+    const std::string* subject = own_subject(rule, selection.labels, selection.annotations, selection.name);
+    // A name the object lacks is empty, as a template's is.
+    if (!subject && rule.subject == ProfileRule::Subject::kName) subject = &selection.name;
+    selection.matches[i] = subject && value_matches(rule, *subject);
+  }
+  return std::make_shared<const InheritedSelection>(std::move(selection));
+}
+
 Result<ProfileChoice> select_profile(const Policy& policy, const SelectionInput& input) {
-  for (const auto* where : {&input.labels, &input.annotations}) {
-    const std::string* named = lookup(*where, kProfileKey);
+  for (const bool label : {true, false}) {
+    const std::string* named = label ? input.label(kProfileKey) : input.annotation(kProfileKey);
     if (!named) continue;
-    const std::string origin = where == &input.labels ? "label " : "annotation ";
+    const std::string origin = label ? "label " : "annotation ";
     const Profile* profile = policy.find_profile(*named);
     if (!profile) {
       std::string known;
@@ -109,7 +157,7 @@ Result<ProfileChoice> select_profile(const Policy& policy, const SelectionInput&
   }
   for (std::size_t i = 0; i < policy.profile_rules.size(); ++i) {
     const ProfileRule& rule = policy.profile_rules[i];
-    if (rule_matches(rule, input)) {
+    if (rule_matches(rule, i, input)) {
       return ProfileChoice{policy.find_profile(rule.profile), "policy rule: " + rule.text};
     }
   }

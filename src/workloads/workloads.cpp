@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
 
 #include "gpusizer/util/strings.h"
@@ -234,17 +235,40 @@ class Walker {
   bool pod_spec_patch_ = false;
 };
 
+// Paths as a tree of their tokens, walked down beside a walk of the
+// object: whether the walk is at one of thousands of paths (a workflow's
+// templates) costs a lookup per step, not a comparison with each path.
+class PathTree {
+ public:
+  void add(const std::vector<std::string>& path) {
+    PathTree* node = this;
+    for (const std::string& token : path) node = &node->children_[token];
+    node->end_ = true;
+  }
+  // The subtree below token, or nullptr when no path goes there.
+  const PathTree* below(std::string_view token) const {
+    const auto found = children_.find(token);
+    return found == children_.end() ? nullptr : &found->second;
+  }
+  bool ends_here() const { return end_; }
+
+ private:
+  std::map<std::string, PathTree, std::less<>> children_;
+  bool end_ = false;
+};
+
 // Walks an object for GPU asks (gpu_asks_outside's test), skipping the
 // subtrees at `skip`.
 class GpuAskScan {
  public:
-  GpuAskScan(const IsGpuResource& is_gpu, std::vector<std::vector<std::string>> skip, std::size_t named)
-      : is_gpu_(is_gpu), skip_(std::move(skip)), named_(named) {}
+  GpuAskScan(const IsGpuResource& is_gpu, std::size_t named) : is_gpu_(is_gpu), named_(named) {}
 
-  void scan(JsonView node, std::vector<std::string>& path) {
-    if (!skip_.empty() && std::find(skip_.begin(), skip_.end(), path) != skip_.end()) return;
+  // `skip` is the tree of paths not to look at below `path`, or nullptr.
+  void scan(JsonView node, std::vector<std::string>& path, const PathTree* skip) {
+    if (skip && skip->ends_here()) return;
+    const auto below = [&](std::string_view token) { return skip ? skip->below(token) : nullptr; };
     if (node.is_array()) {
-      for_each_indexed(node, path, [&](JsonView element) { scan(element, path); });
+      for_each_indexed(node, path, [&](JsonView element) { scan(element, path, below(path.back())); });
       return;
     }
     node.for_each_member([&](std::string_view key, JsonView value) {
@@ -254,7 +278,7 @@ class GpuAskScan {
         if (asks_.paths.size() < named_) asks_.paths.push_back(field_path(path));
         ++asks_.count;
       } else if (value.is_object() || value.is_array()) {
-        scan(value, path);
+        scan(value, path, below(key));
       }
       path.pop_back();
     });
@@ -282,7 +306,6 @@ class GpuAskScan {
   }
 
   const IsGpuResource& is_gpu_;
-  std::vector<std::vector<std::string>> skip_;
   std::size_t named_;
   GpuAsks asks_;
 };
@@ -291,17 +314,17 @@ class GpuAskScan {
 // reads (a pod template or Argo template whole; a pod spec's containers;
 // a container's resources). The rest of an inline pod spec or container
 // (a KServe predictor's workerSpec, a NIMService's other fields) is looked at.
-std::vector<std::vector<std::string>> read_parts(const std::vector<PodTemplateRef>& read) {
-  std::vector<std::vector<std::string>> parts;
+PathTree read_parts(const std::vector<PodTemplateRef>& read) {
+  PathTree parts;
   for (const PodTemplateRef& ref : read) {
     const auto below = [&](const std::string& key) {
       std::vector<std::string> path = ref.path;
       path.push_back(key);
-      parts.push_back(std::move(path));
+      parts.add(path);
     };
     switch (ref.shape) {
       case PodShape::kPod:
-      case PodShape::kArgoTemplate: parts.push_back(ref.path); break;
+      case PodShape::kArgoTemplate: parts.add(ref.path); break;
       case PodShape::kPodSpec:
         below("containers");
         below("initContainers");
@@ -314,8 +337,8 @@ std::vector<std::vector<std::string>> read_parts(const std::vector<PodTemplateRe
 
 bool asks_for_gpus(JsonView node, const IsGpuResource& is_gpu) {
   std::vector<std::string> path;
-  GpuAskScan scan(is_gpu, {}, 0);
-  scan.scan(node, path);
+  GpuAskScan scan(is_gpu, 0);
+  scan.scan(node, path, nullptr);
   return std::move(scan).found().count > 0;
 }
 
@@ -392,11 +415,12 @@ GpuAsks gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& rea
   // Enough to name the places in a message; the count says how many more.
   constexpr std::size_t kMostNamed = 8;
   std::vector<std::string> path;
-  GpuAskScan scan(is_gpu, read_parts(read), kMostNamed);
+  const PathTree skip = read_parts(read);
+  GpuAskScan scan(is_gpu, kMostNamed);
   object.for_each_member([&](std::string_view key, JsonView value) {
     if (reports_only(key)) return;
     path.emplace_back(key);
-    if (value.is_object() || value.is_array()) scan.scan(value, path);
+    if (value.is_object() || value.is_array()) scan.scan(value, path, skip.below(key));
     path.pop_back();
   });
   return std::move(scan).found();

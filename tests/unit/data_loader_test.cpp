@@ -125,6 +125,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadAnnotation{"batch_zero", "workers=12,batch=0,sample=3x224x224",
                       "part \"batch=0\": must be a whole number from 1 to 1000000"},
         BadAnnotation{"empty", "", "is empty"}, BadAnnotation{"only_spaces", "   ", "is empty"},
+        // Read again for each pod template that takes the object's: refused
+        // unread, even when only spaces (issue 25).
+        BadAnnotation{"longer_than_read", "workers=12,batch=256,sample=3x224x224" + std::string(4096, ' '),
+                      "is 4133 bytes, more than the 4096 gpu-sizer reads; write key=value parts, e.g. workers=12"},
+        BadAnnotation{"spaces_longer_than_read", std::string(4097, ' '), "is 4097 bytes, more than the 4096"},
         BadAnnotation{"empty_part", "workers=12,,batch=256,sample=3x224x224", "has an empty part"},
         BadAnnotation{"trailing_comma", "workers=12,batch=256,sample=3x224x224,", "has an empty part"},
         // 10^6 samples of 10^18 float32 values: 4 x 10^24 bytes.

@@ -104,6 +104,28 @@ TEST(JsonView, WrongTypesAndMissingMembersReadAsAbsent) {
   EXPECT_EQ(doc["missing"].type_name(), "null");
 }
 
+// One reader reads a document at many paths, as at_path does, through
+// arrays whose elements it keeps (issue 25: each of a workflow's thousands
+// of templates is looked for in the old object).
+TEST(PathReader, ReadsEveryPathAsAtPathDoes) {
+  JsonReader reader;
+  std::string text = R"({"spec":{"templates":[)";
+  for (int i = 0; i < 300; ++i) text += (i ? "," : "") + std::string(R"({"name":"t)") + std::to_string(i) + R"("})";
+  text += R"(],"a~b/c":{"k":[1,2]}}})";
+  const JsonView doc = reader.parse(text).value();
+  PathReader paths(doc);
+  EXPECT_EQ(paths.root().text(), doc.text());
+  for (int i = 299; i >= 0; i -= 7) {
+    const std::vector<std::string> path = {"spec", "templates", std::to_string(i), "name"};
+    EXPECT_EQ(paths.at(path).string(), "t" + std::to_string(i));
+    EXPECT_EQ(paths.at(path).string(), at_path(doc, path).string());
+  }
+  EXPECT_TRUE(paths.at({"spec", "templates", "300"}).is_absent());
+  EXPECT_TRUE(paths.at({"spec", "templates", "x"}).is_absent());
+  EXPECT_EQ(paths.at({"spec", "a~b/c", "k", "1"}).text(), "2");  // escaped in the pointers it keeps
+  EXPECT_TRUE(PathReader(JsonView()).at({"spec"}).is_absent());
+}
+
 TEST(JsonView, EqualityIgnoresMemberOrderOnly) {
   JsonReader left_reader;
   JsonReader right_reader;

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "gpusizer/sizing/policy.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 namespace {
@@ -312,7 +313,7 @@ struct AnnotationErrorCase {
   std::string error;
 };
 
-std::ostream& operator<<(std::ostream& out, const AnnotationErrorCase& c) { return out << c.text; }
+std::ostream& operator<<(std::ostream& out, const AnnotationErrorCase& c) { return out << truncate_utf8(c.text, 80); }
 
 class ModelAnnotationError : public ::testing::TestWithParam<AnnotationErrorCase> {};
 
@@ -330,6 +331,9 @@ INSTANTIATE_TEST_SUITE_P(
     Parts, ModelAnnotationError,
     ::testing::Values(
         AnnotationErrorCase{"params=7", 2, ModelMode::kTrain, "part \"params=7\": " + kEverySize},
+        // Read again for each pod template that takes the object's (issue 25).
+        AnnotationErrorCase{"params=7B," + std::string(4087, 'x'), 2, ModelMode::kTrain,
+                            "is 4097 bytes, more than the 4096 gpu-sizer reads; write key=value parts, e.g. params=7B"},
         AnnotationErrorCase{"params=7GB", 2, ModelMode::kTrain, "part \"params=7GB\": " + kEverySize},
         AnnotationErrorCase{"params=1.0000000001B", 2, ModelMode::kTrain,
                             "part \"params=1.0000000001B\": " + kEverySize},

@@ -300,6 +300,35 @@ TEST(PodRequest, AnInitContainerIsSummedWithTheSidecarsListedBeforeIt) {
   EXPECT_EQ(pod_request(facts, 1, as_written).memory, Quantity::from_bytes(70 * kGi));
 }
 
+// Each init container finds the sum of the sidecars before it without
+// asking for each of them again (issue 25: a pod of thousands of both cost
+// init containers x sidecars requests, each a walk of the pod's shortfalls).
+TEST(PodRequest, AsksForEachContainersRequestsOnce) {
+  PodFacts facts = testing::pod_of({testing::gpu_container("trainer", 1, "1", "1Gi")});
+  constexpr int kPairs = 500;
+  for (int i = 0; i < kPairs; ++i) {
+    ContainerFacts sidecar = testing::gpu_container("proxy-" + std::to_string(i), 0, "1", "1Gi");
+    sidecar.sidecar = true;
+    sidecar.init_index = 2 * i;
+    facts.app.push_back(sidecar);
+    ContainerFacts init = testing::gpu_container("fetch-" + std::to_string(i), 0, "2", "1Gi");
+    init.init_index = 2 * i + 1;
+    facts.init.push_back(init);
+  }
+  std::size_t asked = 0;
+  const PodRequest request = pod_request(facts, 1, [&](const ContainerFacts& c, std::string_view resource) {
+    ++asked;
+    return c.effective_request(resource);
+  });
+  // Three resources of each app container and sidecar, again of each
+  // sidecar for the sums, and of each init container.
+  EXPECT_EQ(asked, 3 * (2 * facts.app.size() - 1 + facts.init.size()));
+  // The last init container runs beside all 500 sidecars: 500 + 2 cpu,
+  // more than the app containers' 501.
+  EXPECT_EQ(request.cpu, Quantity::from_milli(502000));
+  EXPECT_EQ(request.memory, Quantity::from_bytes(501 * kGi));
+}
+
 TEST(NodeFit, AResourceTheNodeDoesNotReportHoldsNone) {
   NodeClass bare;
   bare.shape = "bare";

@@ -57,7 +57,7 @@ TEST(PodReader, ReadsTheVolumesOfAGpuPod) {
   EXPECT_FALSE(facts.volumes[2].size_limit_error.empty());
   // A disk-backed emptyDir's size is not the /dev/shm rule's: not read.
   EXPECT_TRUE(facts.volumes[3].size_limit_error.empty());
-  EXPECT_EQ(facts.find_volume("dshm"), &facts.volumes[1]);
+  EXPECT_EQ(find_volume(facts, VolumeIndex(facts.volumes), "dshm"), &facts.volumes[1]);
   EXPECT_TRUE(r.reading.problems.empty());
 }
 
@@ -116,10 +116,39 @@ TEST(PodReader, ArgoTemplatesListTheirVolumesBeforeTheWorkflows) {
   read(r, argo_template, PodShape::kArgoTemplate, spec);
   const PodFacts& facts = r.reading.facts;
   EXPECT_EQ(facts.volume_lists, (std::vector<std::vector<std::string>>{{"pod", "volumes"}, {"spec", "volumes"}}));
-  ASSERT_EQ(facts.volumes.size(), 2u);
+  // The template's own volumes, and its workflow's, read once for all of its templates.
+  ASSERT_EQ(facts.volumes.size(), 1u);
   EXPECT_EQ(facts.volumes[0].name, "a");
-  EXPECT_EQ(facts.volumes[1].list, 1u);
-  EXPECT_EQ(facts.node_selector.at("zone"), "z");
+  ASSERT_TRUE(facts.workflow);
+  ASSERT_EQ(facts.workflow->spec.volumes.size(), 1u);
+  EXPECT_EQ(facts.workflow->spec.volumes[0].list, 1u);
+  const VolumeIndex own(facts.volumes);
+  EXPECT_EQ(find_volume(facts, own, "a"), &facts.volumes[0]);
+  EXPECT_EQ(find_volume(facts, own, "b"), &facts.workflow->spec.volumes[0]);
+  EXPECT_EQ(facts.volume_path(*find_volume(facts, own, "b")), (std::vector<std::string>{"spec", "volumes", "0"}));
+  ASSERT_TRUE(facts.node_selector_value("zone"));
+  EXPECT_EQ(*facts.node_selector_value("zone"), "z");
+}
+
+// A template's nodeSelector entries win over its workflow's, key by key;
+// both are walked in key order, the template's where both have a key.
+TEST(PodReader, AnArgoTemplatesNodeSelectorWinsKeyByKey) {
+  json argo_template = {{"name", "t"}, {"container", gpu_container()}};
+  argo_template["nodeSelector"] = {{"b", "template"}, {"d", "template"}};
+  const json spec = {{"nodeSelector", {{"a", "workflow"}, {"b", "workflow"}, {"c", "workflow"}}}};
+  Read r;
+  read(r, argo_template, PodShape::kArgoTemplate, spec);
+  const PodFacts& facts = r.reading.facts;
+  std::vector<std::string> entries;
+  facts.every_node_selector_entry([&](const std::string& key, const std::string& value) {
+    entries.push_back(key + "=" + value);
+    return true;
+  });
+  EXPECT_EQ(entries, (std::vector<std::string>{"a=workflow", "b=template", "c=workflow", "d=template"}));
+  // A visit that returns false stops the walk.
+  std::size_t visited = 0;
+  facts.every_node_selector_entry([&](const std::string&, const std::string&) { return ++visited < 2; });
+  EXPECT_EQ(visited, 2u);
 }
 
 TEST(PodReader, AffinityNamesTheGpuOnlyWhenEveryTermDoes) {
@@ -231,9 +260,12 @@ TEST(PodReader, AnArgoTemplatesSchedulingWinsOverItsWorkflowsAsAWhole) {
   const PodFacts& facts = r.reading.facts;
   ASSERT_EQ(facts.tolerations.size(), 1u);
   EXPECT_EQ(facts.tolerations[0].key, "template");
+  EXPECT_EQ(&facts.effective_tolerations(), &facts.tolerations);
   // The template names no affinity: the workflow's applies.
-  ASSERT_EQ(facts.affinity_terms.size(), 1u);
-  EXPECT_EQ(facts.affinity_terms[0].requirements[0].values, std::vector<std::string>{"w"});
+  EXPECT_TRUE(facts.affinity_terms.empty());
+  const PodFacts& affinity = facts.affinity_source();
+  ASSERT_EQ(affinity.affinity_terms.size(), 1u);
+  EXPECT_EQ(affinity.affinity_terms[0].requirements[0].values, std::vector<std::string>{"w"});
 }
 
 TEST(PodReader, EachContainerKnowsItsGpuResource) {

@@ -303,6 +303,24 @@ TEST(HandleReview, GenerateNameDescribesThePod) {
   EXPECT_TRUE(contains(a.response["status"].value("message", ""), "pod team-a/train-")) << a.reply.body;
 }
 
+// Every message about each of an object's pods starts with its name: one
+// longer than Kubernetes allows (253 bytes) is cut, not copied whole into
+// each (issue 25).
+TEST(HandleReview, ANameLongerThanKubernetesAllowsIsCutInMessages) {
+  json object = pod("4", "8", "64Gi");
+  const std::string name(300, 'n');
+  object["metadata"]["name"] = name;
+  json r = review(object);
+  r["request"]["name"] = name;
+  Answer a = handle(r, Endpoint::kValidate);
+  EXPECT_EQ(a.response["allowed"], false);
+  const std::string message = a.response["status"].value("message", "");
+  // Quoted short (shown_name): Kubernetes allows names of 253 bytes at most.
+  EXPECT_TRUE(contains(message, "pod team-a/\"" + std::string(64, 'n') + "\"... (300 bytes) container \"trainer\""))
+      << message;
+  EXPECT_FALSE(contains(message, std::string(65, 'n'))) << message;
+}
+
 TEST(HandleReview, MalformedPodFieldIsDeniedOnValidateWithItsPath) {
   json object = pod("2", "16", "96Gi");
   object["spec"]["containers"][0]["resources"]["limits"]["memory"] = "1KB";

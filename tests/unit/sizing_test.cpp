@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -290,6 +291,56 @@ TEST(SelectProfile, CustomRulesInOrderWithAnnotationAndGlob) {
   const auto reason = select_profile(policy, {{}, {}, "anything"});
   ASSERT_TRUE(reason.ok());
   EXPECT_NE(reason.value().reason.find("name glob \"*\""), std::string::npos) << reason.value().reason;
+}
+
+// A template takes the labels, annotations and name it lacks from the
+// object around it, whose rule verdicts are worked out once for all of its
+// templates (issue 25): the choice is the one made on the two merged, the
+// template's over the object's key by key.
+TEST(SelectProfile, ATemplateTakesWhatItLacksFromTheObject) {
+  const Policy policy = custom_rules_policy();
+  using Map = std::map<std::string, std::string, std::less<>>;
+  const std::vector<Map> label_sets = {
+      {}, {{"job", "finetune-llama"}}, {{"job", "a-render-b"}}, {{kProfileKey, "render"}}, {{kProfileKey, "bogus"}}};
+  const std::vector<Map> annotation_sets = {{}, {{"team", "vision"}}, {{kProfileKey, "augment"}}};
+  const std::vector<std::string> names = {"", "n"};
+  const auto describe = [](const Result<ProfileChoice>& choice) {
+    return choice.ok() ? choice.value().profile->name + ": " + choice.value().reason : "error: " + choice.error();
+  };
+  std::size_t compared = 0;
+  for (const Map& own_labels : label_sets) {
+    for (const Map& own_annotations : annotation_sets) {
+      for (const std::string& own_name : names) {
+        for (const Map& labels : label_sets) {
+          for (const Map& annotations : annotation_sets) {
+            for (const std::string& name : names) {
+              SelectionInput merged{own_labels, own_annotations, own_name.empty() ? name : own_name};
+              merged.labels.insert(labels.begin(), labels.end());
+              merged.annotations.insert(annotations.begin(), annotations.end());
+              SelectionInput layered{own_labels, own_annotations, own_name};
+              layered.inherited = inherit_selection(policy, {labels, annotations, name, {}});
+              EXPECT_EQ(describe(select_profile(policy, layered)), describe(select_profile(policy, merged)))
+                  << "template " << own_name << ", object " << name;
+              ++compared;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 900u);
+}
+
+// An unknown profile's value is cut in the error (each of a workflow's
+// templates says it).
+TEST(SelectProfile, AnUnknownProfilesLongValueIsCut) {
+  SelectionInput input;
+  input.labels = {{kProfileKey, std::string(100, 'p')}};
+  const auto choice = select_profile(default_policy(), input);
+  ASSERT_FALSE(choice.ok());
+  EXPECT_TRUE(choice.error().starts_with("label gpu-sizer.io/profile=" + std::string(61, 'p') +
+                                         "... names no profile of the policy"))
+      << choice.error();
 }
 
 TEST(SelectProfile, ReadsTheProfileKeyAndTheRulesKeysOnly) {

@@ -4,9 +4,11 @@
 // type is a problem named by its path, never a crash.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "gpusizer/admission/pod_fields.h"
 #include "gpusizer/json/json_view.h"
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/nodes.h"
@@ -44,6 +46,11 @@ struct PodTarget {
   bool tolerations_final = false;
   // Found by its shape in a kind no table names (workloads.h): never denied.
   bool found_by_shape = false;
+  // What decide_object read once for all of the object's templates
+  // (pod_fields.h): from parent_metadata, and an Argo template's workflow.
+  // When absent, read_pod reads them for this pod alone.
+  std::shared_ptr<const InheritedSelection> inherited;
+  std::shared_ptr<const ArgoWorkflow> workflow;
 };
 
 struct PodReading {
@@ -60,9 +67,5 @@ struct PodReading {
 
 // REQUIRES: the reviewed document outlives the reading (names point into it).
 PodReading read_pod(const Policy& policy, const PodTarget& target);
-
-// A quantity written in JSON: a string ("64Gi") or, as custom resources
-// arrive, a bare number (4). Fails naming the value.
-Result<Quantity> quantity_from_json(JsonView value);
 
 }  // namespace gpusizer

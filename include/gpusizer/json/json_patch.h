@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <set>
 #include <span>
 #include <string>
@@ -49,15 +48,11 @@ class PatchBuilder {
   nlohmann::json operations() const { return nlohmann::json::parse(text()); }
 
  private:
-  JsonView document_;
+  PathReader document_;  // a pod of 5000 containers is patched at every index
   std::size_t max_bytes_;
   bool overflowed_ = false;
   std::string operations_;         // the operations written so far, comma-separated
   std::set<std::string> created_;  // pointers of maps this patch adds
-  // The elements of each array walked, by pointer: finding element i of a
-  // parsed array takes i steps, and a pod of 5000 containers is patched
-  // at every index.
-  std::map<std::string, std::vector<JsonView>, std::less<>> arrays_;
   // The last walk down the document, one step per token: a pod's sets come
   // in runs under one container (requests, then limits, resource after
   // resource), so each walk resumes where it parts from the previous one.
@@ -69,7 +64,6 @@ class PatchBuilder {
   std::vector<Step> walked_;
   std::string pointer_;  // through the walked steps (and beyond, while a set runs)
 
-  JsonView child(JsonView node, std::string_view pointer, const std::string& token);
   // Writes one operation: {"op":"add","path":pointer,"value":...} with the
   // value nested under nested_keys (outermost first).
   // json: the value is JSON text, written as it is; else a string.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -81,6 +82,23 @@ std::optional<std::size_t> array_index(std::string_view token);
 // The value at tokens (JSON Pointer tokens, unescaped) below root; absent
 // when any step is missing.
 JsonView at_path(JsonView root, const std::vector<std::string>& tokens);
+
+// Reads one document at many paths, as at_path does, keeping the elements
+// of each array it walks: finding element i of a parsed array takes i
+// steps, and a workflow's thousands of templates are read at every index.
+// REQUIRES: the document outlives the reader.
+class PathReader {
+ public:
+  explicit PathReader(JsonView root) : root_(root) {}
+  JsonView root() const { return root_; }
+  JsonView at(const std::vector<std::string>& tokens);
+  // One step down from node, which is at pointer (as json_pointer writes it).
+  JsonView child(JsonView node, std::string_view pointer, const std::string& token);
+
+ private:
+  JsonView root_;
+  std::map<std::string, std::vector<JsonView>, std::less<>> arrays_;  // the elements, by the array's pointer
+};
 
 // object[key] when it is a string, else "".
 inline std::string string_member(JsonView object, std::string_view key) { return std::string(object[key].string()); }

@@ -35,6 +35,10 @@ struct Candidates {
   std::vector<const NodeClass*> placeable;
   // Those of them with at least the pod's GPUs: the candidates caps use.
   std::vector<const NodeClass*> nodes;
+  // The first of `nodes` of each shape (allocatable cpu, memory, ephemeral
+  // storage and GPUs of the pod's resource), in their order: classes that
+  // differ only in labels (a shape in each zone) hold a pod alike.
+  std::vector<const NodeClass*> shapes;
   const NodePool* pool = nullptr;  // pools only: the pod's pool; nullptr: any pool
   // Set when the inventory has classes and none is a candidate: why each
   // was left out, the most common reason first: "12 node shapes: 9 have

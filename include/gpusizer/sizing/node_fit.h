@@ -48,9 +48,9 @@ struct NodeFit {
 
 // The pod's pool: the one named by the pod label policy.pool_label, else the
 // first whose non-empty node_selector is a subset of the pod's
-// node_selector; nullptr when none is (the pod may land in any pool).
-const NodePool* pod_pool(const NodeFitPolicy& policy, const std::map<std::string, std::string, std::less<>>& pod_labels,
-                         const std::map<std::string, std::string, std::less<>>& node_selector);
+// nodeSelector (its workflow's with it); nullptr when none is (the pod may
+// land in any pool).
+const NodePool* pod_pool(const NodeFitPolicy& policy, const PodFacts& pod);
 
 // Whether the node holds the pod: its GPUs of gpu_resource, cpu, memory
 // and ephemeral storage each at most the node's allocatable (a resource the

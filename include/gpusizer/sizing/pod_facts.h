@@ -6,11 +6,14 @@
 // the policy.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -54,6 +57,9 @@ class Quantities {
     if (find(resource)) return;
     if (items_.empty()) items_.reserve(4);  // cpu, memory, ephemeral-storage, a GPU
     items_.emplace_back(resource, quantity);
+  }
+  void add_all(const Quantities& later) {
+    for (const auto& [name, quantity] : later.items_) add(name, quantity);
   }
 
  private:
@@ -127,6 +133,8 @@ struct VolumeFacts {
   std::string size_limit_error;        // set when that sizeLimit is not a quantity
 };
 
+struct WorkflowFields;
+
 struct PodFacts {
   std::string description;  // "pod default/train-x": the start of every message
   // Which template of the object, before "container ..." in warnings:
@@ -149,7 +157,7 @@ struct PodFacts {
   // Read only for pods that hold GPUs: where the pod's volume lists are
   // (a Pod's spec.volumes; an Argo template's volumes, then its
   // workflow's), the first being the pod's own, where a volume is added;
-  // and their volumes, in that order.
+  // and the volumes of its own list (an Argo workflow's are `workflow`'s).
   std::vector<std::vector<std::string>> volume_lists;
   std::vector<VolumeFacts> volumes;
 
@@ -157,40 +165,131 @@ struct PodFacts {
   // the rules read (the template's over the object's), and names.
   SelectionInput selection;
 
-  // Read only for pods that hold GPUs: where the pod may be scheduled, its
-  // nodeSelector and the values of the GPU product label that every
-  // required node affinity term allows.
+  // Read only for pods that hold GPUs: where the pod may be scheduled, as
+  // its own spec says (an Argo template's workflow adds what the template
+  // does not set: see the effective ones below). Its nodeSelector and the
+  // values of the GPU product label that every required node affinity
+  // term allows.
   std::map<std::string, std::string, std::less<>> node_selector;
   std::vector<std::string> affinity_products;
   // The required node affinity's terms (ORed; none: any node), the
   // tolerations as written, and spec.nodeName when the pod names its node.
   std::vector<NodeSelectorTerm> affinity_terms;
-  bool has_affinity = false;  // a required node affinity was read (the first source wins)
+  bool has_affinity = false;  // a required node affinity was read
   std::vector<Toleration> tolerations;
   // A Pod under review by the API server: its tolerations already hold
   // what the admission plugins add (candidates.h).
   bool tolerations_final = false;
   std::string node_name;
 
-  // The annotation's value, or nullptr.
-  const std::string* annotation(std::string_view key) const {
-    auto found = selection.annotations.find(key);
-    return found == selection.annotations.end() ? nullptr : &found->second;
-  }
+  // An Argo template's workflow spec, read once for all of its templates
+  // (a workflow may have thousands); nullptr for other pods.
+  std::shared_ptr<const WorkflowFields> workflow;
+
+  // The annotation's value (the template's, else the object's), or nullptr.
+  const std::string* annotation(std::string_view key) const { return selection.annotation(key); }
   // JSON Pointer tokens to a volume.
   std::vector<std::string> volume_path(const VolumeFacts& volume) const {
     std::vector<std::string> path = volume_lists[volume.list];
     path.push_back(std::to_string(volume.index));
     return path;
   }
-  // The volume named `name` (the pod's own before the workflow's), or nullptr.
-  const VolumeFacts* find_volume(std::string_view name) const {
-    for (const VolumeFacts& volume : volumes) {
-      if (volume.name == name) return &volume;
-    }
-    return nullptr;
-  }
+
+  // Where the pod may be scheduled, its spec's and its workflow's together:
+  // the template's nodeSelector entries over the workflow's, key by key;
+  // the template's tolerations, required affinity and nodeName, else the
+  // workflow's.
+  const std::string* node_selector_value(std::string_view key) const;
+  // Calls visit(key, value) on each nodeSelector entry in key order while
+  // it returns true; returns whether every call did.
+  template <typename Visit>
+  bool every_node_selector_entry(Visit&& visit) const;
+  const std::vector<Toleration>& effective_tolerations() const;
+  // The pod whose has_affinity, affinity_terms and affinity_products apply:
+  // this one, or its workflow's spec.
+  const PodFacts& affinity_source() const;
+  const std::string& effective_node_name() const;
 };
+
+// Volumes by name, for a lookup per container (a pod may mount a volume of
+// its own in each of thousands).
+class VolumeIndex {
+ public:
+  explicit VolumeIndex(const std::vector<VolumeFacts>& volumes) {
+    by_name_.reserve(volumes.size());
+    for (const VolumeFacts& volume : volumes) by_name_.emplace(volume.name, &volume);  // the first keeps its name
+  }
+  // The volume named `name`, or nullptr.
+  const VolumeFacts* find(std::string_view name) const {
+    const auto found = by_name_.find(name);
+    return found == by_name_.end() ? nullptr : found->second;
+  }
+
+ private:
+  std::unordered_map<std::string_view, const VolumeFacts*> by_name_;
+};
+
+// An Argo workflow's spec as its templates' pods inherit it: its volumes
+// (each template's volume_lists[1]) and scheduling fields, read into a
+// PodFacts without containers, and its volumes by name.
+struct WorkflowFields {
+  explicit WorkflowFields(PodFacts read);
+  WorkflowFields(const WorkflowFields&) = delete;
+  WorkflowFields& operator=(const WorkflowFields&) = delete;
+
+  const PodFacts spec;
+  const VolumeIndex volumes;  // of spec
+  // Distinct for every workflow read in the process's life: the key of what
+  // is worked out once per workflow (candidates.cpp).
+  const uint64_t serial;
+};
+
+// The volume named `name`: the pod's own (`own` indexes pod.volumes), else
+// its workflow's; nullptr when neither has it.
+inline const VolumeFacts* find_volume(const PodFacts& pod, const VolumeIndex& own, std::string_view name) {
+  if (const VolumeFacts* volume = own.find(name)) return volume;
+  return pod.workflow ? pod.workflow->volumes.find(name) : nullptr;
+}
+
+inline WorkflowFields::WorkflowFields(PodFacts read)
+    : spec(std::move(read)), volumes(spec.volumes), serial([] {
+        static std::atomic<uint64_t> last{0};
+        return ++last;
+      }()) {}
+
+inline const std::string* PodFacts::node_selector_value(std::string_view key) const {
+  if (auto found = node_selector.find(key); found != node_selector.end()) return &found->second;
+  return workflow ? workflow->spec.node_selector_value(key) : nullptr;
+}
+
+template <typename Visit>
+bool PodFacts::every_node_selector_entry(Visit&& visit) const {
+  static const std::map<std::string, std::string, std::less<>> kNone;
+  const auto& inherited = workflow ? workflow->spec.node_selector : kNone;
+  // Both maps in key order, the template's entry where both have a key: a
+  // visit that stops early never walks the rest of a large one.
+  auto own = node_selector.begin();
+  auto other = inherited.begin();
+  while (own != node_selector.end() || other != inherited.end()) {
+    const bool take_own = other == inherited.end() || (own != node_selector.end() && own->first <= other->first);
+    if (take_own && other != inherited.end() && own->first == other->first) ++other;
+    const auto& [key, value] = take_own ? *own++ : *other++;
+    if (!visit(key, value)) return false;
+  }
+  return true;
+}
+
+inline const std::vector<Toleration>& PodFacts::effective_tolerations() const {
+  return tolerations.empty() && workflow ? workflow->spec.tolerations : tolerations;
+}
+
+inline const PodFacts& PodFacts::affinity_source() const {
+  return !has_affinity && workflow && workflow->spec.has_affinity ? workflow->spec : *this;
+}
+
+inline const std::string& PodFacts::effective_node_name() const {
+  return node_name.empty() && workflow ? workflow->spec.node_name : node_name;
+}
 
 // Containers that run together and hold GPUs: they share what `gpus` GPUs
 // need. Init containers run one at a time before the app containers, so a

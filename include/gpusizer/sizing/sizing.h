@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/policy.h"
@@ -39,6 +42,20 @@ std::string set_hint(const Profile& profile, int64_t gpus);
 // The same with the values a rule beyond the table set (a larger memory floor).
 std::string set_hint(const Profile& profile, int64_t gpus, const Requirement& need);
 
+// What a pod template takes from the object around it: the object's labels
+// and annotations (those the policy reads) and its name, read once for all
+// of the object's templates, with each profile rule's verdict on them (a
+// workflow of thousands of templates must not match its rules against the
+// same values thousands of times). Made by inherit_selection().
+struct InheritedSelection {
+  std::map<std::string, std::string, std::less<>> labels;
+  std::map<std::string, std::string, std::less<>> annotations;
+  std::string name;  // metadata.name, or generateName when the name is empty
+  // Per policy profile rule on a label, an annotation or the name: whether
+  // it matches these (false when the label or annotation is absent).
+  std::vector<bool> matches;
+};
+
 // What profile selection looks at on a pod (or pod template).
 struct SelectionInput {
   std::map<std::string, std::string, std::less<>> labels;
@@ -48,7 +65,18 @@ struct SelectionInput {
   std::string replica_type;   // PyTorchJob replica type, JobSet job, Ray group, Volcano task
   std::string kind;           // the reviewed object's kind: Pod, Deployment, PyTorchJob
   std::string owner_kind;     // a Pod's controller's kind (ReplicaSet, Job); empty for templates
+  // The object's, for the labels and annotations the template lacks and
+  // its name when it has none; nullptr for a Pod.
+  std::shared_ptr<const InheritedSelection> inherited;
+
+  // The template's label (or annotation), else the object's; nullptr when neither has it.
+  const std::string* label(std::string_view key) const;
+  const std::string* annotation(std::string_view key) const;
 };
+
+// The object's part of its templates' selection, each rule matched once.
+// REQUIRES: the policy is the one select_profile will be called with.
+std::shared_ptr<const InheritedSelection> inherit_selection(const Policy& policy, InheritedSelection selection);
 
 // The label gpu-sizer.io/profile, then the annotation of the same key, then
 // the first matching policy rule, then the policy's defaultProfile.

@@ -86,12 +86,12 @@ inline std::string join(const std::vector<std::string>& items, std::string_view 
 
 // Cuts text to at most max_bytes, ending in "..." when cut, never inside a
 // UTF-8 sequence (a split character would make the JSON answer invalid).
-inline std::string truncate_utf8(std::string text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return text;
+// Reads at most max_bytes + 1 of it, however long it is.
+inline std::string truncate_utf8(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
   std::size_t end = max_bytes >= 3 ? max_bytes - 3 : 0;
   while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-  text.resize(end);
-  return text + "...";
+  return std::string(text.substr(0, end)) + "...";
 }
 
 // Joins items while the text stays within max_bytes, then counts the rest:
@@ -123,6 +123,20 @@ struct KeyValuePart {
   std::string_view key;
   std::string_view value;
 };
+
+// A key=value annotation longer than this is refused unread: real ones are
+// a few dozen bytes, and the object's annotation is read again for each of
+// its pod templates (a workflow's thousands).
+inline constexpr std::size_t kMaxKeyValuesBytes = 4096;
+
+// Fails on text longer than kMaxKeyValuesBytes, showing `example`: what a
+// parser of a key=value annotation checks first.
+inline Status check_key_values_size(std::string_view text, std::string_view example) {
+  if (text.size() <= kMaxKeyValuesBytes) return {};
+  return Status::invalid_argument("is " + std::to_string(text.size()) + " bytes, more than the " +
+                                  std::to_string(kMaxKeyValuesBytes) +
+                                  " gpu-sizer reads; write key=value parts, e.g. " + std::string(example));
+}
 
 // The parts of a comma-separated key=value annotation, in order. Fails on
 // an empty part (two commas in a row, or one at an end) and on a part

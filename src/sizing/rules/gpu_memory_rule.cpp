@@ -50,16 +50,19 @@ std::optional<GpuProduct> candidates_gpu(const Candidates& candidates) {
 std::vector<GpuProduct> gpu_products(const RuleInput& input) {
   const PodFacts& pod = input.pod;
   const std::string& label = input.policy.gpu_memory.product_label;
-  if (auto product = pod.node_selector.find(label); product != pod.node_selector.end()) {
-    return {{product->second, "nodeSelector " + label + "=" + product->second}};
+  if (const std::string* product = pod.node_selector_value(label)) {
+    return {{*product, "nodeSelector " + label + "=" + *product}};
   }
   std::vector<GpuProduct> products;
-  for (const auto& product : pod.affinity_products) {
+  for (const auto& product : pod.affinity_source().affinity_products) {
     products.push_back({product, "node affinity " + label + " In " + product});
   }
   if (!products.empty()) return products;
   if (const std::string* gpu = pod.annotation(kGpuKey)) {
-    return {{*gpu, std::string("annotation ") + kGpuKey + "=" + *gpu}};
+    // A product is a label value, at most 63 bytes: a longer one names no
+    // GPU, and is cut (each of a workflow's templates may say it).
+    const std::string product = truncate_utf8(*gpu, 63);
+    return {{product, std::string("annotation ") + kGpuKey + "=" + product}};
   }
   if (input.candidates) {
     if (auto gpu = candidates_gpu(*input.candidates)) products.push_back(std::move(*gpu));

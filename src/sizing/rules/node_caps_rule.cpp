@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <tuple>
 
 #include "gpusizer/sizing/messages.h"
@@ -38,8 +39,8 @@ class Capper {
         })) {
     for (std::size_t i = 0; i < kByWeight.size(); ++i) {
       reserve_[i] = resource_units(reserved(input.policy.node_caps, kByWeight[i]), kByWeight[i]);
-      app_others_[i] = app_others(kByWeight[i]);
     }
+    add_app_others();
   }
 
   RuleResult run() const {
@@ -121,14 +122,18 @@ class Capper {
   }
 
   // What the app containers that hold no GPU already ask, in units.
-  int64_t app_others(std::string_view resource) const {
-    const Phase* app = input_.phases.app();
-    int128 total = 0;
+  void add_app_others() {
+    std::vector<const ContainerFacts*> holders;
+    if (const Phase* app = input_.phases.app()) holders = app->holders;
+    std::sort(holders.begin(), holders.end(), std::less<>());
+    std::array<int128, 3> totals{};
     for (const ContainerFacts& c : input_.pod.app) {
-      if (app && std::find(app->holders.begin(), app->holders.end(), &c) != app->holders.end()) continue;
-      if (auto request = c.effective_request(resource)) total += resource_units(*request, resource);
+      if (std::binary_search(holders.begin(), holders.end(), &c, std::less<>())) continue;
+      for (std::size_t i = 0; i < kByWeight.size(); ++i) {
+        if (auto request = c.effective_request(kByWeight[i])) totals[i] += resource_units(*request, kByWeight[i]);
+      }
     }
-    return clamp_to_int64(total);
+    for (std::size_t i = 0; i < kByWeight.size(); ++i) app_others_[i] = clamp_to_int64(totals[i]);
   }
 
   // What the sidecars listed before an init phase's container ask once
@@ -137,18 +142,41 @@ class Capper {
   // on this node.
   int128 sidecars_before(const NodeClass& node, const Phase& phase, std::string_view resource) const {
     const int before = phase.holders.empty() ? -1 : phase.holders.front()->init_index;
+    const SidecarSums& sums = sidecar_sums(node, resource);
+    const auto beside =
+        std::partition_point(sums.init_index.begin(), sums.init_index.end(), [&](int index) { return index < before; });
+    return sums.before[static_cast<std::size_t>(beside - sums.init_index.begin())];
+  }
+
+  // The sidecars sized on one node, by their place in initContainers: an
+  // init phase sums those before it in log time (a pod may have thousands
+  // of both). Worked out once per node and resource.
+  struct SidecarSums {
+    const NodeClass* node = nullptr;
+    std::vector<int> init_index;  // ascending
+    std::vector<int128> before;   // before[k]: the first k sidecars' sum, in units
+  };
+  const SidecarSums& sidecar_sums(const NodeClass& node, std::string_view resource) const {
+    SidecarSums& sums = sidecar_sums_[index_of(resource)];
+    if (sums.node == &node) return sums;
     const Phase* app = input_.phases.app();
     const Floor* app_floor = app ? input_.binding(0, resource) : nullptr;
     const std::optional<Quantity> app_amount =
         app_floor ? std::optional(std::min(app_floor->amount, cap(node, 0, resource))) : std::nullopt;
-    int128 total = 0;
+    std::vector<std::pair<int, int128>> sized;
     for (const ContainerFacts& c : input_.pod.app) {
-      if (!c.sidecar || c.init_index >= before) continue;
-      Quantity sized = c.effective_request(resource).value_or(Quantity());
-      if (app_amount && c.gpus > 0) sized = std::max(sized, holder_share(*app_amount, c, *app, resource));
-      total += resource_units(sized, resource);
+      if (!c.sidecar) continue;
+      Quantity amount = c.effective_request(resource).value_or(Quantity());
+      if (app_amount && c.gpus > 0) amount = std::max(amount, holder_share(*app_amount, c, *app, resource));
+      sized.emplace_back(c.init_index, resource_units(amount, resource));
     }
-    return total;
+    std::stable_sort(sized.begin(), sized.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    sums = {&node, {}, {0}};
+    for (const auto& [index, units] : sized) {
+      sums.init_index.push_back(index);
+      sums.before.push_back(sums.before.back() + units);
+    }
+    return sums;
   }
 
   static std::size_t index_of(std::string_view resource) {
@@ -188,11 +216,6 @@ class Capper {
     return out;
   }
 
-  bool same_shape(const NodeClass& a, const NodeClass& b) const {
-    return a.cpu == b.cpu && a.memory == b.memory && a.ephemeral_storage == b.ephemeral_storage &&
-           node_gpus(a) == node_gpus(b);
-  }
-
   // The candidate that holds the pod as written and keeps the most of its
   // floors; the first such in the inventory's order.
   const NodeClass& best_node() const {
@@ -200,13 +223,9 @@ class Capper {
     for (std::size_t i = 0; i < kByWeight.size(); ++i) floors[i] = input_.binding(0, kByWeight[i]);
     const NodeClass* best = nullptr;
     std::tuple<bool, std::array<Quantity, 3>> best_score;
-    std::vector<const NodeClass*> scored;
-    for (const NodeClass* node : candidates_.nodes) {
-      // Classes that differ only in labels (a shape in each zone) score alike.
-      if (std::any_of(scored.begin(), scored.end(), [&](const NodeClass* seen) { return same_shape(*seen, *node); })) {
-        continue;
-      }
-      scored.push_back(node);
+    // Classes that differ only in labels (a shape in each zone) score alike:
+    // each shape once (found once per pod shape, with the candidates).
+    for (const NodeClass* node : candidates_.shapes) {
       auto score = std::make_tuple(holds(*node, written_, candidates_.gpu_resource), kept(*node, floors));
       if (!best || score > best_score) {
         best = node;
@@ -259,6 +278,7 @@ class Capper {
   // containers ask.
   std::array<int64_t, 3> reserve_{};
   std::array<int64_t, 3> app_others_{};
+  mutable std::array<SidecarSums, 3> sidecar_sums_;  // by kByWeight
 };
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "gpusizer/sizing/rules/shared_memory_rule.h"
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
+#include <unordered_set>
 
 #include "gpusizer/sizing/messages.h"
 #include "gpusizer/sizing/sizing.h"
@@ -44,7 +47,7 @@ class ShmPlanner {
       if (mounted.empty()) mounted = holder->shm_volume;
     }
     const std::string name = mounted.empty() ? rule_.volume_name : mounted;
-    const VolumeFacts* volume = input_.pod.find_volume(name);
+    const VolumeFacts* volume = find_volume(name);
     if (!volume) {
       // A mount of a volume the pod lacks: the API server refuses the pod.
       if (!mounted.empty()) return std::move(plan_);
@@ -66,14 +69,12 @@ class ShmPlanner {
     plan_.applies = true;
     plan_.volume = name;
     plan_.size = plan_.add_volume || plan_.enlarge ? std::optional(sizes_->size) : volume->size_limit;
-    std::vector<std::string> others;  // each volume once
+    std::unordered_set<std::string_view> others;  // each volume once
     for (const ContainerFacts* holder : app->holders) {
       if (holder->shm_volume.empty()) plan_.unmounted.push_back(holder);
-      if (holder->shm_volume.empty() || holder->shm_volume == name ||
-          std::find(others.begin(), others.end(), holder->shm_volume) != others.end()) {
+      if (holder->shm_volume.empty() || holder->shm_volume == name || !others.insert(holder->shm_volume).second) {
         continue;
       }
-      others.push_back(holder->shm_volume);
       add_other(holder->shm_volume);
     }
     return std::move(plan_);
@@ -89,7 +90,7 @@ class ShmPlanner {
   // Another container's /dev/shm volume: a too small one is enlarged; each
   // memory-backed one counts against the memory limit too.
   void add_other(const std::string& name) {
-    const VolumeFacts* volume = input_.pod.find_volume(name);
+    const VolumeFacts* volume = find_volume(name);
     if (!volume) return;
     if (!volume->memory_backed) {
       note_not_memory_backed(name);
@@ -103,6 +104,11 @@ class ShmPlanner {
     const Quantity& limit = *volume->size_limit;
     if (limit < sizes_->minimum) plan_.small_others.push_back(volume);
     if (plan_.size) plan_.size = plan_.size->plus(limit < sizes_->minimum ? sizes_->size : limit);
+  }
+
+  const VolumeFacts* find_volume(std::string_view name) {
+    if (!volumes_) volumes_.emplace(input_.pod.volumes);  // only for pods the rule checks
+    return gpusizer::find_volume(input_.pod, *volumes_, name);
   }
 
   // False, with a problem found, when the volume's sizeLimit does not parse.
@@ -127,6 +133,7 @@ class ShmPlanner {
   const std::optional<ShmSizes> sizes_;
   RuleResult& result_;
   ShmPlan plan_;
+  std::optional<VolumeIndex> volumes_;
 };
 
 // The /dev/shm above what the table includes, when the app phase has a table.

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Sizing is linear in the review (issue 25): a deterministic check.
+
+For each case (a hostile review shape of tests/support/hostile_reviews.h, an
+endpoint, with or without the node classes of the generated fleet), the
+handler answers the review with n items and with 4n under callgrind
+(`gpu-sizer-micro-bench --hostile=SHAPE:N:ENDPOINT[:classes]`), counting
+the instructions of handle_review alone. Linear work grows 4x, quadratic 16x; a
+case fails when the count grows more than LIMIT (5x: room for n log n and
+for constants that differ with the compiler, none for a quadratic term
+that is a tenth of the work at n).
+
+Instruction counts are exact and the same on every run, whatever else the
+machine does: this is a complexity check, not a timing. Valgrind cannot run
+sanitizer builds, so CMake registers it only in plain builds (the ctest
+linear_scale, label "scale"); the unit and integration suites run under
+the sanitizers as before.
+
+  bench/linear_scale.py --bench BUILD/bench/gpu-sizer-micro-bench [CASE...]
+  bench/linear_scale.py --list
+
+Exit status 0 when every case is linear, 1 otherwise. Python standard
+library and valgrind only.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+LIMIT = 5.0
+GROWTH = 4
+
+# name: (shape, endpoint, with the node inventory, n). Each n makes the
+# larger review's handler run take well under a second natively (about a
+# minute under callgrind for all cases); each case reaches the step it
+# names with a quadratic term of at least a tenth of the work at n in the
+# code before issue 25.
+CASES = {
+    # PodSizer::report: each denial and sized request walked every shortfall.
+    "report": ("pod-gpu-containers", "validate", False, 1000),
+    # pod_request: each init container summed the sidecars before it, each
+    # sized request through every shortfall; node caps' sidecars per phase.
+    "init-and-sidecars": ("pod-sidecars", "validate", True, 400),
+    "node-caps-sidecars": ("pod-sidecars", "mutate", True, 1000),
+    # node caps: each app container looked for among the GPU holders.
+    "node-caps-holders": ("pod-sized-containers", "mutate", True, 2000),
+    # /dev/shm: each container's volume looked for among the others' and
+    # among the pod's volumes.
+    "shm-volumes": ("pod-shm-volumes", "validate", False, 1000),
+    # candidate filter: the nodeSelector copied into every affinity term.
+    "node-selector-and-terms": ("pod-scheduling", "mutate", True, 2000),
+    # the object's metadata read again for each template.
+    "workflow-metadata": ("workflow-metadata", "validate", False, 2000),
+    # the workflow's volumes, scheduling and templateDefaults read again
+    # (and weighed against the nodes again) for each template.
+    "workflow-volumes": ("workflow-volumes", "mutate", False, 1000),
+    "workflow-scheduling": ("workflow-scheduling", "mutate", True, 1000),
+    "workflow-defaults": ("workflow-defaults", "validate", False, 2000),
+    # UPDATE: each template's old copy found by walking the array to it.
+    "unchanged-templates": ("workflow-update", "mutate", False, 1000),
+    # the GPU-ask scan compared each node's path with every template's.
+    "gpu-ask-scan": ("workflow-dag", "validate", False, 2000),
+    "jobset-scan": ("jobset", "validate", False, 1000),
+    # the object's name and annotations copied into each pod's messages.
+    "long-strings": ("long-strings", "validate", False, 200),
+}
+
+
+def instructions(bench, shape, endpoint, nodes, n):
+    """Instructions of handle_review answering the review with n items."""
+    spec = f"{shape}:{n}:{endpoint}" + (":classes" if nodes else "")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "callgrind.out")
+        argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                "--toggle-collect=gpusizer::handle_review*", bench, f"--hostile={spec}"]
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+        if run.returncode != 0 or "HTTP 200" not in run.stdout:
+            raise RuntimeError(f"{spec}: exit {run.returncode}: {run.stdout.strip()} {run.stderr.strip()[-500:]}")
+        with open(out) as f:
+            for line in f:
+                found = re.match(r"(?:summary|totals):\s+(\d+)", line)
+                if found:
+                    return int(found.group(1))
+    raise RuntimeError(f"{spec}: callgrind wrote no totals")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bench", help="the gpu-sizer-micro-bench binary")
+    parser.add_argument("--list", action="store_true", help="print the cases and exit")
+    parser.add_argument("cases", nargs="*", help="cases to run (default: all)")
+    args = parser.parse_args()
+    if args.list:
+        for name, (shape, endpoint, nodes, n) in CASES.items():
+            print(f"{name}: {shape} at /{endpoint}{' with nodes' if nodes else ''}, n={n} and {GROWTH * n}")
+        return 0
+    if not args.bench:
+        parser.error("--bench is required")
+    names = args.cases or list(CASES)
+    unknown = [name for name in names if name not in CASES]
+    if unknown:
+        parser.error("unknown cases: " + ", ".join(unknown))
+    failed = []
+    for name in names:
+        shape, endpoint, nodes, n = CASES[name]
+        small = instructions(args.bench, shape, endpoint, nodes, n)
+        large = instructions(args.bench, shape, endpoint, nodes, GROWTH * n)
+        growth = large / small
+        verdict = "linear" if growth <= LIMIT else "NOT LINEAR"
+        print(f"{name}: {shape} /{endpoint}{' +nodes' if nodes else ''}: n={n} {small:,} instructions, "
+              f"{GROWTH}n {large:,}: x{growth:.2f} ({verdict}, limit x{LIMIT})", flush=True)
+        if growth > LIMIT:
+            failed.append(name)
+    if failed:
+        print("not linear: " + ", ".join(failed), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
