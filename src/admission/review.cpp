@@ -223,8 +223,7 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
       // A container written alone is named by its field path already.
       label = field_path(ref.path) + " ";
     }
-    const std::string description =
-        is_pod ? "pod " + object_text : kind_text + " " + object_text + " " + label;
+    const std::string description = is_pod ? "pod " + object_text : kind_text + " " + object_text + " " + label;
     std::shared_ptr<const InheritedSelection>& selection = inherited[has_own_metadata(ref.shape) ? 1 : 0];
     if (!selection && !is_pod) {
       selection = read_inherited_selection(policy, parent_metadata, has_own_metadata(ref.shape));
