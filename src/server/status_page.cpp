@@ -298,24 +298,29 @@ DecisionRecord make_decision_record(Endpoint endpoint, const ReviewOutcome& outc
   record.decision = std::string(to_string(outcome.decision));
   record.dry_run = outcome.dry_run;
 
-  std::vector<std::string> details;
+  // Past the limit messages are only counted, so their text is not built.
+  ShownMessages details;
   const bool is_pod = outcome.kind == "Pod";
   for (const PodDecision& pod : outcome.pods) {
-    for (const std::string& change : pod.changes) details.push_back(is_pod ? change : pod.description + ": " + change);
-    details.insert(details.end(), pod.denials.begin(), pod.denials.end());
+    for (const std::string& change : pod.changes) {
+      details.add(is_pod || details.full() ? change : pod.description + ": " + change);
+    }
+    for (const std::string& denial : pod.denials) details.add(denial);
     if (pod.changes.empty()) {
-      for (const std::string& warning : pod.warnings) details.push_back("warning: " + warning);
+      for (const std::string& warning : pod.warnings) details.add(details.full() ? warning : "warning: " + warning);
     }
   }
-  if (!outcome.error.empty()) details.push_back(outcome.error);
-  if (details.size() > kMaxDecisionDetails) {
-    const std::size_t more = details.size() - (kMaxDecisionDetails - 1);
-    details.resize(kMaxDecisionDetails - 1);
-    details.push_back("... and " + std::to_string(more) + " more");
-  }
-  for (std::string& detail : details) detail = shown_message(detail);
-  record.details = std::move(details);
+  if (!outcome.error.empty()) details.add(outcome.error);
+  record.details = std::move(details).take();
   return record;
+}
+
+std::vector<std::string> ShownMessages::take() && {
+  if (past_limit_ > 0) {
+    // The last kept one makes room for the count, which includes it.
+    shown_.back() = "... and " + std::to_string(past_limit_ + 1) + " more";
+  }
+  return std::move(shown_);
 }
 
 RecentDecisions::RecentDecisions(std::size_t capacity) : capacity_(std::max<std::size_t>(1, capacity)) {}

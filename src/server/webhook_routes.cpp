@@ -20,16 +20,14 @@ constexpr std::string_view kText = "text/plain";
 // One line per review: who, what, the decision and what changed; never the
 // body (it may hold secrets in env values).
 void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
-  std::vector<std::string> changes;
-  std::vector<std::string> denials;
-  for (const auto& pod : o.pods) {
-    changes.insert(changes.end(), pod.changes.begin(), pod.changes.end());
-    denials.insert(denials.end(), pod.denials.begin(), pod.denials.end());
-  }
   // Bounded and escaped as /status shows them: a forged review's megabyte
-  // namespace or newline in a uid stays out of the log.
-  for (auto* messages : {&changes, &denials}) {
-    for (std::string& message : *messages) message = shown_message(message);
+  // namespace, a newline in a uid or a workflow's 80,000 denials stay out
+  // of the log.
+  ShownMessages changes;
+  ShownMessages denials;
+  for (const auto& pod : o.pods) {
+    for (const std::string& change : pod.changes) changes.add(change);
+    for (const std::string& denial : pod.denials) denials.add(denial);
   }
   nlohmann::json fields = {{"endpoint", endpoint == Endpoint::kMutate ? "mutate" : "validate"},
                            {"uid", printable(o.uid, kQuotedBytes)},
@@ -39,8 +37,8 @@ void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
                            {"decision", to_string(o.decision)},
                            {"dry_run", o.dry_run},
                            {"duration_us", static_cast<int64_t>(seconds * 1e6)}};
-  if (!changes.empty()) fields["changes"] = changes;
-  if (!denials.empty()) fields["denials"] = denials;
+  if (!changes.empty()) fields["changes"] = std::move(changes).take();
+  if (!denials.empty()) fields["denials"] = std::move(denials).take();
   if (!o.error.empty()) fields["error"] = shown_message(o.error);
   if (o.bypass) fields["bypass"] = {{"reason", o.bypass->reason}, {"name", o.bypass->name}};
   log_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, "review",

@@ -92,6 +92,36 @@ TEST(HostileStrings, AMegabyteNumberGetsAShortAnswerAndAShortLogLine) {
   EXPECT_LT(line.size(), 1024u) << line.substr(0, 300);
 }
 
+TEST(HostileStrings, AWorkflowOfThousandsOfUndersizedTemplatesGetsAShortLogLine) {
+  // Each template makes two denials (memory and /dev/shm). The review's log
+  // line listed every one: 27 MB for a workflow of 46,000 templates, and
+  // as much again held while it was written.
+  constexpr int kTemplates = 2000;
+  json templates = json::array();
+  for (int i = 0; i < kTemplates; ++i) {
+    templates.push_back({{"name", "t" + std::to_string(i)},
+                         {"container",
+                          {{"name", "main"},
+                           {"image", "trainer:1"},
+                           {"resources", {{"limits", {{"nvidia.com/gpu", "4"}, {"memory", "64Gi"}}}}}}}});
+  }
+  const json workflow = {{"apiVersion", "argoproj.io/v1alpha1"},
+                         {"kind", "Workflow"},
+                         {"metadata", {{"name", "many"}, {"namespace", "team-a"}}},
+                         {"spec", {{"entrypoint", "t0"}, {"templates", templates}}}};
+  WebhookProcess webhook;
+  const auto answer = webhook.post("/validate", workload_review(workflow).dump());
+  ASSERT_TRUE(answer);
+  ASSERT_EQ(answer->status, 200);
+  EXPECT_EQ(json::parse(answer->body)["response"]["allowed"], false);
+  ASSERT_TRUE(log_shows(webhook, "\"msg\":\"review\""));
+  const std::string line = log_line_with(webhook, "\"msg\":\"review\"");
+  EXPECT_LT(line.size(), 32u * 1024) << line.substr(0, 300);
+  const json denials = json::parse(line)["denials"];
+  ASSERT_EQ(denials.size(), 20u) << line.substr(0, 300);
+  EXPECT_EQ(denials.back(), "... and " + std::to_string(2 * kTemplates - 19) + " more");
+}
+
 TEST(HostileStrings, TextLogLinesEscapeAUidHoldingANewline) {
   WebhookProcess webhook({"--log-format", "text"});
   const std::string forged = "[2026-01-01 00:00:00.000] [info] review decision=allowed uid=forged";

@@ -7,7 +7,8 @@
 //   ffdhe         TLS 1.3 ClientHellos asking for ffdhe8192, replayed
 //   namespaces    reviews whose namespace is 4 MB long
 //   containers    a pod of 20,000 one-GPU containers, over and over
-//   workflow      an Argo Workflow of 4-GPU templates as large as a body may be
+//   workflow      an Argo Workflow of 4-GPU templates as large as a body may be,
+//                 to /mutate and /validate in turn (every template denied)
 //   large-bodies  64 connections announcing 8 MB bodies and sending them slowly
 //   slow-metrics  4 clients sending a scrape a byte a second, while Prometheus scrapes
 //   sighup        SIGHUP ten times a second
@@ -190,14 +191,15 @@ std::string client_hello(const char* groups) {
   return hello;
 }
 
-// Sends `body` to `path` over and over on one connection; counts answers.
-void send_repeatedly(const WebhookProcess& webhook, const std::string& path, const std::string& body,
+// Sends `body` over and over on one connection, to each of `paths` in
+// turn; counts answers.
+void send_repeatedly(const WebhookProcess& webhook, const std::vector<std::string>& paths, const std::string& body,
                      Clock::time_point end, std::string& report) {
   auto client = tls_client(webhook);
   int answered = 0;
   int other = 0;
-  while (Clock::now() < end) {
-    auto result = client->Post(path, body, "application/json");
+  for (std::size_t sent = 0; Clock::now() < end; ++sent) {
+    auto result = client->Post(paths[sent % paths.size()], body, "application/json");
     (result && result->status == 200 ? answered : other)++;
   }
   report = std::to_string(answered) + " answered 200, " + std::to_string(other) + " not";
@@ -267,7 +269,7 @@ std::vector<Flood> floods() {
          review["request"]["namespace"] = std::string(4u << 20, 'n');
          std::string report;
          for_seconds(seconds, 1,
-                     [&](Clock::time_point end) { send_repeatedly(webhook, "/mutate", review.dump(), end, report); });
+                     [&](Clock::time_point end) { send_repeatedly(webhook, {"/mutate"}, review.dump(), end, report); });
          return "4 MB namespaces: " + report;
        }},
       {"containers",
@@ -277,7 +279,7 @@ std::vector<Flood> floods() {
                  .dump();
          std::string report;
          for_seconds(seconds, 1,
-                     [&](Clock::time_point end) { send_repeatedly(webhook, "/validate", body, end, report); });
+                     [&](Clock::time_point end) { send_repeatedly(webhook, {"/validate"}, body, end, report); });
          return "20,000-container pods: " + report;
        }},
       {"workflow",
@@ -285,7 +287,7 @@ std::vector<Flood> floods() {
          const std::string body = largest_workflow_review((8u << 20) - 1024);
          std::string report;
          for_seconds(seconds, 1,
-                     [&](Clock::time_point end) { send_repeatedly(webhook, "/mutate", body, end, report); });
+                     [&](Clock::time_point end) { send_repeatedly(webhook, {"/mutate", "/validate"}, body, end, report); });
          return std::to_string(body.size()) + "-byte workflows: " + report;
        }},
       {"large-bodies",

@@ -56,6 +56,28 @@ inline constexpr std::size_t kMaxShownMessageBytes = 1024;
 // kMaxShownMessageBytes.
 std::string shown_message(std::string_view message);
 
+// A list of messages as /status and the review's log line show it: each
+// shown_message(), at most kMaxDecisionDetails, the last of them "... and N
+// more" when more were added. A workflow of 40,000 templates makes 80,000
+// denials: the list keeps 20 and counts the rest, never 27 MB of log line.
+class ShownMessages {
+ public:
+  void add(std::string_view message) {
+    if (shown_.size() < kMaxDecisionDetails) {
+      shown_.push_back(shown_message(message));
+    } else {
+      ++past_limit_;
+    }
+  }
+  bool full() const { return shown_.size() >= kMaxDecisionDetails; }
+  bool empty() const { return shown_.empty(); }
+  std::vector<std::string> take() &&;
+
+ private:
+  std::vector<std::string> shown_;
+  std::size_t past_limit_ = 0;
+};
+
 // The record of one answered review at `time`. Details, in order: each pod's
 // changes (prefixed with the pod template's description for workload kinds,
 // as in auditAnnotations.sized), its denials, its warnings when it made no
