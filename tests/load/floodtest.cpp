@@ -286,8 +286,9 @@ std::vector<Flood> floods() {
        [](WebhookProcess& webhook, double seconds) {
          const std::string body = largest_workflow_review((8u << 20) - 1024);
          std::string report;
-         for_seconds(seconds, 1,
-                     [&](Clock::time_point end) { send_repeatedly(webhook, {"/mutate", "/validate"}, body, end, report); });
+         for_seconds(seconds, 1, [&](Clock::time_point end) {
+           send_repeatedly(webhook, {"/mutate", "/validate"}, body, end, report);
+         });
          return std::to_string(body.size()) + "-byte workflows: " + report;
        }},
       {"large-bodies",
