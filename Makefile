@@ -139,7 +139,7 @@ test-sanitize: deps
 
 test-tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_SIZER_SANITIZE=thread $(WERROR) >/dev/null
-	cmake --build build-tsan -j$(JOBS) --target gpu-sizer integration_tests gpu-sizer-loadtest
+	cmake --build build-tsan -j$(JOBS) --target gpu-sizer integration_tests gpu-sizer-loadtest gpu-sizer-floodtest
 	cd build-tsan && $(SANITIZER_ENV) ctest --output-on-failure -j$(JOBS) -L 'integration|load'
 
 # The runtime file tree the Dockerfile's image holds, for environments

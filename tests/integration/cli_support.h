@@ -10,6 +10,8 @@
 
 #include <sys/wait.h>
 
+#include "integration/webhook_process.h"
+
 namespace gpusizer::testing::cli_test {
 
 struct CommandResult {
@@ -33,25 +35,13 @@ inline CommandResult run(const std::string& args, bool merge_stderr = true) {
   return run_shell(std::string(GPU_SIZER_BINARY) + " " + args + (merge_stderr ? " 2>&1" : ""));
 }
 
-// Sanitizers reserve terabytes of address space for their shadow memory, so
-// a build with one cannot run under an address-space limit.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-#else
-inline constexpr bool kSanitized = false;
-#endif
-
 // Runs gpu-sizer as run() does, within 1 GiB of address space and 60 s of
 // CPU: input that once took all memory or hours fails its test instead of
 // the machine. A sanitizer build runs without the address-space limit, and
 // with ten times the CPU (it runs several times slower).
 inline CommandResult run_bounded(const std::string& args) {
+  // Sanitizers reserve terabytes of address space for their shadow memory,
+  // so a build with one cannot run under an address-space limit.
   const std::string limits = kSanitized ? "ulimit -t 600; " : "ulimit -t 60; ulimit -v 1048576; ";
   return run_shell(limits + GPU_SIZER_BINARY + " " + args + " 2>&1");
 }

@@ -69,7 +69,9 @@ TEST(HostileConnections, BareConnectionsCostAFewKibEachAndTheirMemoryGoesBackWhe
   const long during = resident_kib_of(webhook);
   const double kib_each = static_cast<double>(during - before) / kConnections;
   RecordProperty("kib_per_bare_connection", std::to_string(kib_each));
-  EXPECT_LT(kib_each, 8.0) << "RSS " << before << " KiB -> " << during << " KiB";
+  if (!kSanitized) {
+    EXPECT_LT(kib_each, 8.0) << "RSS " << before << " KiB -> " << during << " KiB";
+  }
   expect_serves_a_normal_review(webhook);
 
   // Closed, they cost nothing more: a client that hangs up makes no TLS
@@ -78,14 +80,18 @@ TEST(HostileConnections, BareConnectionsCostAFewKibEachAndTheirMemoryGoesBackWhe
   clients.clear();
   EXPECT_LE(wait_for_metric(webhook, "gpu_sizer_connections_open", [](double open) { return open <= 1; }), 1);
   const long after_first = resident_kib_of(webhook);
-  EXPECT_LT(after_first - during, 512) << "RSS " << during << " KiB with them, " << after_first
-                                       << " KiB after they closed";
+  if (!kSanitized) {
+    EXPECT_LT(after_first - during, 512) << "RSS " << during << " KiB with them, " << after_first
+                                         << " KiB after they closed";
+  }
   clients = hold_connections();
   clients.clear();
   EXPECT_LE(wait_for_metric(webhook, "gpu_sizer_connections_open", [](double open) { return open <= 1; }), 1);
   const long after_second = resident_kib_of(webhook);
-  EXPECT_LT(after_second - after_first, 1024)
-      << "RSS " << after_first << " KiB after the first 3000, " << after_second << " KiB after the second";
+  if (!kSanitized) {
+    EXPECT_LT(after_second - after_first, 1024)
+        << "RSS " << after_first << " KiB after the first 3000, " << after_second << " KiB after the second";
+  }
 }
 
 TEST(HostileConnections, PastMaxConnectionsTheOldestSilentConnectionMakesRoom) {
@@ -194,7 +200,9 @@ TEST(HostileConnections, LargeBodiesAreReadOneAtATimeAndSmallReviewsDoNotWait) {
             kLarge - 1);
   const long during = resident_kib_of(webhook);
   RecordProperty("resident_kib_growth", std::to_string(during - before));
-  EXPECT_LT(during - before, 24 * 1024) << "RSS " << before << " KiB -> " << during << " KiB";
+  if (!kSanitized) {
+    EXPECT_LT(during - before, 24 * 1024) << "RSS " << before << " KiB -> " << during << " KiB";
+  }
 
   // Small reviews do not wait for the lane.
   expect_serves_a_normal_review(webhook);

@@ -41,6 +41,21 @@ class TempDir {
   std::string path_;
 };
 
+// A build with ASan or TSan: several times slower, its shadow memory counts
+// in RSS and its allocator keeps what is freed (ASan's quarantine), so
+// timings and resident memory are measured in the ordinary build only.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 // VmRSS of a process in KiB, or nothing once it is gone.
 inline std::optional<long> resident_kib(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");

@@ -14,8 +14,8 @@
 //   sighup        SIGHUP ten times a second
 // Exit 0 when the server's RSS stayed under the chart's 256 MiB limit, every
 // probe review and every scrape was answered correctly, the probe's
-// slowest answer took under 100 ms (not checked in sanitizer builds, which
-// are many times slower), and the server exited 0 on SIGTERM.
+// slowest answer took under 100 ms, and the server exited 0 on SIGTERM.
+// Sanitizer builds (kSanitized) are checked for all but RSS and latency.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -43,18 +43,6 @@ using Milliseconds = std::chrono::duration<double, std::milli>;
 // The chart's and deploy/'s memory limit.
 constexpr long kMemoryLimitKib = 256L * 1024;
 constexpr double kProbeLatencyLimitMs = 100;
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 const json kFourGpuPod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
 
@@ -373,7 +361,7 @@ int run(double seconds, const std::string& only) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     const long max_kib = rss.take_max_kib();
     const Probe::Tally tally = probe.take();
-    const bool ok = max_kib < kMemoryLimitKib && tally.failed == 0 && tally.answered > 0 &&
+    const bool ok = (kSanitized || max_kib < kMemoryLimitKib) && tally.failed == 0 && tally.answered > 0 &&
                     (kSanitized || tally.max_ms < kProbeLatencyLimitMs);
     passed = passed && ok;
     std::printf("%-13s %7ld MiB %8d %8d %8.1f ms  %s%s\n", flood.name.c_str(), max_kib / 1024, tally.answered,
@@ -387,9 +375,13 @@ int run(double seconds, const std::string& only) {
     std::printf("the server did not exit 0 after SIGTERM\n%s\n", webhook.stderr_text().substr(0, 2000).c_str());
     passed = false;
   }
-  std::printf("%s: RSS under %ld MiB, every probe and scrape answered%s\n", passed ? "PASS" : "FAIL",
-              kMemoryLimitKib / 1024,
-              kSanitized ? " (latency not checked: sanitizer build)" : ", slowest under 100 ms");
+  if (kSanitized) {
+    std::printf("%s: every probe and scrape answered (RSS and latency not checked: sanitizer build)\n",
+                passed ? "PASS" : "FAIL");
+  } else {
+    std::printf("%s: RSS under %ld MiB, every probe and scrape answered, slowest under 100 ms\n",
+                passed ? "PASS" : "FAIL", kMemoryLimitKib / 1024);
+  }
   return passed ? 0 : 1;
 }
 
