@@ -43,16 +43,25 @@ void Connection<Layer>::evict() {
 template <class Layer>
 void Connection<Layer>::prove() {
   if (!in_unproven_) return;
-  loop_.unproven.erase(*in_unproven_);
+  unproven_list_->erase(*in_unproven_);
   --loop_.unproven_count;
   in_unproven_.reset();
+}
+
+// Its first byte arrived: it is evicted after every silent connection.
+template <class Layer>
+void Connection<Layer>::spoke() {
+  if (!in_unproven_) return;
+  loop_.spoken.splice(loop_.spoken.end(), loop_.silent, *in_unproven_);
+  unproven_list_ = &loop_.spoken;
 }
 
 // Waits, reading nothing, for the client's first byte: a connection that
 // never sends one costs no TLS state.
 template <class Layer>
 void Connection<Layer>::start() {
-  in_unproven_ = loop_.unproven.insert(loop_.unproven.end(), this);
+  unproven_list_ = &loop_.silent;
+  in_unproven_ = loop_.silent.insert(loop_.silent.end(), this);
   ++loop_.unproven_count;
   due_ = Clock::now() + settings_.allowance;
   close_at_due();
@@ -63,6 +72,7 @@ void Connection<Layer>::start() {
     // TLS stream to make for it.
     beast::error_code unread;
     if (self->layer_.tcp_stream().socket().available(unread) == 0 || unread) return self->close();
+    self->spoke();
     self->handshake();
   });
 }

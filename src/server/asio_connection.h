@@ -84,15 +84,19 @@ struct Loop {
   // Its connections that have not yet had a request answered, oldest
   // first: past --max-connections, the oldest of them makes room for a new
   // connection, so clients that connect and send nothing (or too slowly)
-  // cannot keep the API server out. Touched only on the loop's thread;
-  // the count is read by the acceptor.
-  std::list<Unproven*> unproven;
+  // cannot keep the API server out. Those that have sent nothing go first:
+  // a flood of bare connections evicts its own before a client that has
+  // begun its handshake (which 1023 later bare ones used to evict). Touched
+  // only on the loop's thread; the count is read by the acceptor.
+  std::list<Unproven*> silent;
+  std::list<Unproven*> spoken;
   std::atomic<std::size_t> unproven_count{0};
 
   void evict_oldest_unproven() {
-    if (unproven.empty()) return;
-    Unproven* oldest = unproven.front();
-    unproven.pop_front();
+    std::list<Unproven*>& from = silent.empty() ? spoken : silent;
+    if (from.empty()) return;
+    Unproven* oldest = from.front();
+    from.pop_front();
     --unproven_count;
     oldest->evict();
   }
@@ -185,6 +189,7 @@ class Connection final : public Unproven, public std::enable_shared_from_this<Co
   void close_at_due();
   void cut();
   void prove();  // a request of it has been answered: off the loop's unproven list
+  void spoke();  // its first byte arrived: evicted after every silent connection
   void close_gracefully();
   void close();
 
@@ -194,6 +199,8 @@ class Connection final : public Unproven, public std::enable_shared_from_this<Co
   Layer layer_;
   Settings& settings_;
   Loop& loop_;
+  // Where it is in its loop's silent or spoken list, until answered or evicted.
+  std::list<Unproven*>* unproven_list_ = nullptr;
   std::optional<std::list<Unproven*>::iterator> in_unproven_;
   // Waits that are not reads or writes of the stream (which have their
   // own deadline): the client's first byte, and a turn on the lane.

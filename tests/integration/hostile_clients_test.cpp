@@ -116,6 +116,29 @@ TEST(HostileConnections, PastMaxConnectionsTheOldestSilentConnectionMakesRoom) {
   EXPECT_TRUE(contains(webhook.stderr_text(), "connection limit reached: closing the oldest connections"));
 }
 
+TEST(HostileConnections, PastMaxConnectionsAClientThatHasBegunItsHandshakeOutlastsSilentOnes) {
+  if (httplib_transport()) {
+    GTEST_SKIP() << "cpp-httplib stops accepting past the cap (HostileConnections.HttplibPastMaxConnectionsWaits)";
+  }
+  WebhookProcess webhook({"--max-connections", "20", "--metrics-listen", "127.0.0.1:0"});
+  // The oldest connection has sent the first byte of a ClientHello, as the
+  // API server's does while a flood of bare connections arrives: the flood
+  // evicted it after 1023 more before its handshake could finish.
+  RawClient talking(webhook.port());
+  ASSERT_TRUE(talking.send(std::string(1, '\x16')));
+  std::vector<std::unique_ptr<RawClient>> silent;
+  for (int i = 0; i < 19; ++i) silent.push_back(std::make_unique<RawClient>(webhook.port()));
+  ASSERT_EQ(wait_for_metric(webhook, "gpu_sizer_connections_open", [](double open) { return open >= 20; }), 20);
+
+  RawClient newcomer(webhook.port());
+  // A silent one of the event loop with the most of them is closed.
+  ASSERT_GE(wait_for_metric(webhook, "gpu_sizer_connections_evicted_total", [](double n) { return n >= 1; }), 1);
+  int silent_closed = 0;
+  for (auto& client : silent) silent_closed += client->receive(std::chrono::milliseconds(100)).closed ? 1 : 0;
+  EXPECT_EQ(silent_closed, 1);
+  EXPECT_FALSE(talking.receive(std::chrono::milliseconds(500)).closed) << "the one mid-handshake was evicted";
+}
+
 TEST(HostileConnections, PastMaxConnectionsWhenEveryConnectionHasBeenAnsweredNewOnesAreShed) {
   if (httplib_transport()) {
     GTEST_SKIP() << "cpp-httplib stops accepting past the cap (HostileConnections.HttplibPastMaxConnectionsWaits)";
