@@ -27,42 +27,23 @@ Connection<Layer>::Connection(tcp::socket socket, Settings& settings, Loop& loop
 
 template <class Layer>
 Connection<Layer>::~Connection() {
-  prove();
+  loop_.unproven.remove(*this);
   release_lane();
   --settings_.open;
 }
 
 template <class Layer>
 void Connection<Layer>::evict() {
-  in_unproven_.reset();  // the loop has taken it off its list
   log_event(spdlog::level::info, "closed a connection without an answered request to make room for a new one",
             {{"peer", peer_}, {"max_connections", settings_.max_connections}});
   close();
-}
-
-template <class Layer>
-void Connection<Layer>::prove() {
-  if (!in_unproven_) return;
-  unproven_list_->erase(*in_unproven_);
-  --loop_.unproven_count;
-  in_unproven_.reset();
-}
-
-// Its first byte arrived: it is evicted after every silent connection.
-template <class Layer>
-void Connection<Layer>::spoke() {
-  if (!in_unproven_) return;
-  loop_.spoken.splice(loop_.spoken.end(), loop_.silent, *in_unproven_);
-  unproven_list_ = &loop_.spoken;
 }
 
 // Waits, reading nothing, for the client's first byte: a connection that
 // never sends one costs no TLS state.
 template <class Layer>
 void Connection<Layer>::start() {
-  unproven_list_ = &loop_.silent;
-  in_unproven_ = loop_.silent.insert(loop_.silent.end(), this);
-  ++loop_.unproven_count;
+  loop_.unproven.add(self());
   due_ = Clock::now() + settings_.allowance;
   close_at_due();
   layer_.tcp_stream().socket().async_wait(tcp::socket::wait_read, [self = self()](beast::error_code ec) {
@@ -72,7 +53,7 @@ void Connection<Layer>::start() {
     // TLS stream to make for it.
     beast::error_code unread;
     if (self->layer_.tcp_stream().socket().available(unread) == 0 || unread) return self->close();
-    self->spoke();
+    self->loop_.unproven.spoke(*self);
     self->handshake();
   });
 }
@@ -279,7 +260,7 @@ void Connection<Layer>::written(beast::error_code ec) {
   parser_.reset();
   release_lane();
   if (ec) return close();
-  prove();
+  loop_.unproven.remove(*this);  // answered: no longer a candidate for eviction
   if (!keep_alive) return close_gracefully();
   due_ = Clock::now() + settings_.allowance;
   wait_for_request();

@@ -18,7 +18,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +34,7 @@
 
 #include "gpusizer/server/large_request_lane.h"
 #include "gpusizer/server/transport.h"
+#include "unproven_connections.h"
 
 namespace gpusizer::asio_transport {
 
@@ -63,43 +63,17 @@ struct Settings {
   std::size_t max_connections;
   std::atomic<bool> draining{false};      // every answer closes its connection
   std::atomic<std::size_t> open{0};       // counted at accept, uncounted when a Connection is freed
+  std::atomic<std::size_t> starting{0};   // accepted, not yet on its loop's lists
   std::atomic<std::uint64_t> shed{0};     // closed at accept, past max_connections
   std::atomic<std::uint64_t> evicted{0};  // closed to make room for a new one
   LargeRequestLane lane;
-};
-
-// A connection that has not yet had a request answered, as its loop lists
-// them for eviction (Connection is a template; the list is not).
-class Unproven {
- public:
-  virtual ~Unproven() = default;
-  // Closes the connection, saying why in the log.
-  virtual void evict() = 0;
 };
 
 // One event loop and the connections it serves.
 struct Loop {
   net::io_context context{1};
   net::executor_work_guard<net::io_context::executor_type> keep_running = net::make_work_guard(context);
-  // Its connections that have not yet had a request answered, oldest
-  // first: past --max-connections, the oldest of them makes room for a new
-  // connection, so clients that connect and send nothing (or too slowly)
-  // cannot keep the API server out. Those that have sent nothing go first:
-  // a flood of bare connections evicts its own before a client that has
-  // begun its handshake (which 1023 later bare ones used to evict). Touched
-  // only on the loop's thread; the count is read by the acceptor.
-  std::list<Unproven*> silent;
-  std::list<Unproven*> spoken;
-  std::atomic<std::size_t> unproven_count{0};
-
-  void evict_oldest_unproven() {
-    std::list<Unproven*>& from = silent.empty() ? spoken : silent;
-    if (from.empty()) return;
-    Unproven* oldest = from.front();
-    from.pop_front();
-    --unproven_count;
-    oldest->evict();
-  }
+  UnprovenConnections unproven;
 };
 
 // The webhook port: TLS, set up when the client's first byte arrives.
@@ -188,8 +162,6 @@ class Connection final : public Unproven, public std::enable_shared_from_this<Co
   // Closes the connection when `due_` passes while it waits on timer_.
   void close_at_due();
   void cut();
-  void prove();  // a request of it has been answered: off the loop's unproven list
-  void spoke();  // its first byte arrived: evicted after every silent connection
   void close_gracefully();
   void close();
 
@@ -199,9 +171,6 @@ class Connection final : public Unproven, public std::enable_shared_from_this<Co
   Layer layer_;
   Settings& settings_;
   Loop& loop_;
-  // Where it is in its loop's silent or spoken list, until answered or evicted.
-  std::list<Unproven*>* unproven_list_ = nullptr;
-  std::optional<std::list<Unproven*>::iterator> in_unproven_;
   // Waits that are not reads or writes of the stream (which have their
   // own deadline): the client's first byte, and a turn on the lane.
   net::steady_timer timer_;

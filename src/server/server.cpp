@@ -210,7 +210,8 @@ class FileReloader {
       if (stopping_) return;
       const bool asked = std::exchange(reload_now_, false);
       lock.unlock();
-      const bool changed = reload_certificate() | reload_policy();
+      const bool certificate_changed = reload_certificate();  // both reload, whatever the first returns
+      const bool changed = reload_policy() || certificate_changed;
       if (asked && !changed) {
         log_event(
             spdlog::level::info, "SIGHUP: the policy and the certificate are unchanged",

@@ -4,7 +4,7 @@
 
 namespace gpusizer {
 
-std::string fit(std::string text) { return truncate_utf8(std::move(text), kMaxWarningBytes); }
+std::string fit(std::string_view text) { return truncate_utf8(text, kMaxWarningBytes); }
 
 std::string fit_warning(const std::string& prefix, const std::string& container, const std::string& rest) {
   const std::string tail = "\": " + rest;

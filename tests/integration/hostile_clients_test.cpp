@@ -139,6 +139,42 @@ TEST(HostileConnections, PastMaxConnectionsAClientThatHasBegunItsHandshakeOutlas
   EXPECT_FALSE(talking.receive(std::chrono::milliseconds(500)).closed) << "the one mid-handshake was evicted";
 }
 
+TEST(HostileConnections, AFloodOfSilentConnectionsFasterThanEvictionsIsEvictedNeverShed) {
+  if (httplib_transport()) {
+    GTEST_SKIP() << "cpp-httplib stops accepting past the cap (HostileConnections.HttplibPastMaxConnectionsWaits)";
+  }
+  WebhookProcess webhook({"--max-connections", "20", "--metrics-listen", "127.0.0.1:0"});
+  // Four clients connect 1600 times as fast as they can: accepts outrun
+  // the evictions they ask for. Each new connection then waits in the
+  // listen backlog for its place; shedding it instead (as the server did,
+  // about one in five in the flood test) would shed the API server's too.
+  constexpr int kPerClient = 400;
+  std::vector<std::future<std::vector<std::unique_ptr<RawClient>>>> floods;
+  for (int i = 0; i < 4; ++i) {
+    floods.push_back(std::async(std::launch::async, [&] {
+      std::vector<std::unique_ptr<RawClient>> held;
+      for (int n = 0; n < kPerClient; ++n) held.push_back(std::make_unique<RawClient>(webhook.port()));
+      return held;
+    }));
+  }
+  std::vector<std::vector<std::unique_ptr<RawClient>>> held;
+  for (auto& flood : floods) held.push_back(flood.get());
+  // Every connection past the 20th evicted one, none was shed.
+  std::string metrics;
+  const auto deadline = Clock::now() + seconds(30);
+  auto closed_at_cap = [&] {
+    metrics = scrape_metrics(webhook);
+    return metric_value(metrics, "gpu_sizer_connections_evicted_total").value_or(0) +
+           metric_value(metrics, "gpu_sizer_connections_shed_total").value_or(0);
+  };
+  while (closed_at_cap() < 4 * kPerClient - 20 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(metric_value(metrics, "gpu_sizer_connections_evicted_total"), 4 * kPerClient - 20) << metrics;
+  EXPECT_EQ(metric_value(metrics, "gpu_sizer_connections_shed_total"), 0) << metrics;
+  expect_serves_a_normal_review(webhook);
+}
+
 TEST(HostileConnections, PastMaxConnectionsWhenEveryConnectionHasBeenAnsweredNewOnesAreShed) {
   if (httplib_transport()) {
     GTEST_SKIP() << "cpp-httplib stops accepting past the cap (HostileConnections.HttplibPastMaxConnectionsWaits)";
