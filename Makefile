@@ -31,7 +31,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # CI builds (CI=true, as .ci/run is run) fail on any compiler warning.
 WERROR := -DGPU_SIZER_WERROR=$(if $(CI),ON,OFF)
 
-.PHONY: print-build-packages print-test-packages deps-build deps configure build run test lint e2e test-sanitize test-tsan image-rootfs loadtest floodtest clean fuzz-build fuzz fuzz-smoke bench corpus-check
+.PHONY: print-build-packages print-test-packages deps-build deps configure build run test lint e2e test-sanitize test-tsan image-rootfs loadtest floodtest clean fuzz-build fuzz fuzz-smoke bench corpus-check generate
 
 print-build-packages:
 	@echo $(BUILD_PACKAGES)
@@ -92,6 +92,13 @@ test: build
 
 e2e: build
 	$(E2E_APISERVER)
+
+# What the kind table decides, written into deploy/ and the chart
+# (cmd/generate/generate.py names the files). The generated_files test fails when
+# they differ from it.
+generate: configure
+	cmake --build $(BUILD) -j$(JOBS) --target gpu-sizer
+	python3 cmd/generate/generate.py $(BUILD)/gpu-sizer
 
 # `gpu-sizer check --nodes` over a corpus of real GPU manifests and a node
 # fleet that are not in the repository (CORPUS and NODES, by default the

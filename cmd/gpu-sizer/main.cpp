@@ -16,6 +16,7 @@
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
 #include "gpusizer/util/numbers.h"
+#include "gpusizer/workloads/workloads.h"
 
 namespace {
 
@@ -98,6 +99,12 @@ Usage:
   gpu-sizer policy [--check FILE]
       Print the embedded default policy (a starting point for your own), or
       check FILE and report the first error with its field and line.
+
+  gpu-sizer kinds [--output yaml|json]
+      Print the built-in workload kinds: where each keeps its pods, its
+      resource and API versions (the webhook rules in deploy/ and the chart
+      are generated from it), its chart family, whether it serves or trains,
+      and whether it is long-lived.
 
   gpu-sizer --help | --version
 )";
@@ -239,6 +246,15 @@ int run_policy(Flags& flags) {
   }
   if (!load_policy_or_report(*check)) return 1;
   std::printf("policy %s is valid\n", check->c_str());
+  return 0;
+}
+
+int run_kinds(Flags& flags) {
+  const std::string output = flags.take_or("output", "yaml");
+  if (auto problem = flags.problem()) return usage_error(*problem);
+  if (output != "yaml" && output != "json")
+    return usage_error("--output must be yaml or json, found \"" + output + "\"");
+  std::fputs((output == "json" ? gpusizer::kind_table_json() : gpusizer::kind_table_yaml()).c_str(), stdout);
   return 0;
 }
 
@@ -385,6 +401,7 @@ int run_command(int argc, char** argv) {
   if (command == "serve") return run_serve(flags);
   if (command == "table") return run_table(flags);
   if (command == "policy") return run_policy(flags);
+  if (command == "kinds") return run_kinds(flags);
   return usage_error("unknown command \"" + command + "\"");
 }
 

@@ -6,44 +6,29 @@
 #include <prometheus/text_serializer.h>
 
 #include "gpusizer/util/kubernetes_names.h"
+#include "gpusizer/workloads/workloads.h"
 
 namespace gpusizer {
 
 namespace {
 
-// The kinds the webhook decides, then "other" and "unknown" (malformed).
-constexpr std::array<std::string_view, 32> kKindNames = {"Pod",
-                                                         "Job",
-                                                         "CronJob",
-                                                         "Deployment",
-                                                         "StatefulSet",
-                                                         "ReplicaSet",
-                                                         "DaemonSet",
-                                                         "Workflow",
-                                                         "WorkflowTemplate",
-                                                         "ClusterWorkflowTemplate",
-                                                         "CronWorkflow",
-                                                         "PyTorchJob",
-                                                         "TFJob",
-                                                         "MPIJob",
-                                                         "PaddleJob",
-                                                         "XGBoostJob",
-                                                         "JAXJob",
-                                                         "MXJob",
-                                                         "TrainJob",
-                                                         "TrainingRuntime",
-                                                         "ClusterTrainingRuntime",
-                                                         "JobSet",
-                                                         "LeaderWorkerSet",
-                                                         "RayCluster",
-                                                         "RayJob",
-                                                         "RayService",
-                                                         "InferenceService",
-                                                         "LLMInferenceService",
-                                                         "LLMInferenceServiceConfig",
-                                                         "NIMService",
-                                                         "other",
-                                                         "unknown"};
+// The kind labels of reviews_total: each kind of the built-in table (by
+// name, as the review carries it; Volcano's Job and batch's share "Job"),
+// then "other" (a kind the table does not name) and "unknown" (a review
+// too malformed to say).
+const std::vector<std::string>& review_kind_labels() {
+  static const std::vector<std::string> labels = [] {
+    std::vector<std::string> names;
+    for (const WorkloadKind& row : builtin_workload_kinds()) {
+      if (std::find(names.begin(), names.end(), row.kind) == names.end()) names.push_back(row.kind);
+    }
+    names.emplace_back("other");
+    names.emplace_back("unknown");
+    return names;
+  }();
+  return labels;
+}
+
 constexpr std::array<std::string_view, 5> kOperationNames = {"CREATE", "UPDATE", "DELETE", "CONNECT", "unknown"};
 constexpr std::array<std::string_view, 2> kEndpointNames = {"mutate", "validate"};
 constexpr std::array<std::string_view, 4> kCertificateReloadResults = {"reloaded", "invalid", "expired",
@@ -90,7 +75,8 @@ Metrics::Metrics(const std::string& version, std::size_t namespace_cap)
       policy_info_(prometheus::BuildGauge()
                        .Name("gpu_sizer_policy_info")
                        .Help("The active policy: 1, labelled with its SHA-256 and source")
-                       .Register(*registry_)) {
+                       .Register(*registry_)),
+      review_slots_(review_kind_labels().size() * kOperations * 2 * 4 * 2) {
   // Sub-millisecond decisions up to the API server's 10 s timeout.
   auto& durations = prometheus::BuildHistogram()
                         .Name("gpu_sizer_review_duration_seconds")
@@ -176,9 +162,10 @@ Metrics::Metrics(const std::string& version, std::size_t namespace_cap)
 }
 
 prometheus::Counter& Metrics::review_counter(Endpoint endpoint, const ReviewOutcome& outcome) {
-  static_assert(kKindNames.size() == kKinds, "one slot row per kind name");
+  const std::vector<std::string>& kinds = review_kind_labels();
   const bool malformed = outcome.decision == ReviewOutcome::Decision::kError && outcome.kind.empty();
-  const std::size_t kind = malformed ? kKinds - 1 : index_of(kKindNames, outcome.kind, kKinds - 2);
+  const auto named = std::find(kinds.begin(), kinds.end() - 2, outcome.kind);
+  const std::size_t kind = malformed ? kinds.size() - 1 : static_cast<std::size_t>(named - kinds.begin());
   const std::size_t operation = index_of(kOperationNames, outcome.operation, kOperations - 1);
   const std::size_t slot = (((kind * kOperations + operation) * 2 + endpoint_index(endpoint)) * 4 +
                             static_cast<std::size_t>(outcome.decision)) *
@@ -189,7 +176,7 @@ prometheus::Counter& Metrics::review_counter(Endpoint endpoint, const ReviewOutc
   std::lock_guard lock(mutex_);
   counter = review_slots_[slot].load(std::memory_order_relaxed);
   if (!counter) {
-    counter = &reviews_.Add({{"kind", std::string(kKindNames[kind])},
+    counter = &reviews_.Add({{"kind", kinds[kind]},
                              {"operation", std::string(kOperationNames[operation])},
                              {"endpoint", std::string(kEndpointNames[endpoint_index(endpoint)])},
                              {"decision", std::string(to_string(outcome.decision))},

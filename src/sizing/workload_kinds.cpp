@@ -48,4 +48,13 @@ std::string location_problem(std::string_view pattern) {
   return "";
 }
 
+std::string_view role_name(KindRole role) {
+  switch (role) {
+    case KindRole::kServing: return "serving";
+    case KindRole::kTraining: return "training";
+    case KindRole::kNone: break;
+  }
+  return "none";
+}
+
 }  // namespace gpusizer

@@ -33,12 +33,16 @@ from pathlib import Path
 
 import yaml
 
-# The kinds that run inference servers, as the embedded policy's profile
-# rules name them (docs/workloads.md).
-SERVING_KINDS = {
-    "Deployment", "StatefulSet", "ReplicaSet", "LeaderWorkerSet", "RayService",
-    "InferenceService", "LLMInferenceService", "LLMInferenceServiceConfig", "NIMService",
-}
+
+
+def serving_kinds(binary):
+    """The kinds that run inference servers: the kind table's serving rows
+    (`gpu-sizer kinds`), which the embedded policy's profile rules name."""
+    rows = json.loads(subprocess.run([binary, "kinds", "--output", "json"], check=True, capture_output=True,
+                                     text=True).stdout)
+    return {row["kind"] for row in rows if row["role"] == "serving"}
+
+
 # The embedded policy's gpuResources (src/sizing/default_policy.yaml).
 GPU_RESOURCES = {"nvidia.com/gpu", "amd.com/gpu"}
 # Sized as their Pods will be: the policy's longLived templates are patched here.
@@ -109,6 +113,7 @@ def main():
     if not Path(corpus).is_dir() or not Path(nodes).is_file():
         print(f"corpus-check: skipped: no corpus at {corpus} or no node file {nodes} (set CORPUS=DIR NODES=FILE)")
         return 0
+    serving = serving_kinds(binary)
     tally = {0: 0, 1: 0, 2: 0}
     failures = []
     gpu_pods = 0
@@ -148,7 +153,7 @@ def main():
                 if before and after == 0:
                     failures.append(f"{name}: {pod['pod']}: fits {before} node shape(s) as written, none as sized")
                     notes.append("MADE UNSCHEDULABLE")
-                if obj.get("kind") in SERVING_KINDS and pod.get("profile") == "train":
+                if obj.get("kind") in serving and pod.get("profile") == "train":
                     failures.append(f"{name}: {pod['pod']}: a {obj['kind']} sized with the train profile")
                     notes.append("SERVER SIZED AS TRAINING")
                 notes.append(f"{pod['pod']}: {pod.get('profile') or '-'}, nodes {before}->{after}")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Structure checks of deploy/ and charts/gpu-sizer (no cluster, no Helm).
 
-Usage: chart_structure.py SOURCE_DIR
+Usage: chart_structure.py SOURCE_DIR GPU_SIZER
 
 No Helm binary is available where the tests run. The webhook
 configurations are rendered by tests/e2e/chart_render.go (Go's
@@ -71,31 +71,31 @@ def read(path):
         return f.read()
 
 
-# The kinds gpu-sizer reads (src/workloads/workloads.cpp), as
-# (API group, resource) pairs; pods are on CREATE only. The built-in ones are
-# always registered; each family of CRDs is a boolean of the chart's values
-# `workloads:` (all true by default, and deploy/ lists them all: a rule for
-# a CRD that is not installed matches nothing).
-BUILTIN_RESOURCES = [
-    ("batch", "jobs"), ("batch", "cronjobs"),
-    ("apps", "deployments"), ("apps", "statefulsets"), ("apps", "replicasets"), ("apps", "daemonsets"),
-]
-FAMILIES = {
-    "argo": [("argoproj.io", r) for r in ("workflows", "workflowtemplates", "clusterworkflowtemplates",
-                                          "cronworkflows")],
-    "kubeflowTraining": [("kubeflow.org", r) for r in ("pytorchjobs", "tfjobs", "mpijobs", "paddlejobs",
-                                                       "xgboostjobs", "jaxjobs", "mxjobs")],
-    "kubeflowTrainer": [("trainer.kubeflow.org", r) for r in ("trainjobs", "trainingruntimes",
-                                                              "clustertrainingruntimes")],
-    "jobset": [("jobset.x-k8s.io", "jobsets")],
-    "leaderWorkerSet": [("leaderworkerset.x-k8s.io", "leaderworkersets")],
-    "ray": [("ray.io", r) for r in ("rayclusters", "rayjobs", "rayservices")],
-    "kserve": [("serving.kserve.io", r) for r in ("inferenceservices", "llminferenceservices",
-                                                  "llminferenceserviceconfigs")],
-    "nimOperator": [("apps.nvidia.com", "nimservices")],
-    "volcano": [("batch.volcano.sh", "jobs")],
-}
-WORKLOAD_RESOURCES = BUILTIN_RESOURCES + [gr for family in FAMILIES.values() for gr in family]
+# The kinds gpu-sizer reads, from its kind table (`gpu-sizer kinds`), as
+# (API group, resource) pairs; pods are on CREATE only. Kubernetes' own
+# kinds are always registered; each family of CRDs is a boolean of the
+# chart's values `workloads:` (all true by default, and deploy/ lists them
+# all: a rule for a CRD that is not installed matches nothing). Set by
+# main() from the binary.
+BUILTIN_RESOURCES = []
+FAMILIES = {}
+WORKLOAD_RESOURCES = []
+
+
+def load_kind_table(gpu_sizer):
+    kinds = json.loads(subprocess.run([gpu_sizer, "kinds", "--output", "json"], check=True,
+                                      capture_output=True, text=True).stdout)
+    for row in kinds:
+        if row["kind"] == "Pod" and row["group"] == "":
+            continue
+        pair = (row["group"], row["resource"])
+        if row["family"]:
+            FAMILIES.setdefault(row["family"], []).append(pair)
+        else:
+            BUILTIN_RESOURCES.append(pair)
+    WORKLOAD_RESOURCES.extend(BUILTIN_RESOURCES + [gr for family in FAMILIES.values() for gr in family])
+
+
 POD_RESOURCE = ("", "pods")
 NAMESPACE = "gpu-sizer"
 MUST_EXCLUDE = {"kube-system", NAMESPACE}
@@ -167,9 +167,11 @@ def strip_template(text):
             m = re.search(r"\bn?indent\s+(\d+)", body)
             indent = int(m.group(1)) if m else len(line) - len(line.lstrip())
             # The nearest line at or left of that indentation decides
-            # whether the output continues a list or a mapping.
+            # whether the output continues a list or a mapping (comments
+            # decide nothing).
             prev = next((l for l in reversed(out)
-                         if l.strip() and len(l) - len(l.lstrip()) <= indent), "")
+                         if l.strip() and not l.lstrip().startswith("#")
+                         and len(l) - len(l.lstrip()) <= indent), "")
             prev_indent = len(prev) - len(prev.lstrip())
             counter += 1
             if prev.lstrip().startswith("- ") and prev_indent == indent:
@@ -753,10 +755,11 @@ def check_chart_render(src, deploy_objects):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) != 3:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     src = os.path.abspath(sys.argv[1])
+    load_kind_table(sys.argv[2])
     deploy_objects = check_deploy(src)
     check_cert_manager(src, deploy_objects)
     check_script(src)

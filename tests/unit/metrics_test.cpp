@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "gpusizer/admission/review.h"
+#include "gpusizer/workloads/workloads.h"
 #include "support/review_support.h"
 
 namespace gpusizer {
@@ -40,6 +41,32 @@ TEST(Metrics, CountsReviewsByKindOperationEndpointDecisionAndDryRun) {
       R"(gpu_sizer_reviews_total{decision="error",dry_run="false",endpoint="validate",kind="unknown",operation="unknown"} 1)"))
       << text;
   EXPECT_TRUE(has_line(text, R"(gpu_sizer_build_info{version="1.2.3"} 1)")) << text;
+}
+
+// The kind label set is the kind table's: a kind added to the table is
+// counted under its own name, never as "other".
+TEST(Metrics, EveryKindOfTheTableIsCountedUnderItsOwnName) {
+  Metrics metrics("1.2.3", 100);
+  ReviewOutcome outcome;
+  outcome.decision = ReviewOutcome::Decision::kAllowed;
+  outcome.operation = "CREATE";
+  for (const WorkloadKind& row : builtin_workload_kinds()) {
+    outcome.kind = row.kind;
+    metrics.count_review(Endpoint::kValidate, outcome, 0.001);
+  }
+  outcome.kind = "SomethingElse";
+  metrics.count_review(Endpoint::kValidate, outcome, 0.001);
+  const std::string text = metrics.render();
+  for (const WorkloadKind& row : builtin_workload_kinds()) {
+    const std::string series =
+        R"(gpu_sizer_reviews_total{decision="allowed",dry_run="false",endpoint="validate",kind=")" + row.kind +
+        R"(",operation="CREATE"})";
+    EXPECT_NE(text.find(series), std::string::npos) << row.kind << " is not a kind label:\n" << text;
+  }
+  EXPECT_TRUE(has_line(
+      text,
+      R"(gpu_sizer_reviews_total{decision="allowed",dry_run="false",endpoint="validate",kind="other",operation="CREATE"} 1)"))
+      << text;
 }
 
 TEST(Metrics, DryRunChangesNothingSoAddsNoCorrections) {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -99,9 +100,10 @@ class Metrics {
   std::uint64_t connections_evicted_counted_ = 0;  // REQUIRES: mutex_ held
 
   // reviews_total by (kind, operation, endpoint, decision, dry_run): a fixed
-  // grid of slots, each filled the first time its combination is seen.
-  static constexpr std::size_t kKinds = 32, kOperations = 5;
-  std::array<std::atomic<prometheus::Counter*>, kKinds * kOperations * 2 * 4 * 2> review_slots_{};
+  // grid of slots, one row per kind label (the kind table's kinds, "other"
+  // and "unknown"), each filled the first time its combination is seen.
+  static constexpr std::size_t kOperations = 5;
+  std::vector<std::atomic<prometheus::Counter*>> review_slots_;
 
   // Counters labelled by profile or reason, namespace and one more label,
   // found without allocating (heterogeneous lookup) and created under the

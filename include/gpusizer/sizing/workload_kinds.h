@@ -40,12 +40,33 @@ struct TemplateLocation {
   int scheduling_up = 0;
 };
 
-// A kind (API group and kind, any version) and where its pods are.
+// What the objects of a kind run, when nothing more specific says: the
+// default policy's profile rules read it (serving kinds infer, training
+// kinds train).
+enum class KindRole { kNone, kServing, kTraining };
+
+// A kind (API group and kind, any version) and where its pods are. The
+// built-in rows (workloads/workloads.cpp) also carry what the webhook
+// registrations, the metric labels and the default policy are made from
+// (`gpu-sizer kinds`); a policy's own `workloads:` rows leave them empty.
 struct WorkloadKind {
   std::string group;
   std::string kind;
   std::vector<TemplateLocation> locations;
+  std::string resource;  // the plural resource name, as the API or the CRD defines it
+  // The API versions the webhook rules name: "v1" for Kubernetes' own
+  // groups, "*" for a CRD (the webhook reads the same fields in each).
+  std::string versions = "*";
+  // The chart value `workloads.<family>` that registers the webhooks for
+  // it; empty: always registered.
+  std::string family;
+  KindRole role = KindRole::kNone;
+  // A controller that keeps its objects in place (GitOps tools compare its
+  // template with git): the default policy's longLived.kinds.
+  bool long_lived = false;
 };
+
+std::string_view role_name(KindRole role);
 
 // The keys of a location pattern, in order.
 std::vector<std::string_view> location_parts(std::string_view pattern);

@@ -38,6 +38,12 @@ struct PodTemplateRef {
 // The built-in table (docs/workloads.md), from each project's CRD.
 const std::vector<WorkloadKind>& builtin_workload_kinds();
 
+// The built-in table as `gpu-sizer kinds --output json|yaml` prints it: one
+// entry per row with its group, kind, resource, versions, family, role,
+// longLived and locations ({pattern, shape}).
+std::string kind_table_json();
+std::string kind_table_yaml();
+
 // The kind's entry: the policy's own list first (a cluster may correct a
 // built-in row), then the built-in table; nullptr when neither names it.
 const WorkloadKind* find_workload_kind(std::string_view group, std::string_view kind,
