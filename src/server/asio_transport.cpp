@@ -36,6 +36,9 @@ constexpr std::chrono::seconds kLimitLogInterval{60};
 // again while paused.
 constexpr std::size_t kEvictionSlack = 64;
 constexpr std::chrono::milliseconds kEvictionWait{1};
+// After a failed accept (out of file descriptors, most likely): try again
+// shortly rather than spin.
+constexpr std::chrono::milliseconds kAcceptRetryWait{100};
 
 template <class Layer>
 class AsioTransport final : public Transport {
@@ -120,14 +123,8 @@ class AsioTransport final : public Transport {
     acceptor_.async_accept(loop.context, [this, &loop](beast::error_code ec, tcp::socket socket) {
       if (stopping_ || ec == net::error::operation_aborted) return;
       if (ec) {
-        // Out of file descriptors, most likely: try again shortly rather
-        // than spin.
         log_event(spdlog::level::warn, "accepting a connection failed", {{"error", ec.message()}});
-        retry_.expires_after(std::chrono::milliseconds(100));
-        retry_.async_wait([this](beast::error_code waited) {
-          if (!waited) accept();
-        });
-        return;
+        return wait_then(kAcceptRetryWait, [this] { accept(); });
       }
       place(std::move(socket), loop);
     });
@@ -146,7 +143,8 @@ class AsioTransport final : public Transport {
     } else if (settings_.starting.load() > 0) {
       // Connections accepted a moment ago are not yet on their loops'
       // lists, so there is nothing to evict yet, but there will be.
-      return wait_then([this, &loop, socket = std::move(socket)]() mutable { place(std::move(socket), loop); });
+      return wait_then(kEvictionWait,
+                       [this, &loop, socket = std::move(socket)]() mutable { place(std::move(socket), loop); });
     } else {
       shed(socket);
     }
@@ -160,12 +158,14 @@ class AsioTransport final : public Transport {
   // and the API server's among them.
   void accept_when_room() {
     if (settings_.open.load() < settings_.max_connections + kEvictionSlack) return accept();
-    wait_then([this] { accept_when_room(); });
+    wait_then(kEvictionWait, [this] { accept_when_room(); });
   }
 
+  // Runs `then` on the acceptor's loop after `delay`, unless stop() cancels
+  // it first.
   template <class Then>
-  void wait_then(Then then) {
-    retry_.expires_after(kEvictionWait);
+  void wait_then(std::chrono::milliseconds delay, Then then) {
+    retry_.expires_after(delay);
     retry_.async_wait([then = std::move(then)](beast::error_code waited) mutable {
       if (!waited) then();
     });
@@ -176,8 +176,13 @@ class AsioTransport final : public Transport {
   // when there is none.
   bool make_room() {
     Loop* most = nullptr;
+    std::size_t most_unproven = 0;
     for (auto& loop : loops_) {
-      if (!most || loop->unproven.size() > most->unproven.size()) most = loop.get();
+      const std::size_t unproven = loop->unproven.size();
+      if (!most || unproven > most_unproven) {
+        most = loop.get();
+        most_unproven = unproven;
+      }
     }
     std::shared_ptr<Unproven> oldest = most->unproven.take_oldest();
     if (!oldest) return false;
