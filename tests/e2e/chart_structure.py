@@ -32,8 +32,8 @@ Checked:
     stripping and holds Kubernetes objects; blocks are balanced; every
     .Values reference exists in values.yaml and every value is used; every
     include names a defined template; no .Values/.Release inside with/range
-    (where `.` is rebound); files/ copies equal deploy/monitoring/ and the
-    default policy; the chart's webhook rules, probes and securityContext
+    (where `.` is rebound) (files/ copies are `make generate`'s, checked
+    by the generated_files test); the chart's webhook rules, probes and securityContext
     equal deploy/'s;
   - the chart rendered: with the default values both webhook configurations
     equal deploy/'s (one source of truth); each family of values
@@ -282,17 +282,6 @@ def check_chart(src, deploy_objects):
         if kind not in chart_objects:
             fail("charts/gpu-sizer/templates", f"no template makes a {kind}")
 
-    copies = [("files/alerts.yaml", "deploy/monitoring/alerts.yaml"),
-              ("files/grafana-dashboard.json", "deploy/monitoring/grafana-dashboard.json"),
-              ("files/default-policy.yaml", "src/sizing/default_policy.yaml")]
-    for copy, orig in copies:
-        cpath, opath = os.path.join(chart, copy), os.path.join(src, orig)
-        if os.path.islink(cpath):
-            fail(f"charts/gpu-sizer/{copy}", "is a symlink (Helm packages do not follow it): copy the file")
-        elif not os.path.isfile(cpath):
-            fail(f"charts/gpu-sizer/{copy}", f"is missing (copy {orig})")
-        elif open(cpath, "rb").read() != open(opath, "rb").read():
-            fail(f"charts/gpu-sizer/{copy}", f"differs from {orig}: copy it again")
 
     # The chart's objects against deploy/'s.
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
