@@ -6,6 +6,7 @@
 
 #include "gpusizer/sizing/data_loader.h"
 #include "gpusizer/sizing/model_fit.h"
+#include "gpusizer/sizing/node_fit_settings.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -139,7 +140,7 @@ void read_scheduling(const Policy& policy, JsonView spec, PodFacts& facts) {
   for (const NodeSelectorTerm& term : facts.affinity_terms) {
     bool names_product = false;
     for (const NodeRequirement& requirement : term.requirements) {
-      if (requirement.field || requirement.key != policy.gpu_memory.product_label ||
+      if (requirement.field || requirement.key != policy.rule_settings.get<GpuMemoryPolicy>().product_label ||
           requirement.op != NodeRequirement::Op::kIn) {
         continue;
       }
@@ -170,7 +171,8 @@ void read_wanted_metadata(const Policy& policy, JsonView metadata, bool pod_keys
   // Only the labels and annotations the decision reads are copied: one
   // last-applied-configuration annotation can be most of a review.
   auto wanted_label = [&](std::string_view key) {
-    return key == policy.node_fit.pool_label || selection_reads(policy, ProfileRule::Subject::kLabel, key);
+    return key == policy.rule_settings.get<NodeFitPolicy>().pool_label ||
+           selection_reads(policy, ProfileRule::Subject::kLabel, key);
   };
   // The data loader, model and GPU describe one pod.
   auto describes_the_pod = [](std::string_view key) {

@@ -150,7 +150,8 @@ Result<std::unique_ptr<NodeWatcher>> start_node_watch(const ServerOptions& optio
           "--node-watch on needs --kubeconfig FILE, or a pod's service account (KUBERNETES_SERVICE_HOST is not set)");
     }
     log_event(spdlog::level::info, "not watching nodes: no --kubeconfig and not in a pod",
-              {{"nodes", policy.node_fit.pools.empty() ? "none: nothing is capped" : "the policy's nodeFit.pools"}});
+              {{"nodes", policy.rule_settings.get<NodeFitPolicy>().pools.empty() ? "none: nothing is capped"
+                                                                                 : "the policy's nodeFit.pools"}});
     return std::unique_ptr<NodeWatcher>();
   }
   auto config = options.kubeconfig.empty() ? in_cluster_config() : kubeconfig_config(options.kubeconfig);

@@ -220,9 +220,9 @@ void render_nodes(std::string& out, const Policy& policy, const std::optional<No
   out += "<section id=\"nodes\">\n<h2>Node inventory</h2>\n<dl class=\"meta\">\n";
   if (!nodes) {
     const std::string fallback =
-        policy.node_fit.pools.empty()
+        policy.rule_settings.get<NodeFitPolicy>().pools.empty()
             ? "none: the node watch is off and the policy lists no nodeFit.pools, so nothing is capped"
-            : "the policy's nodeFit.pools (" + std::to_string(policy.node_fit.pools.size()) +
+            : "the policy's nodeFit.pools (" + std::to_string(policy.rule_settings.get<NodeFitPolicy>().pools.size()) +
                   " pools); the node watch is off";
     append_meta(out, "Source", html_escape(fallback));
     out += "</dl>\n</section>\n";
@@ -241,7 +241,8 @@ void render_nodes(std::string& out, const Policy& policy, const std::optional<No
   append_meta(out, "Watch restarts", std::to_string(nodes->restarts));
   if (!nodes->last_error.empty()) append_meta(out, "Last error", "<code>" + html_escape(nodes->last_error) + "</code>");
   if (nodes->state == NodeWatchStatus::State::kStarting) {
-    const std::string meanwhile = policy.node_fit.pools.empty() ? "no caps" : "the policy's nodeFit.pools";
+    const std::string meanwhile =
+        policy.rule_settings.get<NodeFitPolicy>().pools.empty() ? "no caps" : "the policy's nodeFit.pools";
     append_meta(out, "Meanwhile", "decisions use " + html_escape(meanwhile) + " and warn that the nodes are not known");
   }
   out += "</dl>\n</section>\n";

@@ -40,21 +40,6 @@ bool tolerates(const std::vector<Toleration>& tolerations, const Taint& taint) {
   });
 }
 
-bool some_node_matches(const std::vector<NodeRequirement>& requirements, const NodeClass& node) {
-  return all_on_one_node(requirements, {}, node);
-}
-
-bool matches(const NodeRequirement& requirement, const NodeClass& node) {
-  return some_node_matches({requirement}, node);
-}
-
-bool matches_affinity(const std::vector<NodeSelectorTerm>& terms, const NodeClass& node) {
-  if (terms.empty()) return true;
-  return std::any_of(terms.begin(), terms.end(), [&](const NodeSelectorTerm& term) {
-    return !term.requirements.empty() && some_node_matches(term.requirements, node);
-  });
-}
-
 namespace {
 
 // The candidates of one pod's constraints, as class indices (valid for any
@@ -96,8 +81,8 @@ Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts
   Memo memo;
   const bool pools = inventory.source == InventorySource::kPools;
   const auto& classes = inventory.classes;
-  const NodePool* pool = pools ? pod_pool(policy.node_fit, pod) : nullptr;
-  if (pool) memo.pool = static_cast<std::size_t>(pool - policy.node_fit.pools.data());
+  const NodePool* pool = pools ? pod_pool(policy.rule_settings.get<NodeFitPolicy>(), pod) : nullptr;
+  if (pool) memo.pool = static_cast<std::size_t>(pool - policy.rule_settings.get<NodeFitPolicy>().pools.data());
   for (std::size_t i = 0; i < classes.size(); ++i) {
     const bool placeable = pools ? !pool || classes[i].pool == pool->name : placement.placeable(inventory, i);
     if (!placeable) continue;
@@ -143,7 +128,8 @@ Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy,
   if (inventory.classes.empty()) return out;
   const Placement placement(policy, pod);
   // The pool a pod names or selects decides the candidates among pools.
-  const NodePool* pool = inventory.source == InventorySource::kPools ? pod_pool(policy.node_fit, pod) : nullptr;
+  const NodePool* pool =
+      inventory.source == InventorySource::kPools ? pod_pool(policy.rule_settings.get<NodeFitPolicy>(), pod) : nullptr;
   std::string key = out.gpu_resource + '\x1e' + std::to_string(gpus) + '\x1e' + (pool ? pool->name : "") + '\x1e' +
                     placement.signature();
   thread_local CandidateMemo memo;
@@ -158,7 +144,8 @@ Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy,
   for (std::size_t i : found->nodes) out.nodes.push_back(&inventory.classes[i]);
   for (std::size_t i : found->shapes) out.shapes.push_back(&inventory.classes[i]);
   out.why_none = found->why_none;
-  if (found->pool && *found->pool < policy.node_fit.pools.size()) out.pool = &policy.node_fit.pools[*found->pool];
+  if (found->pool && *found->pool < policy.rule_settings.get<NodeFitPolicy>().pools.size())
+    out.pool = &policy.rule_settings.get<NodeFitPolicy>().pools[*found->pool];
   return out;
 }
 

@@ -4,6 +4,9 @@
 #include <optional>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
+#include "gpusizer/sizing/policy_fields.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
@@ -166,6 +169,28 @@ DataLoaderFloor data_loader_floor(const DataLoaderPolicy& policy, const DataLoad
   floor.detail = g + " x (" + w + " workers x " + p + " prefetch x " + batch_mi + " batch x " + factor + " + " +
                  per_gpu_base + ") + " + pod_base;
   return floor;
+}
+
+void DataLoaderPolicy::read(const YAML::Node& node, bool complete) {
+  using namespace policy_fields;  // NOLINT(google-build-using-namespace)
+  DataLoaderPolicy& out = *this;
+  const Block block(node, "dataLoader", complete,
+                    {"overheadFactor", "perGpuBase", "podBase", "defaultPrefetch", "roundUpTo", "dtypeBytes"});
+  block.read("overheadFactor", [&](const auto& value, const auto& path) {
+    out.overhead_factor = read_decimal(value, path, 1000, 1000000);
+  });
+  block.read("perGpuBase", [&](const auto& value, const auto& path) {
+    out.per_gpu_base = read_quantity(value, path, Zero::kAllowed);
+  });
+  block.read("podBase",
+             [&](const auto& value, const auto& path) { out.pod_base = read_quantity(value, path, Zero::kAllowed); });
+  block.read("defaultPrefetch",
+             [&](const auto& value, const auto& path) { out.default_prefetch = read_int(value, path, 1); });
+  block.read("roundUpTo", [&](const auto& value, const auto& path) { out.round_up_to = read_quantity(value, path); });
+  block.read("dtypeBytes", [&](const auto& value, const auto& path) {
+    out.dtype_bytes = read_named<int64_t>(
+        value, path, [](const auto& item, const auto& item_path) { return read_int(item, item_path, 1); });
+  });
 }
 
 }  // namespace gpusizer

@@ -19,7 +19,7 @@ constexpr int64_t kMinParams = 1'000'000;      // 1M
 constexpr int64_t kMaxParams = 100'000 * kGB;  // 100000B
 constexpr int64_t kMaxTokens = 10'000'000;     // the longest contexts models offer
 constexpr int64_t kMaxRanks = 1'000'000;
-constexpr int64_t kMaxShapeSize = 1'000'000;  // as policy models are bounded (policy_blocks.cpp)
+constexpr int64_t kMaxShapeSize = 1'000'000;  // as policy models are bounded (gpu_memory_settings.cpp)
 constexpr std::array<const char*, 25> kKeys = {
     "params", "model",  "context", "precision", "method",  "zero",         "mode",      "ranks",   "tp",
     "pp",     "seqs",   "rank",    "targets",   "batch",   "seq",          "optimizer", "offload", "checkpointing",
@@ -172,8 +172,6 @@ std::optional<std::string> read_value(std::string_view key, std::string_view val
   }
   return std::nullopt;
 }
-
-bool contains(const auto& keys, std::string_view key) { return std::find(keys.begin(), keys.end(), key) != keys.end(); }
 
 // The shape from model=NAME, with the shape keys given over it; a shape
 // from the keys alone needs all of them. nullopt when neither is given.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "gpusizer/sizing/node_fit_settings.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
@@ -246,7 +247,7 @@ std::shared_ptr<const NodeInventory> InventoryBuilder::build(std::string stale) 
 }
 
 std::shared_ptr<const NodeInventory> pool_inventory(const Policy& policy) {
-  const NodeFitPolicy& fit = policy.node_fit;
+  const NodeFitPolicy& fit = policy.rule_settings.get<NodeFitPolicy>();
   if (fit.pools.empty()) return NodeInventory::none();
   auto inventory = std::make_shared<NodeInventory>();
   inventory->source = InventorySource::kPools;

@@ -139,17 +139,6 @@ std::string shown(std::string_view text) { return truncate_utf8(text, 317); }
 
 }  // namespace
 
-bool all_on_one_node(std::span<const NodeRequirement> first, std::span<const NodeRequirement> second,
-                     const NodeClass& node) {
-  if (!labels_hold(first, node) || !labels_hold(second, node)) return false;
-  if (!asks_names(first, node) && !asks_names(second, node)) return true;
-  const auto all_hold = [&](const std::string* name) {
-    return names_hold(first, node, name) && names_hold(second, node, name);
-  };
-  if (node.names.empty()) return all_hold(nullptr);
-  return std::any_of(node.names.begin(), node.names.end(), [&](const std::string& name) { return all_hold(&name); });
-}
-
 Placement::Placement(const Policy& policy, const PodFacts& pod)
     : pod_(pod),
       tolerations_(pod.effective_tolerations()),
@@ -160,7 +149,7 @@ Placement::Placement(const Policy& policy, const PodFacts& pod)
   // The ExtendedResourceToleration admission plugin: a pod asking for an
   // extended resource tolerates that resource's NoSchedule taint. A Pod
   // under review already has what the plugin adds, if it runs.
-  if (policy.node_fit.extended_resource_toleration && !pod.tolerations_final) {
+  if (policy.rule_settings.get<NodeFitPolicy>().extended_resource_toleration && !pod.tolerations_final) {
     for (const std::string& resource : policy.gpu_resources) {
       if (asks_for(resource)) added_.push_back({resource, true, "", std::string("NoSchedule")});
     }

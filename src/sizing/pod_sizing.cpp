@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -86,14 +87,14 @@ class PodSizer {
   // carries over either way.
   void choose_candidates() {
     const NodeInventory& known = options_.nodes ? *options_.nodes : *NodeInventory::none();
-    const NodeInventory& used =
-        known.source != InventorySource::kNone || !policy_.pool_nodes ? known : *policy_.pool_nodes;
+    const std::shared_ptr<const NodeInventory>& pools = policy_.rule_settings.get<NodeFitPolicy>().pool_nodes;
+    const NodeInventory& used = known.source != InventorySource::kNone || !pools ? known : *pools;
     candidates_ = candidate_nodes(used, policy_, pod_, phases_.gpus);
-    if (&used == &known && candidates_.known() && candidates_.nodes.empty() && policy_.pool_nodes) {
+    if (&used == &known && candidates_.known() && candidates_.nodes.empty() && pools) {
       // No node the cluster has now may run the pod: it may be waiting
       // for the autoscaler to add one of the pools' shapes.
       const std::string why = "none of " + known.origin + " may run it now: " + candidates_.why_none;
-      candidates_ = candidate_nodes(*policy_.pool_nodes, policy_, pod_, phases_.gpus);
+      candidates_ = candidate_nodes(*pools, policy_, pod_, phases_.gpus);
       candidates_.pools_instead = why;
     }
     candidates_.stale = known.stale;
@@ -125,7 +126,7 @@ class PodSizer {
     for (const Rule* rule : sizing_rules()) {
       if (rule->stage() != Rule::Stage::kCap) continue;
       keep(rule->evaluate(input));
-      for (const Ceiling& ceiling : results().back().ceilings) {
+      for (const Ceiling& ceiling : results_.back().ceilings) {
         const Floor*& slot = binding_[ceiling.phase][resource_index(ceiling.resource)];
         if (!slot) continue;
         // At most one per slot: reserved once, the vector never moves the
@@ -160,14 +161,14 @@ class PodSizer {
       }
       findings_.push_back(std::move(finding));
     }
-    results_[kept_++] = std::move(result);  // sizing_rules() holds at most kMaxRules
+    results_.push_back(std::move(result));
   }
 
   // The binding floor of each resource of each phase: the largest, the
   // first in rule order among equals.
   void bind_floors() {
     binding_.assign(phases_.phases.size(), {});
-    for (const RuleResult& result : results()) {
+    for (const RuleResult& result : results_) {
       for (const Floor& floor : result.floors) {
         auto& slot = binding_[floor.phase][resource_index(floor.resource)];
         if (!slot || floor.amount > slot->amount) slot = &floor;
@@ -380,7 +381,7 @@ class PodSizer {
     // The arithmetic of a floor follows the raises it explains.
     for (std::string& note : binding_notes()) requests.warnings.push_back(std::move(note));
     if (!requests.changes.empty()) sizing_.fixes.push_back(std::move(requests));
-    for (RuleResult& result : results()) {
+    for (RuleResult& result : results_) {
       if (result.fix) sizing_.fixes.push_back(std::move(*result.fix));
     }
   }
@@ -391,7 +392,7 @@ class PodSizer {
     // A pod whose profile sizes nothing (no table, no floor) shows no floor
     // rows: nothing binds.
     const Floor* memory = app ? binding(0, kMemory) : nullptr;
-    for (const RuleResult& result : results()) {
+    for (const RuleResult& result : results_) {
       if (!result.row) continue;
       const bool floor_stage = rule_stage(result.row->rule) == Rule::Stage::kFloor;
       if (!floor_stage || memory) out.rules.push_back(*result.row);
@@ -433,13 +434,12 @@ class PodSizer {
   const SizingOptions& options_;
   PodSizing sizing_;
   std::vector<Finding> findings_;  // in the order found: input, then each rule's
-  std::span<RuleResult> results() { return {results_.data(), kept_}; }
 
-  // Each rule's, in the order run: the first kept_. An array, not a vector:
-  // the decision's one allocation of its size would make glibc consolidate
-  // every small block freed before it (a tenth of a decision's time).
-  std::array<RuleResult, kMaxRules> results_;
-  std::size_t kept_ = 0;
+  // Each rule's, in the order run. A deque, not a vector: it allocates one
+  // result at a time, where a vector's one block for every rule's result
+  // (over 1 KiB) would make glibc consolidate every small block freed
+  // before it (a tenth of a decision's time, docs/performance.md).
+  std::deque<RuleResult> results_;
   Candidates candidates_;
   std::vector<Floor> capped_;  // binding floors lowered by a ceiling; binding_ points at them
   // Per phase, per resource (kResources order), the binding floor.

@@ -32,12 +32,6 @@ Mode Policy::mode_for(std::string_view ns) const {
   return it == namespace_modes.end() ? mode : it->second;
 }
 
-namespace {
-bool contains(const std::vector<std::string>& names, std::string_view name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-}  // namespace
-
 std::optional<Exemption> Policy::exemption_for(std::string_view ns, std::string_view user,
                                                const std::vector<std::string>& groups) const {
   if (contains(exemptions.namespaces, ns)) return Exemption{"namespace", std::string(ns)};
@@ -55,35 +49,60 @@ const Profile* Policy::find_profile(std::string_view name) const {
   return it == profiles.end() ? nullptr : &it->second;
 }
 
-std::optional<ShmSizes> SharedMemoryPolicy::sizes_for(std::string_view profile, int64_t gpus) const {
-  if (contains(profiles, profile)) return ShmSizes{minimum, size, table_includes, false};
-  if (contains(serving.profiles, profile) && gpus >= serving.from_gpus) return serving.sizes;
-  return std::nullopt;
-}
-
-const GpuModel* GpuMemoryPolicy::find_gpu(std::string_view name_or_product) const {
-  for (const auto& gpu : gpus) {
-    if (gpu.name == name_or_product) return &gpu;
-  }
-  for (const auto& gpu : gpus) {
-    for (const auto& pattern : gpu.match) {
-      if (glob_match(pattern, name_or_product)) return &gpu;
-    }
-  }
-  return nullptr;
-}
-
-const ModelShape* GpuMemoryPolicy::find_model(std::string_view name) const {
-  for (const auto& model : models) {
-    if (model.name == name) return &model;
-  }
-  return nullptr;
-}
-
 namespace {
 
 // The field readers and FieldError (policy_fields.h) are this parser's own.
 using namespace policy_fields;  // NOLINT(google-build-using-namespace)
+
+void read_long_lived(const YAML::Node& node, bool complete, LongLivedPolicy& out) {
+  const Block block(node, "longLived", complete, {"kinds", "patchTemplates"});
+  block.read("kinds", [&](const auto& value, const auto& path) { out.kinds = read_string_list(value, path); });
+  block.read("patchTemplates",
+             [&](const auto& value, const auto& path) { out.patch_templates = read_bool(value, path); });
+}
+
+// `workloads:`, a list that replaces the base's.
+std::vector<WorkloadKind> read_workloads(const YAML::Node& node) {
+  if (!node.IsSequence()) fail("workloads", node, "must be a list of {group, kind, templates, podSpecs, containers}");
+  std::vector<WorkloadKind> kinds;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node& entry = node[i];
+    const std::string path = "workloads[" + std::to_string(i) + "]";
+    require_map(entry, path);
+    check_keys(entry, path, {"group", "kind", "templates", "podSpecs", "containers"});
+    WorkloadKind kind;
+    // The core group is written "" (or left out), as in apiVersion: v1.
+    if (entry["group"]) kind.group = entry["group"].IsNull() ? "" : read_string(entry["group"], path + ".group");
+    if (!entry["kind"]) fail(path, entry, "missing field kind");
+    kind.kind = read_string(entry["kind"], path + ".kind");
+    if (kind.kind.empty()) fail(path + ".kind", entry["kind"], "must name the kind, e.g. MyTrainingJob");
+    for (const auto& [key, shape] : {std::pair{"templates", PodShape::kPod}, std::pair{"podSpecs", PodShape::kPodSpec},
+                                     std::pair{"containers", PodShape::kContainer}}) {
+      if (!entry[key]) continue;
+      const std::string list_path = path + "." + key;
+      const std::vector<std::string> patterns = read_string_list(entry[key], list_path);
+      for (std::size_t n = 0; n < patterns.size(); ++n) {
+        const std::string problem = location_problem(patterns[n]);
+        if (!problem.empty()) {
+          fail(list_path + "[" + std::to_string(n) + "]", entry[key][n],
+               "\"" + patterns[n] + "\" cannot hold a pod template: it " + problem);
+        }
+        kind.locations.push_back({patterns[n], shape});
+      }
+    }
+    if (kind.locations.empty()) {
+      fail(path, entry,
+           "names no place for pods: give templates (pod templates, {metadata, spec: {containers}}), "
+           "podSpecs ({containers}) or containers ({image, resources})");
+    }
+    const bool repeated = std::any_of(kinds.begin(), kinds.end(), [&](const WorkloadKind& other) {
+      return other.group == kind.group && other.kind == kind.kind;
+    });
+    if (repeated) fail(path, entry, "names " + kind.kind + " (group \"" + kind.group + "\") a second time");
+    kinds.push_back(std::move(kind));
+  }
+  return kinds;
+}
 
 Mode read_mode(const YAML::Node& node, const std::string& path) {
   const std::string text = read_string(node, path);
@@ -215,14 +234,15 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
 // base (parsing the default itself) every field is required.
 Policy read_policy(const YAML::Node& root, const Policy* base) {
   if (!root.IsMap()) fail("policy", root, "must be a YAML mapping of policy fields");
-  check_keys(root, "",
-             {"mode", "namespaceModes", "exemptions", "gpuResources", "denyFromGpus", "profileRules", "defaultProfile",
-              "profiles", "sharedMemory", "dataLoader", "gpuMemory", "nodeFit", "nodeCaps", "longLived", "workloads"});
+  // The policy's own fields, then each rule's block (rule_settings.h).
+  std::vector<std::string_view> keys = {"mode",         "namespaceModes", "exemptions", "gpuResources", "denyFromGpus",
+                                        "profileRules", "defaultProfile", "profiles",   "longLived",    "workloads"};
+  for (const SettingsBlock* block : settings_blocks()) keys.push_back(block->key());
+  check_keys(root, "", keys);
   if (!base) {
-    for (const char* key :
-         {"mode", "exemptions", "gpuResources", "denyFromGpus", "profileRules", "defaultProfile", "profiles",
-          "sharedMemory", "dataLoader", "gpuMemory", "nodeFit", "nodeCaps", "longLived"}) {
-      if (!root[key]) fail(key, root, "missing");
+    for (const std::string_view key : keys) {
+      if (key != "namespaceModes" && key != "workloads" && !root[std::string(key)])
+        fail(std::string(key), root, "missing");
     }
   }
   Policy policy = base ? *base : Policy{};
@@ -270,11 +290,12 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
   }
   if (root["defaultProfile"]) policy.default_profile = read_string(root["defaultProfile"], "defaultProfile");
   const bool complete = base == nullptr;
-  if (root["sharedMemory"]) read_shared_memory(root["sharedMemory"], complete, policy.shared_memory);
-  if (root["dataLoader"]) read_data_loader(root["dataLoader"], complete, policy.data_loader);
-  if (root["gpuMemory"]) read_gpu_memory(root["gpuMemory"], complete, policy.gpu_memory);
-  if (root["nodeFit"]) read_node_fit(root["nodeFit"], complete, policy.node_fit);
-  if (root["nodeCaps"]) read_node_caps(root["nodeCaps"], complete, policy.node_caps);
+  const auto blocks = settings_blocks();
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    if (const YAML::Node node = root[std::string(blocks[i]->key())]) {
+      blocks[i]->read(node, complete, policy.rule_settings.at(i));
+    }
+  }
   if (root["longLived"]) read_long_lived(root["longLived"], complete, policy.long_lived);
   if (root["workloads"]) policy.workloads = read_workloads(root["workloads"]);
 
@@ -295,32 +316,7 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
            "names unknown profile \"" + profile + "\"" + known);
     }
   }
-  // Each list of profile names, where the file wrote it (if it did).
-  const auto at = [&](std::initializer_list<const char*> keys) {
-    // reset() rebinds; yaml-cpp's operator= would write into the tree.
-    YAML::Node node;
-    node.reset(root);
-    for (const char* key : keys) node.reset(node && node.IsMap() ? node[key] : YAML::Node());
-    return node;
-  };
-  for (const auto& [path, given, names] :
-       {std::tuple{"sharedMemory.profiles", at({"sharedMemory", "profiles"}), &policy.shared_memory.profiles},
-        std::tuple{"sharedMemory.serving.profiles", at({"sharedMemory", "serving", "profiles"}),
-                   &policy.shared_memory.serving.profiles},
-        std::tuple{"gpuMemory.inferProfiles", at({"gpuMemory", "inferProfiles"}), &policy.gpu_memory.infer_profiles}}) {
-    for (std::size_t i = 0; i < names->size(); ++i) {
-      if (policy.find_profile((*names)[i])) continue;
-      fail(std::string(path) + "[" + std::to_string(i) + "]", given ? given[i] : root,
-           "names unknown profile \"" + (*names)[i] + "\"" + known);
-    }
-  }
-  for (std::size_t i = 0; i < policy.node_fit.pools.size(); ++i) {
-    const NodePool& pool = policy.node_fit.pools[i];
-    if (pool.gpu_product.empty() || policy.gpu_memory.find_gpu(pool.gpu_product)) continue;
-    const YAML::Node given = root["nodeFit"] ? root["nodeFit"]["pools"] : YAML::Node();
-    fail("nodeFit.pools[" + std::to_string(i) + "].gpuProduct", given ? given[i]["gpuProduct"] : root,
-         "\"" + pool.gpu_product + "\" matches no entry of gpuMemory.gpus");
-  }
+  for (const SettingsBlock* block : blocks) block->finish(policy, root);
   return policy;
 }
 
@@ -336,7 +332,6 @@ Result<Policy> parse_policy_over(std::string_view yaml_text, std::string_view so
     const YAML::Node root = load_yaml(yaml_text, budget);
     if (!root || root.IsNull()) return Status::invalid_argument(prefix + "is empty");
     Policy policy = read_policy(root, base);
-    policy.pool_nodes = policy.node_fit.pools.empty() ? nullptr : pool_inventory(policy);
     policy.source = std::string(source);
     policy.sha256 = sha256_hex(yaml_text);
     return policy;

@@ -20,6 +20,10 @@ void check_unique_keys(const YAML::Node& map, const std::string& path) {
 }
 
 void check_keys(const YAML::Node& map, const std::string& path, std::initializer_list<std::string_view> known) {
+  check_keys(map, path, std::span<const std::string_view>(known.begin(), known.size()));
+}
+
+void check_keys(const YAML::Node& map, const std::string& path, std::span<const std::string_view> known) {
   check_unique_keys(map, path);
   for (const auto& entry : map) {
     const auto key = entry.first.as<std::string>();
@@ -86,6 +90,33 @@ std::string read_dns_label(const YAML::Node& node, const std::string& path) {
                      std::all_of(text.begin(), text.end(), [&](char c) { return alnum(c) || c == '-'; });
   if (!valid) fail(path, node, "must be a DNS-1123 label (lowercase letters, digits, '-'), found \"" + text + "\"");
   return text;
+}
+
+CheckAction read_action(const YAML::Node& node, const std::string& path) {
+  const std::string text = read_string(node, path);
+  if (text == "warn") return CheckAction::kWarn;
+  if (text == "deny") return CheckAction::kDeny;
+  fail(path, node, "must be warn or deny, found \"" + text + "\"");
+}
+
+void check_profile_names(const Policy& policy, const YAML::Node& root, std::initializer_list<const char*> keys,
+                         const std::vector<std::string>& names) {
+  std::string path;
+  // Where the file wrote the list, if it did; reset() rebinds, where
+  // yaml-cpp's operator= would write into the tree.
+  YAML::Node given;
+  given.reset(root);
+  for (const char* key : keys) {
+    path += path.empty() ? key : std::string(".") + key;
+    given.reset(given && given.IsMap() ? given[key] : YAML::Node());
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (policy.find_profile(names[i])) continue;
+    std::vector<std::string> known;
+    for (const auto& [name, profile] : policy.profiles) known.push_back(name);
+    fail(path + "[" + std::to_string(i) + "]", given ? given[i] : root,
+         "names unknown profile \"" + names[i] + "\" (profiles: " + join(known, ", ") + ")");
+  }
 }
 
 }  // namespace gpusizer::policy_fields

@@ -58,6 +58,22 @@ NodeRequirement name_field(Op op, std::vector<std::string> values) {
 
 Taint taint(const std::string& key, const std::string& value, TaintEffect effect) { return {key, value, effect}; }
 
+// Whether a 1-GPU pod whose required node affinity is `terms` may run on
+// `node`, as production decides it: candidate_nodes, through Placement.
+// Terms are ORed, a term's requirements ANDed; a term without requirements
+// matches no node; no terms at all (no required affinity), any node.
+bool matches_affinity(std::vector<NodeSelectorTerm> terms, const NodeClass& node) {
+  PodFacts pod = gpu_pod();
+  pod.has_affinity = true;
+  pod.affinity_terms = std::move(terms);
+  return !candidate_nodes(inventory_of({node}), default_policy(), pod, 1).nodes.empty();
+}
+
+// The same for one requirement.
+bool matches(const NodeRequirement& requirement, const NodeClass& node) {
+  return matches_affinity({NodeSelectorTerm{{requirement}}}, node);
+}
+
 Toleration toleration(const std::string& key, bool exists, const std::string& value = "",
                       std::optional<std::string> effect = std::nullopt) {
   return {key, exists, value, std::move(effect)};
@@ -318,7 +334,7 @@ TEST(CandidateNodes, WithoutThePluginOrOnceItRanNoTolerationIsAdded) {
   const NodeInventory nodes = inventory_of({gke});
   // The cluster does not run ExtendedResourceToleration.
   Policy off = default_policy();
-  off.node_fit.extended_resource_toleration = false;
+  off.rule_settings.edit<NodeFitPolicy>().extended_resource_toleration = false;
   EXPECT_TRUE(candidate_nodes(nodes, off, gpu_pod(), 1).nodes.empty());
   // A Pod under review: the plugin, if it runs, already added the
   // toleration; this one has none, so it may not run there.
@@ -422,7 +438,7 @@ TEST(CandidateNodes, NoNodesKnownIsNotAReasonToSay) {
 
 Policy two_pools() {
   Policy policy = default_policy();
-  policy.node_fit.pools = {
+  policy.rule_settings.edit<NodeFitPolicy>().pools = {
       NodePool{"a100",
                {{"gpu", "a100"}},
                "",

@@ -23,7 +23,7 @@ constexpr int64_t kGi = int64_t{1} << 30;
 
 Quantity gibibytes(int64_t n) { return Quantity::from_bytes(n * kGi); }
 
-const DataLoaderPolicy& policy() { return default_policy().data_loader; }
+const DataLoaderPolicy& policy() { return default_policy().rule_settings.get<DataLoaderPolicy>(); }
 
 DataLoaderSpec parsed(std::string_view text, const DataLoaderPolicy& with = policy()) {
   const auto spec = parse_dataloader(text, with);

@@ -74,7 +74,7 @@ TEST_P(PublishedRun, IsDecidedAsPublished) {
   const Published& p = GetParam();
   auto parsed = p.policy.empty() ? Result<Policy>(default_policy()) : parse_policy(p.policy, p.name);
   ASSERT_TRUE(parsed.ok()) << parsed.error();
-  const GpuMemoryPolicy& policy = parsed.value().gpu_memory;
+  const GpuMemoryPolicy& policy = parsed.value().rule_settings.get<GpuMemoryPolicy>();
   auto spec = parse_model(p.model, policy, ModelMode::kTrain, p.pod_gpus);
   ASSERT_TRUE(spec.ok()) << p.model << ": " << spec.error();
   auto memory = Quantity::parse(p.gpu);
@@ -114,7 +114,7 @@ TEST(GpuMemoryPublished, HoldsAtLeastTwelveSourcedConfigurations) {
 // The issue's own two: a 2B LoRA on 2 x A10G runs; a 70B bf16 inference on
 // one 80 GB GPU cannot.
 TEST(GpuMemoryPublished, TwoBLoraOnTwoA10gsIsAllowedAndSeventyBInferenceOnOne80GbIsDenied) {
-  const GpuMemoryPolicy& policy = default_policy().gpu_memory;
+  const GpuMemoryPolicy& policy = default_policy().rule_settings.get<GpuMemoryPolicy>();
   const GpuModel* a10g = policy.find_gpu("A10G");
   const GpuModel* a100 = policy.find_gpu("A100-80GB");
   ASSERT_TRUE(a10g && a100);

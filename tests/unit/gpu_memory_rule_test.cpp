@@ -45,7 +45,7 @@ TEST(GpuMemoryRule, AModelThatFitsNoAllowedGpuIsDenied) {
 
 TEST(GpuMemoryRule, TheWarnActionOnlyWarns) {
   Policy policy = default_policy();
-  policy.gpu_memory.action = CheckAction::kWarn;
+  policy.rule_settings.edit<GpuMemoryPolicy>().action = CheckAction::kWarn;
   const RuleResult result =
       evaluate(GpuMemoryRule(), policy, model_pod("params=7B,method=full", "NVIDIA-GeForce-RTX-4090"), "train");
   ASSERT_EQ(result.findings.size(), 1u);
@@ -197,7 +197,7 @@ TEST(GpuMemoryRule, NodesWithoutGpusDoNotHideTheCandidatesGpu) {
 
 TEST(GpuMemoryRule, ThePoolsGpuProductStillNamesTheGpu) {
   Policy policy = default_policy();
-  policy.node_fit.pools = {
+  policy.rule_settings.edit<NodeFitPolicy>().pools = {
       NodePool{"h100", {}, "NVIDIA-H100-80GB-HBM3", {NodeShape{"dgx-h100", 8, q("224"), q("2000Gi"), q("28Ti")}}}};
   const auto pools = pool_inventory(policy);
   PodFacts pod = model_pod("params=7B,method=full,zero=0");

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gpusizer/sizing/gpu_memory_settings.h"
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
 
@@ -153,7 +154,7 @@ std::vector<std::string> table_faults(const GpuMemoryPolicy& table) {
 }
 
 TEST(GpuTable, EveryRealLabelValueFindsItsGpuAndExposedMemory) {
-  const GpuMemoryPolicy& table = default_policy().gpu_memory;
+  const GpuMemoryPolicy& table = default_policy().rule_settings.get<GpuMemoryPolicy>();
   for (const Expected& expected : kLabelValues) {
     const GpuModel* gpu = table.find_gpu(expected.value);
     ASSERT_NE(gpu, nullptr) << expected.value;
@@ -166,7 +167,7 @@ TEST(GpuTable, EveryRealLabelValueFindsItsGpuAndExposedMemory) {
 TEST(GpuTable, ATimeSlicedGpuIsTheWholeGpu) {
   // GFD appends -SHARED when time-slicing or MPS shares a GPU without
   // renaming the resource; the GPU's memory is the bound of every replica.
-  const GpuMemoryPolicy& table = default_policy().gpu_memory;
+  const GpuMemoryPolicy& table = default_policy().rule_settings.get<GpuMemoryPolicy>();
   for (const Expected& expected : kLabelValues) {
     const std::string value = expected.value;
     if (!value.starts_with("NVIDIA-") && !value.starts_with("Tesla-")) continue;
@@ -178,12 +179,12 @@ TEST(GpuTable, ATimeSlicedGpuIsTheWholeGpu) {
 }
 
 TEST(GpuTable, EveryEntryIsFoundByItsName) {
-  const GpuMemoryPolicy& table = default_policy().gpu_memory;
+  const GpuMemoryPolicy& table = default_policy().rule_settings.get<GpuMemoryPolicy>();
   for (const GpuModel& gpu : table.gpus) EXPECT_EQ(table.find_gpu(gpu.name), &gpu) << gpu.name;
 }
 
 TEST(GpuTable, NeighboursFindDifferentEntriesAndMigSlicesNone) {
-  const std::vector<std::string> faults = table_faults(default_policy().gpu_memory);
+  const std::vector<std::string> faults = table_faults(default_policy().rule_settings.get<GpuMemoryPolicy>());
   EXPECT_TRUE(faults.empty()) << ::testing::PrintToString(faults);
 }
 
@@ -207,14 +208,15 @@ TEST(GpuTable, ASloppyGlobIsCaught) {
   for (const auto& change : sloppy) {
     Policy policy = default_policy();
     bool changed = false;
-    for (GpuModel& gpu : policy.gpu_memory.gpus) {
+    for (GpuModel& gpu : policy.rule_settings.edit<GpuMemoryPolicy>().gpus) {
       if (gpu.name == change.gpu) {
         gpu.match.insert(gpu.match.begin(), change.pattern);
         changed = true;
       }
     }
     ASSERT_TRUE(changed) << change.gpu;
-    EXPECT_FALSE(table_faults(policy.gpu_memory).empty()) << change.pattern << " was not caught";
+    EXPECT_FALSE(table_faults(policy.rule_settings.get<GpuMemoryPolicy>()).empty())
+        << change.pattern << " was not caught";
   }
 }
 

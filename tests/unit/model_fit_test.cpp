@@ -19,7 +19,7 @@ namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
-const GpuMemoryPolicy& policy() { return default_policy().gpu_memory; }
+const GpuMemoryPolicy& policy() { return default_policy().rule_settings.get<GpuMemoryPolicy>(); }
 
 const GpuModel& gpu(const std::string& name) {
   const GpuModel* found = policy().find_gpu(name);

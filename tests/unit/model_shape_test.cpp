@@ -15,7 +15,7 @@
 namespace gpusizer {
 namespace {
 
-const GpuMemoryPolicy& policy() { return default_policy().gpu_memory; }
+const GpuMemoryPolicy& policy() { return default_policy().rule_settings.get<GpuMemoryPolicy>(); }
 
 ModelSpec parse_ok(const std::string& text, int64_t pod_gpus = 1, ModelMode mode = ModelMode::kTrain) {
   auto parsed = parse_model(text, policy(), mode, pod_gpus);

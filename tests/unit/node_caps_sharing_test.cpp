@@ -202,8 +202,9 @@ TEST(NodeCapsSharing, ThePoolsStandInWhenNoNodeTheClusterHasNowMayRunThePod) {
   // pool at zero nodes). An 8-GPU pod is capped to the pool's shape, not
   // left uncapped for want of a node.
   Policy policy = default_policy();
-  policy.node_fit.pools = {NodePool{"h100", {}, "", {NodeShape{"a3-highgpu-8g", 8, q("200"), q("300Gi"), q("5Ti")}}}};
-  policy.pool_nodes = pool_inventory(policy);
+  policy.rule_settings.edit<NodeFitPolicy>().pools = {
+      NodePool{"h100", {}, "", {NodeShape{"a3-highgpu-8g", 8, q("200"), q("300Gi"), q("5Ti")}}}};
+  policy.rule_settings.edit<NodeFitPolicy>().pool_nodes = pool_inventory(policy);
   const auto nodes = one_node(1, "8", "27Gi", "100Gi");
   const PodFacts pod = pod_of({gpu_container("trainer", 8, "1", "1Gi")});
   const PodPhases phases = pod_phases(pod);
@@ -225,9 +226,10 @@ TEST(NodeCapsSharing, PoolsStandingInAreNeverAReasonToDeny) {
   // nodes. The pod would run once the node is back: node fit warns, even
   // with action deny.
   Policy policy = default_policy();
-  policy.node_fit.action = CheckAction::kDeny;
-  policy.node_fit.pools = {NodePool{"small", {}, "", {NodeShape{"four-gpus", 4, q("96"), q("700Gi"), q("2Ti")}}}};
-  policy.pool_nodes = pool_inventory(policy);
+  policy.rule_settings.edit<NodeFitPolicy>().action = CheckAction::kDeny;
+  policy.rule_settings.edit<NodeFitPolicy>().pools = {
+      NodePool{"small", {}, "", {NodeShape{"four-gpus", 4, q("96"), q("700Gi"), q("2Ti")}}}};
+  policy.rule_settings.edit<NodeFitPolicy>().pool_nodes = pool_inventory(policy);
   InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
   NodeInfo info;
   info.name = "dgx-0";

@@ -18,8 +18,9 @@ using testing::q;
 
 Policy with_pool(CheckAction action) {
   Policy policy = default_policy();
-  policy.node_fit.action = action;
-  policy.node_fit.pools = {NodePool{"a100", {}, "", {NodeShape{"dgx-a100", 8, q("64"), q("384Gi"), q("300Gi")}}}};
+  policy.rule_settings.edit<NodeFitPolicy>().action = action;
+  policy.rule_settings.edit<NodeFitPolicy>().pools = {
+      NodePool{"a100", {}, "", {NodeShape{"dgx-a100", 8, q("64"), q("384Gi"), q("300Gi")}}}};
   return policy;
 }
 
@@ -33,7 +34,8 @@ FitRun run(const Policy& policy, PodRequest sized) {
   const PodPhases phases = pod_phases(pod);
   FitRun out;
   // The pod's candidates, as the decider chooses them: the pool's shapes.
-  const auto nodes = policy.node_fit.pools.empty() ? NodeInventory::none() : pool_inventory(policy);
+  const auto nodes =
+      policy.rule_settings.get<NodeFitPolicy>().pools.empty() ? NodeInventory::none() : pool_inventory(policy);
   const Candidates candidates = candidate_nodes(*nodes, policy, pod, sized.gpus);
   RuleInput input{policy, pod, phases, profile(policy, "train"), "defaultProfile", true, &candidates};
   input.sized = [&] {

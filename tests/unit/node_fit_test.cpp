@@ -49,7 +49,7 @@ const NodeFitPolicy& two_pools() {
     EXPECT_TRUE(parsed.ok()) << parsed.error();
     return parsed.ok() ? parsed.value() : Policy{};
   }();
-  return policy.node_fit;
+  return policy.rule_settings.get<NodeFitPolicy>();
 }
 
 PodRequest pod(int64_t gpus, int64_t cpu_milli, int64_t memory_bytes, int64_t storage_bytes = 300 * kGi) {
@@ -72,7 +72,7 @@ struct PoolFit : NodeFit {
 PoolFit check_node_fit(const NodeFitPolicy& pools, const PodRequest& request, const StringMap& pod_labels,
                        const StringMap& node_selector) {
   Policy policy = default_policy();
-  policy.node_fit = pools;
+  policy.rule_settings.edit<NodeFitPolicy>() = pools;
   PoolFit out;
   out.nodes = pool_inventory(policy);
   PodFacts pod;
@@ -269,7 +269,8 @@ TEST(NodeFit, BriefStaysUnder110Characters) {
 
 TEST(NodeFit, NoPoolsNoCheck) {
   // The default policy lists no pools: even an impossible pod is not checked.
-  const PoolFit fit = check_node_fit(default_policy().node_fit, pod(1000, 1000000000, 1000 * kTi), in_pool("a100"), {});
+  const PoolFit fit = check_node_fit(default_policy().rule_settings.get<NodeFitPolicy>(),
+                                     pod(1000, 1000000000, 1000 * kTi), in_pool("a100"), {});
   EXPECT_EQ(fit.verdict, NodeFit::Verdict::kOff);
   EXPECT_EQ(fit.pool, nullptr);
   EXPECT_EQ(fit.largest, nullptr);

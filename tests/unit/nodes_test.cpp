@@ -335,12 +335,13 @@ TEST(PoolInventory, NoPoolsIsTheInventoryOfNothing) {
 
 TEST(PoolInventory, EachShapeOfEachPoolIsAClass) {
   Policy policy = default_policy();
-  policy.node_fit.pools = {NodePool{"a100",
-                                    {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}},
-                                    "NVIDIA-A100-SXM4-80GB",
-                                    {NodeShape{"a100-half", 4, q("126"), q("980Gi"), q("14Ti")},
-                                     NodeShape{"dgx-a100", 8, q("252"), q("1960Gi"), q("28Ti")}}},
-                           NodePool{"l4", {}, "", {NodeShape{"g2-standard-8", 1, q("7910m"), q("27Gi"), q("95Gi")}}}};
+  policy.rule_settings.edit<NodeFitPolicy>().pools = {
+      NodePool{"a100",
+               {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}},
+               "NVIDIA-A100-SXM4-80GB",
+               {NodeShape{"a100-half", 4, q("126"), q("980Gi"), q("14Ti")},
+                NodeShape{"dgx-a100", 8, q("252"), q("1960Gi"), q("28Ti")}}},
+      NodePool{"l4", {}, "", {NodeShape{"g2-standard-8", 1, q("7910m"), q("27Gi"), q("95Gi")}}}};
   const auto inventory = pool_inventory(policy);
   EXPECT_EQ(inventory->source, InventorySource::kPools);
   EXPECT_EQ(inventory->origin, "policy nodeFit.pools");

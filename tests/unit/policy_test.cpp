@@ -12,6 +12,11 @@
 
 #include <gtest/gtest.h>
 
+#include "gpusizer/sizing/data_loader.h"
+#include "gpusizer/sizing/gpu_memory_settings.h"
+#include "gpusizer/sizing/node_fit_settings.h"
+#include "gpusizer/sizing/rules/node_caps_rule.h"
+#include "gpusizer/sizing/rules/shared_memory_rule.h"
 #include "gpusizer/util/digest.h"
 
 namespace gpusizer {
@@ -136,47 +141,48 @@ TEST(DefaultPolicy, ParsesAndEqualsTheSeed) {
 // 000-004): a change to the embedded default must be deliberate.
 TEST(DefaultPolicy, BeyondTheTableBlocksEqualTheSeeds) {
   const Policy& policy = default_policy();
-  EXPECT_EQ(policy.shared_memory.profiles, std::vector<std::string>{"train"});
-  EXPECT_EQ(policy.shared_memory.minimum, Quantity::from_bytes(16 * kGi));
-  EXPECT_EQ(policy.shared_memory.size, Quantity::from_bytes(32 * kGi));
-  EXPECT_EQ(policy.shared_memory.table_includes, Quantity::from_bytes(32 * kGi));
-  EXPECT_EQ(policy.shared_memory.volume_name, "gpu-sizer-shm");
-  EXPECT_EQ(policy.data_loader.overhead_factor, 1560);
-  EXPECT_EQ(policy.data_loader.per_gpu_base, Quantity::from_bytes(2 * kGi));
-  EXPECT_EQ(policy.data_loader.pod_base, Quantity::from_bytes(3 * kGi));
-  EXPECT_EQ(policy.data_loader.dtype_bytes.at("float32"), 4);
-  EXPECT_EQ(policy.gpu_memory.action, CheckAction::kDeny);
-  EXPECT_EQ(policy.gpu_memory.safety_margin, 850);
-  EXPECT_EQ(policy.gpu_memory.precision_bytes.at("int4"), 500);
-  EXPECT_EQ(policy.gpu_memory.precision_bytes.at("fp16"), 2000);
-  EXPECT_EQ(policy.gpu_memory.context_bytes_per_token, Quantity::from_bytes(1000000));
-  EXPECT_EQ(policy.gpu_memory.overhead, Quantity::from_bytes(1'000'000'000));
-  EXPECT_EQ(policy.gpu_memory.optimizers.at("adamw").bytes, 12000);
-  EXPECT_EQ(policy.gpu_memory.optimizers.at("adamw").pageable, 0);
-  EXPECT_EQ(policy.gpu_memory.optimizers.at("paged-adamw-8bit").bytes, 6000);
-  EXPECT_EQ(policy.gpu_memory.optimizers.at("paged-adamw-8bit").pageable, 2000);
-  const ModelShape* llama = policy.gpu_memory.find_model("llama-2-7b");
+  EXPECT_EQ(policy.rule_settings.get<SharedMemoryPolicy>().profiles, std::vector<std::string>{"train"});
+  EXPECT_EQ(policy.rule_settings.get<SharedMemoryPolicy>().minimum, Quantity::from_bytes(16 * kGi));
+  EXPECT_EQ(policy.rule_settings.get<SharedMemoryPolicy>().size, Quantity::from_bytes(32 * kGi));
+  EXPECT_EQ(policy.rule_settings.get<SharedMemoryPolicy>().table_includes, Quantity::from_bytes(32 * kGi));
+  EXPECT_EQ(policy.rule_settings.get<SharedMemoryPolicy>().volume_name, "gpu-sizer-shm");
+  EXPECT_EQ(policy.rule_settings.get<DataLoaderPolicy>().overhead_factor, 1560);
+  EXPECT_EQ(policy.rule_settings.get<DataLoaderPolicy>().per_gpu_base, Quantity::from_bytes(2 * kGi));
+  EXPECT_EQ(policy.rule_settings.get<DataLoaderPolicy>().pod_base, Quantity::from_bytes(3 * kGi));
+  EXPECT_EQ(policy.rule_settings.get<DataLoaderPolicy>().dtype_bytes.at("float32"), 4);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().action, CheckAction::kDeny);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().safety_margin, 850);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().precision_bytes.at("int4"), 500);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().precision_bytes.at("fp16"), 2000);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().context_bytes_per_token, Quantity::from_bytes(1000000));
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().overhead, Quantity::from_bytes(1'000'000'000));
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().optimizers.at("adamw").bytes, 12000);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().optimizers.at("adamw").pageable, 0);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().optimizers.at("paged-adamw-8bit").bytes, 6000);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().optimizers.at("paged-adamw-8bit").pageable, 2000);
+  const ModelShape* llama = policy.rule_settings.get<GpuMemoryPolicy>().find_model("llama-2-7b");
   ASSERT_NE(llama, nullptr);
   EXPECT_EQ(llama->params, 6'738'415'616);
   EXPECT_EQ(llama->largest_layer, 32000 * 4096);  // the embedding, by default
-  EXPECT_EQ(policy.gpu_memory.find_model("mixtral-8x7b")->experts, 8);
-  EXPECT_EQ(policy.gpu_memory.find_model("Llama-2-7B"), nullptr);  // names are exact
-  EXPECT_EQ(policy.gpu_memory.quantized_bytes, 516);
-  EXPECT_EQ(policy.gpu_memory.adapter_share, 10);
-  EXPECT_EQ(policy.gpu_memory.activation_bytes.at("full"), 2000);
-  EXPECT_EQ(policy.gpu_memory.activation_bytes.at("qlora"), 1000);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().find_model("mixtral-8x7b")->experts, 8);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().find_model("Llama-2-7B"), nullptr);  // names are exact
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().quantized_bytes, 516);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().adapter_share, 10);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().activation_bytes.at("full"), 2000);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().activation_bytes.at("qlora"), 1000);
   // Each GPU's lookups: tests/unit/gpu_table_test.cpp.
-  ASSERT_EQ(policy.gpu_memory.gpus.size(), 32u);
-  const GpuModel* rtx4090 = policy.gpu_memory.find_gpu("NVIDIA-GeForce-RTX-4090");
+  ASSERT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().gpus.size(), 32u);
+  const GpuModel* rtx4090 = policy.rule_settings.get<GpuMemoryPolicy>().find_gpu("NVIDIA-GeForce-RTX-4090");
   ASSERT_NE(rtx4090, nullptr);
   EXPECT_EQ(rtx4090->name, "RTX-4090");
   EXPECT_EQ(rtx4090->memory, Quantity::from_bytes(24564 * kMi));
-  EXPECT_EQ(policy.gpu_memory.find_gpu("A100-80GB"), policy.gpu_memory.find_gpu("NVIDIA-A100-SXM4-80GB"));
-  EXPECT_EQ(policy.gpu_memory.find_gpu("NVIDIA-GB200"), nullptr);
-  EXPECT_EQ(policy.node_fit.action, CheckAction::kWarn);
-  EXPECT_EQ(policy.node_fit.pool_label, "osmo.pool");
-  EXPECT_TRUE(policy.node_fit.extended_resource_toleration);
-  EXPECT_TRUE(policy.node_fit.pools.empty());
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().find_gpu("A100-80GB"),
+            policy.rule_settings.get<GpuMemoryPolicy>().find_gpu("NVIDIA-A100-SXM4-80GB"));
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().find_gpu("NVIDIA-GB200"), nullptr);
+  EXPECT_EQ(policy.rule_settings.get<NodeFitPolicy>().action, CheckAction::kWarn);
+  EXPECT_EQ(policy.rule_settings.get<NodeFitPolicy>().pool_label, "osmo.pool");
+  EXPECT_TRUE(policy.rule_settings.get<NodeFitPolicy>().extended_resource_toleration);
+  EXPECT_TRUE(policy.rule_settings.get<NodeFitPolicy>().pools.empty());
 }
 
 TEST(ParsePolicy, NewBlocksMergeKeyByKey) {
@@ -187,14 +193,15 @@ TEST(ParsePolicy, NewBlocksMergeKeyByKey) {
       "test");
   ASSERT_TRUE(parsed.ok()) << parsed.error();
   const Policy& policy = parsed.value();
-  EXPECT_EQ(policy.shared_memory.size, Quantity::from_bytes(64 * kGi));
-  EXPECT_EQ(policy.shared_memory.minimum, Quantity::from_bytes(16 * kGi));  // kept from the default
-  EXPECT_EQ(policy.data_loader.overhead_factor, 2000);
-  EXPECT_EQ(policy.data_loader.pod_base, Quantity::from_bytes(3 * kGi));
-  EXPECT_EQ(policy.gpu_memory.safety_margin, 750);
-  EXPECT_EQ(policy.gpu_memory.optimizers.at("adamw").bytes, 8000);
-  EXPECT_FALSE(policy.gpu_memory.optimizers.contains("sgd"));  // the map is replaced whole
-  EXPECT_EQ(policy.gpu_memory.adapter_share, 10);              // the rest of training kept
+  EXPECT_EQ(policy.rule_settings.get<SharedMemoryPolicy>().size, Quantity::from_bytes(64 * kGi));
+  EXPECT_EQ(policy.rule_settings.get<SharedMemoryPolicy>().minimum,
+            Quantity::from_bytes(16 * kGi));  // kept from the default
+  EXPECT_EQ(policy.rule_settings.get<DataLoaderPolicy>().overhead_factor, 2000);
+  EXPECT_EQ(policy.rule_settings.get<DataLoaderPolicy>().pod_base, Quantity::from_bytes(3 * kGi));
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().safety_margin, 750);
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().optimizers.at("adamw").bytes, 8000);
+  EXPECT_FALSE(policy.rule_settings.get<GpuMemoryPolicy>().optimizers.contains("sgd"));  // the map is replaced whole
+  EXPECT_EQ(policy.rule_settings.get<GpuMemoryPolicy>().adapter_share, 10);              // the rest of training kept
 }
 
 TEST(ParsePolicy, ModelEntriesExtendAndReplaceBuiltInsByName) {
@@ -206,7 +213,7 @@ TEST(ParsePolicy, ModelEntriesExtendAndReplaceBuiltInsByName) {
       " intermediate: 11008, vocab: 32000}\n",
       "test");
   ASSERT_TRUE(parsed.ok()) << parsed.error();
-  const GpuMemoryPolicy& rule = parsed.value().gpu_memory;
+  const GpuMemoryPolicy& rule = parsed.value().rule_settings.get<GpuMemoryPolicy>();
   EXPECT_EQ(rule.models.front().name, "our-13b");
   EXPECT_EQ(rule.find_model("our-13b")->largest_layer, 400'000'000);
   EXPECT_EQ(rule.find_model("llama-2-7b")->params, 7'000'000'000);  // replaced
@@ -220,8 +227,8 @@ TEST(ParsePolicy, GpuEntriesExtendAndReplaceBuiltInsByName) {
       "    - {name: RTX-4090, memory: 25G, match: [\"*RTX-4090*\"]}\n",
       "test");
   ASSERT_TRUE(parsed.ok()) << parsed.error();
-  const GpuMemoryPolicy& gpus = parsed.value().gpu_memory;
-  EXPECT_EQ(gpus.gpus.size(), default_policy().gpu_memory.gpus.size() + 1);
+  const GpuMemoryPolicy& gpus = parsed.value().rule_settings.get<GpuMemoryPolicy>();
+  EXPECT_EQ(gpus.gpus.size(), default_policy().rule_settings.get<GpuMemoryPolicy>().gpus.size() + 1);
   EXPECT_EQ(gpus.gpus.front().name, "RTX-PRO-6000");
   ASSERT_NE(gpus.find_gpu("NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition"), nullptr);
   EXPECT_EQ(gpus.find_gpu("NVIDIA-GeForce-RTX-4090-D")->memory, Quantity::from_bytes(25'000'000'000));
@@ -236,7 +243,7 @@ TEST(ParsePolicy, NodePoolsParse) {
       "      nodes: [{name: dgx-a100, gpus: 8, cpu: \"252\", memory: 1960Gi, ephemeralStorage: 28Ti}]\n",
       "test");
   ASSERT_TRUE(parsed.ok()) << parsed.error();
-  const NodeFitPolicy& fit = parsed.value().node_fit;
+  const NodeFitPolicy& fit = parsed.value().rule_settings.get<NodeFitPolicy>();
   EXPECT_EQ(fit.action, CheckAction::kDeny);
   EXPECT_TRUE(fit.extended_resource_toleration);  // kept from the default
   ASSERT_EQ(fit.pools.size(), 1u);
@@ -249,7 +256,7 @@ TEST(ParsePolicy, NodePoolsParse) {
 TEST(ParsePolicy, AClusterWithoutTheExtendedResourceTolerationPlugin) {
   const auto parsed = parse_policy("nodeFit:\n  extendedResourceToleration: false\n", "test");
   ASSERT_TRUE(parsed.ok()) << parsed.error();
-  EXPECT_FALSE(parsed.value().node_fit.extended_resource_toleration);
+  EXPECT_FALSE(parsed.value().rule_settings.get<NodeFitPolicy>().extended_resource_toleration);
   const auto wrong = parse_policy("nodeFit:\n  extendedResourceToleration: maybe\n", "test");
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.error().find("nodeFit.extendedResourceToleration"), std::string::npos) << wrong.error();

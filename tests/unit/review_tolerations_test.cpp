@@ -63,7 +63,7 @@ TEST(ReviewTolerations, APodUnderReviewHasOnlyTheTolerationsItCarries) {
 
 TEST(ReviewTolerations, APolicyForAClusterWithoutThePluginAssumesNoToleration) {
   Policy policy = default_policy();
-  policy.node_fit.extended_resource_toleration = false;
+  policy.rule_settings.edit<NodeFitPolicy>().extended_resource_toleration = false;
   EXPECT_TRUE(capped(one_gpu_pod(), false, policy).empty());
 }
 

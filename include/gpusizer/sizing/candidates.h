@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpusizer/sizing/node_fit_settings.h"
 #include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/policy.h"
@@ -59,14 +60,9 @@ struct Candidates {
 // REQUIRES: pod and inventory outlive the result.
 Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy, const PodFacts& pod, int64_t gpus);
 
-// The pieces, as the scheduler defines them.
+// A piece, as the scheduler defines it. (Required node affinity has no
+// entry of its own: Placement matches it together with nodeSelector and
+// nodeName, and the tests go through candidate_nodes.)
 bool tolerates(const std::vector<Toleration>& tolerations, const Taint& taint);
-// Some node of the class meets every requirement (requirements on the
-// node's name must all hold on the same node).
-bool some_node_matches(const std::vector<NodeRequirement>& requirements, const NodeClass& node);
-bool matches(const NodeRequirement& requirement, const NodeClass& node);
-// Terms are ORed, a term's requirements ANDed; a term without requirements
-// matches no node. No terms at all (no required affinity): any node.
-bool matches_affinity(const std::vector<NodeSelectorTerm>& terms, const NodeClass& node);
 
 }  // namespace gpusizer

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,21 @@
 namespace gpusizer {
 
 inline constexpr const char* kDataLoaderKey = "gpu-sizer.io/dataloader";
+
+// Host RAM of DataLoader prefetch buffers (seed 001), from the annotation
+// gpu-sizer.io/dataloader.
+struct DataLoaderPolicy {
+  Milli overhead_factor = 0;  // on each prefetched batch
+  Quantity per_gpu_base;      // per rank: the process and its copy of the weights
+  Quantity pod_base;          // per pod: OS and base
+  int64_t default_prefetch = 2;
+  Quantity round_up_to;  // the floor is a whole multiple of this
+  std::map<std::string, int64_t, std::less<>> dtype_bytes;
+
+  // The policy block dataLoader (rule_settings.h).
+  static constexpr std::string_view kKey = "dataLoader";
+  void read(const YAML::Node& node, bool complete);
+};
 
 // One GPU's DataLoader, as the annotation gives it. Values are per GPU
 // (seed 001: "Keep these PER GPU").

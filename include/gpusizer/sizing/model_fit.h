@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/gpu_memory_settings.h"
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/util/result.h"
 

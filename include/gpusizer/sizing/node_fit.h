@@ -13,6 +13,7 @@
 
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/candidates.h"
+#include "gpusizer/sizing/node_fit_settings.h"
 #include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/policy.h"
 

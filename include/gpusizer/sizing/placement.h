@@ -19,11 +19,6 @@
 
 namespace gpusizer {
 
-// Some node of the class meets every requirement of both lists
-// (requirements on the node's name must all hold on the same node).
-bool all_on_one_node(std::span<const NodeRequirement> first, std::span<const NodeRequirement> second,
-                     const NodeClass& node);
-
 class Placement {
  public:
   // REQUIRES: pod outlives the placement.

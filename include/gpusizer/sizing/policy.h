@@ -12,12 +12,11 @@
 #include <vector>
 
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/rule_settings.h"
 #include "gpusizer/sizing/workload_kinds.h"
 #include "gpusizer/util/result.h"
 
 namespace gpusizer {
-
-struct NodeInventory;  // sizing/nodes.h
 
 enum class Mode {
   kMutate,   // raise undersized values; deny what no patch can fix
@@ -87,147 +86,6 @@ enum class CheckAction { kWarn, kDeny };
 // thousandths so every computation stays in exact integers: 0.85 -> 850.
 using Milli = int64_t;
 
-// /dev/shm for torchrun and DataLoader workers: a memory-backed emptyDir on
-// the GPU containers of these profiles (seed 000, docs/sources.md).
-struct ShmSizes {
-  Quantity minimum;         // below it: enforce denies, mutate enlarges to `size`
-  Quantity size;            // what mutate adds, or enlarges a too-small one to
-  Quantity table_includes;  // /dev/shm the table's memory already holds
-  bool serving = false;     // the serving sizes (sharedMemory.serving)
-};
-
-// Inference servers: only tensor-parallel pods (fromGpus GPUs or more),
-// whose NCCL moves data between GPUs through /dev/shm, need it, and less
-// than training does (docs/rules.md "/dev/shm").
-struct ShmServingPolicy {
-  std::vector<std::string> profiles;
-  int64_t from_gpus = 2;
-  ShmSizes sizes;
-};
-
-struct SharedMemoryPolicy {
-  std::vector<std::string> profiles;
-  Quantity minimum;         // below it: enforce denies, mutate enlarges to `size`
-  Quantity size;            // what mutate adds, or enlarges a too-small one to
-  Quantity table_includes;  // /dev/shm the table's memory already holds
-  std::string volume_name;  // the volume mutate adds
-  ShmServingPolicy serving;
-
-  // The sizes for a pod of `profile` with `gpus` GPUs; nullopt: its
-  // /dev/shm is not checked.
-  std::optional<ShmSizes> sizes_for(std::string_view profile, int64_t gpus) const;
-};
-
-// Host RAM of DataLoader prefetch buffers (seed 001), from the annotation
-// gpu-sizer.io/dataloader.
-struct DataLoaderPolicy {
-  Milli overhead_factor = 0;  // on each prefetched batch
-  Quantity per_gpu_base;      // per rank: the process and its copy of the weights
-  Quantity pod_base;          // per pod: OS and base
-  int64_t default_prefetch = 2;
-  Quantity round_up_to;  // the floor is a whole multiple of this
-  std::map<std::string, int64_t, std::less<>> dtype_bytes;
-};
-
-// One GPU model: the product label values it matches (globs) and its memory.
-struct GpuModel {
-  std::string name;
-  Quantity memory;
-  std::vector<std::string> match;
-};
-
-// A model's shape, as its config.json gives it (docs/gpu-memory.md "Model
-// shapes"): what the KV cache, a LoRA adapter of a given rank, activations
-// from batch and sequence, and DeepSpeed's ZeRO-3 gathered layer are
-// worked out from.
-struct ModelShape {
-  std::string name;
-  int64_t params = 0;  // the published count
-  int64_t layers = 0;
-  int64_t hidden = 0;
-  int64_t heads = 0;
-  int64_t kv_heads = 0;
-  int64_t head_dim = 0;
-  int64_t intermediate = 0;  // the MLP's inner size (per expert)
-  int64_t vocab = 0;
-  int64_t experts = 1;        // MoE experts per layer; 1: dense
-  int64_t largest_layer = 0;  // parameters of the largest single module (DeepSpeed's largest layer)
-};
-
-// What an optimizer keeps per trainable parameter on the GPU, and how much
-// of it may page out to host memory (bitsandbytes' paged optimizers).
-struct OptimizerCost {
-  Milli bytes = 0;
-  Milli pageable = 0;
-};
-
-// GPU memory (VRAM) fit, from the annotation gpu-sizer.io/model (seeds 002-004).
-struct GpuMemoryPolicy {
-  CheckAction action = CheckAction::kDeny;
-  Milli safety_margin = 0;                  // usable share of a GPU's memory
-  std::string product_label;                // node label naming the GPU model
-  std::vector<std::string> infer_profiles;  // mode=infer by default for these
-  int64_t max_suggested_gpus = 8;
-  std::map<std::string, Milli, std::less<>> precision_bytes;  // per parameter
-  Quantity context_bytes_per_token;                           // inference: the KV cache per token of context
-  Quantity overhead;                                          // per GPU: CUDA context and framework kernels
-  // Training (docs/gpu-memory.md): per trainable parameter, each
-  // optimizer's state (mixed-precision Adam: fp32 master weights and two moments);
-  // per parameter, QLoRA's 4-bit base weights with their quantization
-  // constants; the share of the parameters an adapter trains when its rank
-  // and the model's shape are not given; per parameter, the activation
-  // allowance of each method (full, lora, qlora).
-  std::map<std::string, OptimizerCost, std::less<>> optimizers;  // "adamw" is the default
-  Milli quantized_bytes = 0;
-  Milli adapter_share = 0;
-  std::map<std::string, Milli, std::less<>> activation_bytes;
-  std::vector<GpuModel> gpus;      // first match wins
-  std::vector<ModelShape> models;  // model=NAME; names are unique
-
-  // The entry named `name` exactly, else the first whose glob matches it;
-  // nullptr when none does.
-  const GpuModel* find_gpu(std::string_view name_or_product) const;
-  // The model named `name`, or nullptr.
-  const ModelShape* find_model(std::string_view name) const;
-};
-
-// One node shape of a pool: its allocatable resources.
-struct NodeShape {
-  std::string name;
-  int64_t gpus = 0;
-  Quantity cpu;
-  Quantity memory;
-  Quantity ephemeral_storage;
-};
-
-struct NodePool {
-  std::string name;
-  std::map<std::string, std::string, std::less<>> node_selector;
-  std::string gpu_product;  // the GPU model of pods in this pool; may be empty
-  std::vector<NodeShape> nodes;
-};
-
-// Whether a sized pod fits any node of its pool. No pools: not checked.
-struct NodeFitPolicy {
-  CheckAction action = CheckAction::kWarn;
-  std::string pool_label;  // a pod label naming its pool
-  std::vector<NodePool> pools;
-  // The API server runs the ExtendedResourceToleration admission plugin
-  // (GKE does; upstream it is off by default): a pod asking for a GPU
-  // resource tolerates that resource's NoSchedule taint (candidates.h).
-  bool extended_resource_toleration = true;
-};
-
-// Node caps (docs/rules.md "Node caps"): what the node's own DaemonSets
-// (device plugin, GPU Feature Discovery, DCGM exporter, node exporter, a
-// log agent) take of a node's allocatable, left to them when a floor is
-// capped to a node.
-struct NodeCapsPolicy {
-  Quantity reserve_cpu;
-  Quantity reserve_memory;
-  Quantity reserve_ephemeral_storage;
-};
-
 // Long-lived controllers (Deployment, StatefulSet, serving CRDs): GitOps
 // tools (Argo CD, Flux) compare their templates with git, so a patched
 // template is drift they report or revert. Unless patchTemplates, their
@@ -247,18 +105,13 @@ struct Policy {
   std::vector<ProfileRule> profile_rules;
   std::string default_profile;
   std::map<std::string, Profile, std::less<>> profiles;
-  SharedMemoryPolicy shared_memory;
-  DataLoaderPolicy data_loader;
-  GpuMemoryPolicy gpu_memory;
-  NodeFitPolicy node_fit;
-  NodeCapsPolicy node_caps;
   LongLivedPolicy long_lived;
   // Kinds the cluster adds, or corrects, beyond the built-in table
   // (workloads/workloads.h); looked up before it.
   std::vector<WorkloadKind> workloads;
-  // nodeFit.pools as node classes (sizing/nodes.h pool_inventory), made by
-  // parse_policy; nullptr: no pools. Decisions use it when no nodes are known.
-  std::shared_ptr<const NodeInventory> pool_nodes;
+  // Each rule's block (sharedMemory, dataLoader, nodeCaps, gpuMemory,
+  // nodeFit): rule_settings.get<NodeFitPolicy>().
+  RuleSettings rule_settings;
 
   std::string source;  // the file it came from, or "embedded default"
   std::string sha256;  // of the YAML text, to tell which policy is active

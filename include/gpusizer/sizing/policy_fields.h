@@ -9,6 +9,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +35,7 @@ void check_unique_keys(const YAML::Node& map, const std::string& path);
 // Unknown keys are errors: a typo such as `denyFromGPUs` must not silently
 // fall back to the default.
 void check_keys(const YAML::Node& map, const std::string& path, std::initializer_list<std::string_view> known);
+void check_keys(const YAML::Node& map, const std::string& path, std::span<const std::string_view> known);
 void require_map(const YAML::Node& node, const std::string& path);
 
 std::string read_string(const YAML::Node& node, const std::string& path);
@@ -91,15 +93,10 @@ std::map<std::string, Value, std::less<>> read_named(const YAML::Node& node, con
 // "warn" or "deny".
 CheckAction read_action(const YAML::Node& node, const std::string& path);
 
-// The blocks of the rules beyond the table (policy_blocks.cpp). Each
-// reads `node` into `out`; complete: every key is required (the default).
-void read_shared_memory(const YAML::Node& node, bool complete, SharedMemoryPolicy& out);
-void read_data_loader(const YAML::Node& node, bool complete, DataLoaderPolicy& out);
-void read_gpu_memory(const YAML::Node& node, bool complete, GpuMemoryPolicy& out);
-void read_node_fit(const YAML::Node& node, bool complete, NodeFitPolicy& out);
-void read_node_caps(const YAML::Node& node, bool complete, NodeCapsPolicy& out);
-void read_long_lived(const YAML::Node& node, bool complete, LongLivedPolicy& out);
-// `workloads:`, a list that replaces the base's.
-std::vector<WorkloadKind> read_workloads(const YAML::Node& node);
+// Each of `names`, a list of profile names at the path `keys` of the file
+// (sharedMemory.profiles), names a profile of the merged policy; the
+// error points at the entry where the file wrote it, else at the file.
+void check_profile_names(const Policy& policy, const YAML::Node& root, std::initializer_list<const char*> keys,
+                         const std::vector<std::string>& names);
 
 }  // namespace gpusizer::policy_fields

@@ -9,7 +9,8 @@
 //
 // Adding a rule: a new RuleKind and its name below, a class in
 // src/sizing/rules/<name>_rule.cpp (header in
-// include/gpusizer/sizing/rules/), one line in sizing_rules()
+// include/gpusizer/sizing/rules/) with its settings if it has any
+// (rule_settings.h), one line in sizing_rules()
 // (src/sizing/rules/rule_list.cpp), and its tests.
 #pragma once
 
@@ -27,6 +28,7 @@
 #include "gpusizer/sizing/node_fit.h"
 #include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/policy.h"
+#include "gpusizer/sizing/rule_settings.h"
 
 namespace gpusizer {
 
@@ -174,11 +176,11 @@ class Rule {
   // REQUIRES: input.phases.gpus > 0; input.binding set when stage() is
   // kCap, input.sized when it is kCheck.
   virtual RuleResult evaluate(const RuleInput& input) const = 0;
+  // Its block of the policy file (rule_settings.h); nullptr: it has none.
+  virtual const SettingsBlock* settings() const { return nullptr; }
 };
 
 // The rules, in the order they run and explain lists them.
-// At most this many: the decider keeps their results in an array.
-inline constexpr std::size_t kMaxRules = 8;
 std::span<const Rule* const> sizing_rules();
 
 }  // namespace gpusizer

@@ -75,6 +75,11 @@ inline std::string field_path(const std::vector<std::string>& tokens) {
   return field;
 }
 
+// Whether `names` (any range of strings) holds `name`.
+inline bool contains(const auto& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 inline std::string join(const std::vector<std::string>& items, std::string_view separator) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {

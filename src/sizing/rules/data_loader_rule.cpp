@@ -29,12 +29,13 @@ RuleResult DataLoaderRule::evaluate(const RuleInput& input) const {
   if (!annotation || !app) return result;
 
   const std::string about = input.pod.description + ": annotation " + kDataLoaderKey + " ";
-  auto spec = parse_dataloader(*annotation, input.policy.data_loader);
+  auto spec = parse_dataloader(*annotation, input.policy.rule_settings.get<DataLoaderPolicy>());
   if (!spec) {
     problem(about + spec.error());
     return result;
   }
-  const DataLoaderFloor floor = data_loader_floor(input.policy.data_loader, spec.value(), app->gpus);
+  const DataLoaderFloor floor =
+      data_loader_floor(input.policy.rule_settings.get<DataLoaderPolicy>(), spec.value(), app->gpus);
   // A typo (sample=3x224x224000) must be denied, not patched into a request
   // no node has.
   if (floor.memory > Quantity::from_bytes(kMaxFloorBytes)) {
@@ -51,6 +52,11 @@ RuleResult DataLoaderRule::evaluate(const RuleInput& input) const {
                                floor.brief + " (" + kDataLoaderKey + ")")});
   explain("memory " + floor.memory.to_string(), floor.detail);
   return result;
+}
+
+const SettingsBlock* DataLoaderRule::settings() const {
+  static const SettingsBlockOf<DataLoaderPolicy> block;
+  return &block;
 }
 
 }  // namespace gpusizer

@@ -49,7 +49,7 @@ std::optional<GpuProduct> candidates_gpu(const Candidates& candidates) {
 // or the pod's node pool).
 std::vector<GpuProduct> gpu_products(const RuleInput& input) {
   const PodFacts& pod = input.pod;
-  const std::string& label = input.policy.gpu_memory.product_label;
+  const std::string& label = input.policy.rule_settings.get<GpuMemoryPolicy>().product_label;
   if (const std::string* product = pod.node_selector_value(label)) {
     return {{*product, "nodeSelector " + label + "=" + *product}};
   }
@@ -87,7 +87,7 @@ std::optional<Result<ModelSpec>> annotated_model(const RuleInput& input) {
   const std::string* annotation = input.pod.annotation(kModelKey);
   const Phase* app = input.phases.app();
   if (!annotation || !app) return std::nullopt;
-  const GpuMemoryPolicy& rule = input.policy.gpu_memory;
+  const GpuMemoryPolicy& rule = input.policy.rule_settings.get<GpuMemoryPolicy>();
   const bool infer = std::find(rule.infer_profiles.begin(), rule.infer_profiles.end(), input.profile.name) !=
                      rule.infer_profiles.end();
   auto spec = parse_model(*annotation, rule, infer ? ModelMode::kInfer : ModelMode::kTrain, app->gpus);
@@ -122,7 +122,7 @@ RuleResult GpuMemoryRule::evaluate(const RuleInput& input) const {
     return result;
   }
   const Phase* app = input.phases.app();
-  const GpuMemoryPolicy& rule = input.policy.gpu_memory;
+  const GpuMemoryPolicy& rule = input.policy.rule_settings.get<GpuMemoryPolicy>();
   const Result<ModelSpec>& spec = *annotated;
   if (!spec) {
     // A check: it changes no patch, so it does not stop mutation.
@@ -180,6 +180,11 @@ RuleResult GpuMemoryRule::evaluate(const RuleInput& input) const {
   const VramCheck& shown = worst != checks.end() ? *worst : checks.front();
   explain(gb_text(shown.need.total) + " GB per GPU", shown.message + ranks_hint, rule_parts(shown));
   return result;
+}
+
+const SettingsBlock* GpuMemoryRule::settings() const {
+  static const SettingsBlockOf<GpuMemoryPolicy> block;
+  return &block;
 }
 
 }  // namespace gpusizer

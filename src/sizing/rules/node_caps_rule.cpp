@@ -5,7 +5,10 @@
 #include <functional>
 #include <tuple>
 
+#include <yaml-cpp/yaml.h>
+
 #include "gpusizer/sizing/messages.h"
+#include "gpusizer/sizing/policy_fields.h"
 #include "gpusizer/sizing/shares.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
@@ -38,7 +41,8 @@ class Capper {
           return c.effective_request(resource);
         })) {
     for (std::size_t i = 0; i < kByWeight.size(); ++i) {
-      reserve_[i] = resource_units(reserved(input.policy.node_caps, kByWeight[i]), kByWeight[i]);
+      reserve_[i] =
+          resource_units(reserved(input.policy.rule_settings.get<NodeCapsPolicy>(), kByWeight[i]), kByWeight[i]);
     }
     add_app_others();
   }
@@ -266,7 +270,7 @@ class Capper {
   }
 
   std::string reserve_text() const {
-    const NodeCapsPolicy& caps = input_.policy.node_caps;
+    const NodeCapsPolicy& caps = input_.policy.rule_settings.get<NodeCapsPolicy>();
     return "; reserved for the node's DaemonSets: cpu " + caps.reserve_cpu.to_string() + ", memory " +
            caps.reserve_memory.to_string() + ", ephemeral-storage " + caps.reserve_ephemeral_storage.to_string();
   }
@@ -290,6 +294,26 @@ RuleResult NodeCapsRule::evaluate(const RuleInput& input) const {
     return result;
   }
   return Capper(input).run();
+}
+
+void NodeCapsPolicy::read(const YAML::Node& node, bool complete) {
+  using namespace policy_fields;  // NOLINT(google-build-using-namespace)
+  NodeCapsPolicy& out = *this;
+  const Block block(node, "nodeCaps", complete, {"reserve"});
+  block.read("reserve", [&](const auto& value, const auto& path) {
+    const Block reserve(value, path, complete, {"cpu", "memory", "ephemeralStorage"});
+    reserve.read("cpu", [&](const auto& v, const auto& at) { out.reserve_cpu = read_quantity(v, at, Zero::kAllowed); });
+    reserve.read("memory",
+                 [&](const auto& v, const auto& at) { out.reserve_memory = read_quantity(v, at, Zero::kAllowed); });
+    reserve.read("ephemeralStorage", [&](const auto& v, const auto& at) {
+      out.reserve_ephemeral_storage = read_quantity(v, at, Zero::kAllowed);
+    });
+  });
+}
+
+const SettingsBlock* NodeCapsRule::settings() const {
+  static const SettingsBlockOf<NodeCapsPolicy> block;
+  return &block;
 }
 
 }  // namespace gpusizer

@@ -27,7 +27,8 @@ RuleResult NodeFitRule::evaluate(const RuleInput& input) const {
     // Pools standing in for nodes the cluster has but the pod may not use
     // now (cordoned, tainted, too small) are a guess at what the
     // autoscaler adds: told, never denied.
-    const bool deny = input.policy.node_fit.action == CheckAction::kDeny && candidates->pools_instead.empty();
+    const bool deny = input.policy.rule_settings.get<NodeFitPolicy>().action == CheckAction::kDeny &&
+                      candidates->pools_instead.empty();
     result.findings.push_back(
         {DenialReason::kNodeFit, deny, deny ? pod.description + ": " + judged.message : "", pod.label + judged.brief});
   }
@@ -43,6 +44,11 @@ RuleResult NodeFitRule::evaluate(const RuleInput& input) const {
                     (candidates->pools_instead.empty() ? "" : " (" + candidates->pools_instead + ")")};
   }
   return result;
+}
+
+const SettingsBlock* NodeFitRule::settings() const {
+  static const SettingsBlockOf<NodeFitPolicy> block;
+  return &block;
 }
 
 }  // namespace gpusizer

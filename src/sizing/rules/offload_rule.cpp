@@ -20,7 +20,7 @@ RuleResult OffloadRule::evaluate(const RuleInput& input) const {
     return result;
   }
   const ModelSpec& spec = model->value();
-  const VramNeed need = vram_per_gpu(input.policy.gpu_memory, spec, app->gpus);
+  const VramNeed need = vram_per_gpu(input.policy.rule_settings.get<GpuMemoryPolicy>(), spec, app->gpus);
   if (need.host == 0) {
     explain("-", "offload=" + std::string(offload_name(spec.offload)) + " keeps its state off host memory");
     return result;

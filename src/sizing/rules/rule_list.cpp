@@ -1,4 +1,7 @@
 #include <array>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "gpusizer/sizing/rule.h"
 #include "gpusizer/sizing/rules/data_loader_rule.h"
@@ -46,10 +49,32 @@ std::span<const Rule* const> sizing_rules() {
   static const NodeCapsRule node_caps;
   static const GpuMemoryRule gpu_memory;
   static const NodeFitRule node_fit;
-  static const std::array<const Rule*, 7> rules = {&table,     &shared_memory, &data_loader, &offload,
-                                                   &node_caps, &gpu_memory,    &node_fit};
-  static_assert(rules.size() <= kMaxRules, "raise kMaxRules (rule.h)");
+  static const auto rules =
+      std::to_array<const Rule*>({&table, &shared_memory, &data_loader, &offload, &node_caps, &gpu_memory, &node_fit});
   return rules;
+}
+
+std::span<const SettingsBlock* const> settings_blocks() {
+  static const std::vector<const SettingsBlock*> blocks = [] {
+    std::vector<const SettingsBlock*> found;
+    for (const Rule* rule : sizing_rules()) {
+      if (const SettingsBlock* block = rule->settings()) found.push_back(block);
+    }
+    return found;
+  }();
+  return blocks;
+}
+
+RuleSettings::RuleSettings() {
+  for (const SettingsBlock* block : settings_blocks()) blocks_.push_back(block->initial());
+}
+
+std::size_t RuleSettings::index_of_key(std::string_view key) {
+  const auto blocks = settings_blocks();
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    if (blocks[i]->key() == key) return i;
+  }
+  throw std::logic_error("no rule of sizing_rules() has the policy block " + std::string(key));
 }
 
 }  // namespace gpusizer

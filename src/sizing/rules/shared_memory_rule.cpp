@@ -5,13 +5,35 @@
 #include <string_view>
 #include <unordered_set>
 
+#include <yaml-cpp/yaml.h>
+
 #include "gpusizer/sizing/messages.h"
+#include "gpusizer/sizing/policy_fields.h"
 #include "gpusizer/sizing/sizing.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 
+using namespace policy_fields;  // NOLINT(google-build-using-namespace)
+
 namespace {
+
+void read_shm_serving(const YAML::Node& node, bool complete, ShmServingPolicy& out) {
+  const std::string where = "sharedMemory.serving";
+  const Block block(node, where, complete, {"profiles", "fromGpus", "minimum", "size", "tableIncludes"});
+  block.read("profiles", [&](const auto& value, const auto& path) { out.profiles = read_string_list(value, path); });
+  block.read("fromGpus", [&](const auto& value, const auto& path) { out.from_gpus = read_int(value, path, 1); });
+  block.read("minimum", [&](const auto& value, const auto& path) { out.sizes.minimum = read_quantity(value, path); });
+  block.read("size", [&](const auto& value, const auto& path) { out.sizes.size = read_quantity(value, path); });
+  block.read("tableIncludes", [&](const auto& value, const auto& path) {
+    out.sizes.table_includes = read_quantity(value, path, Zero::kAllowed);
+  });
+  out.sizes.serving = true;
+  if (out.sizes.size < out.sizes.minimum) {
+    fail(where + ".size", node["size"] ? node["size"] : node,
+         "is below " + where + ".minimum " + out.sizes.minimum.to_string());
+  }
+}
 
 // The pod's /dev/shm against the policy: the volume its GPU containers
 // mount there (or the one to add), what is wrong with it, and its size once
@@ -35,7 +57,10 @@ struct ShmPlan {
 class ShmPlanner {
  public:
   ShmPlanner(const RuleInput& input, RuleResult& result)
-      : input_(input), rule_(input.policy.shared_memory), sizes_(sizes(input)), result_(result) {}
+      : input_(input),
+        rule_(input.policy.rule_settings.get<SharedMemoryPolicy>()),
+        sizes_(sizes(input)),
+        result_(result) {}
 
   ShmPlan plan() {
     const Phase* app = input_.phases.app();
@@ -83,7 +108,7 @@ class ShmPlanner {
   // The sizes the pod's profile and GPUs call for; nullopt: not checked.
   static std::optional<ShmSizes> sizes(const RuleInput& input) {
     const Phase* app = input.phases.app();
-    return input.policy.shared_memory.sizes_for(input.profile.name, app ? app->gpus : 0);
+    return input.policy.rule_settings.get<SharedMemoryPolicy>().sizes_for(input.profile.name, app ? app->gpus : 0);
   }
 
  private:
@@ -241,7 +266,7 @@ Fix fix(const RuleInput& input, const ShmPlan& plan) {
 RuleRow explain(const RuleInput& input, const ShmPlan& plan, const std::optional<Quantity>& extra) {
   const auto sizes = ShmPlanner::sizes(input);
   if (!plan.applies) {
-    const ShmServingPolicy& serving = input.policy.shared_memory.serving;
+    const ShmServingPolicy& serving = input.policy.rule_settings.get<SharedMemoryPolicy>().serving;
     const bool serving_profile =
         std::find(serving.profiles.begin(), serving.profiles.end(), input.profile.name) != serving.profiles.end();
     return {RuleKind::kSharedMemory, "-",
@@ -291,6 +316,41 @@ RuleResult SharedMemoryRule::evaluate(const RuleInput& input) const {
   for (const std::string& note : plan.notes) result.findings.push_back({DenialReason::kShm, false, "", note});
   if (input.explain && app) result.row = explain(input, plan, extra);
   return result;
+}
+
+void SharedMemoryPolicy::read(const YAML::Node& node, bool complete) {
+  SharedMemoryPolicy& out = *this;
+  const Block block(node, "sharedMemory", complete,
+                    {"profiles", "minimum", "size", "tableIncludes", "volumeName", "serving"});
+  block.read("serving", [&](const auto& value, const auto&) { read_shm_serving(value, complete, out.serving); });
+  block.read("profiles", [&](const auto& value, const auto& path) { out.profiles = read_string_list(value, path); });
+  block.read("minimum", [&](const auto& value, const auto& path) { out.minimum = read_quantity(value, path); });
+  block.read("size", [&](const auto& value, const auto& path) { out.size = read_quantity(value, path); });
+  block.read("tableIncludes", [&](const auto& value, const auto& path) {
+    out.table_includes = read_quantity(value, path, Zero::kAllowed);
+  });
+  block.read("volumeName", [&](const auto& value, const auto& path) { out.volume_name = read_dns_label(value, path); });
+  if (out.size < out.minimum) {
+    fail("sharedMemory.size", node["size"] ? node["size"] : node,
+         "is below sharedMemory.minimum " + out.minimum.to_string());
+  }
+}
+
+void SharedMemoryPolicy::finish(Policy& policy, const YAML::Node& root) {
+  const SharedMemoryPolicy& shm = policy.rule_settings.get<SharedMemoryPolicy>();
+  check_profile_names(policy, root, {"sharedMemory", "profiles"}, shm.profiles);
+  check_profile_names(policy, root, {"sharedMemory", "serving", "profiles"}, shm.serving.profiles);
+}
+
+std::optional<ShmSizes> SharedMemoryPolicy::sizes_for(std::string_view profile, int64_t gpus) const {
+  if (contains(profiles, profile)) return ShmSizes{minimum, size, table_includes, false};
+  if (contains(serving.profiles, profile) && gpus >= serving.from_gpus) return serving.sizes;
+  return std::nullopt;
+}
+
+const SettingsBlock* SharedMemoryRule::settings() const {
+  static const SettingsBlockOf<SharedMemoryPolicy> block;
+  return &block;
 }
 
 }  // namespace gpusizer

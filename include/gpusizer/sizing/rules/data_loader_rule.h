@@ -13,6 +13,7 @@ class DataLoaderRule : public Rule {
   RuleKind kind() const override { return RuleKind::kDataLoader; }
   Stage stage() const override { return Stage::kFloor; }
   RuleResult evaluate(const RuleInput& input) const override;
+  const SettingsBlock* settings() const override;
 };
 
 }  // namespace gpusizer

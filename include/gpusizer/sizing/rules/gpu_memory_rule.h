@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "gpusizer/sizing/gpu_memory_settings.h"
 #include "gpusizer/sizing/model_fit.h"
 #include "gpusizer/sizing/rule.h"
 
@@ -22,6 +23,7 @@ class GpuMemoryRule : public Rule {
   RuleKind kind() const override { return RuleKind::kGpuMemory; }
   Stage stage() const override { return Stage::kCheck; }
   RuleResult evaluate(const RuleInput& input) const override;
+  const SettingsBlock* settings() const override;
 };
 
 }  // namespace gpusizer

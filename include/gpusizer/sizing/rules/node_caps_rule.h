@@ -10,15 +10,32 @@
 // could not give; no candidate known: nothing is capped.
 #pragma once
 
+#include <string_view>
+
 #include "gpusizer/sizing/rule.h"
 
 namespace gpusizer {
+
+// Node caps (docs/rules.md "Node caps"): what the node's own DaemonSets
+// (device plugin, GPU Feature Discovery, DCGM exporter, node exporter, a
+// log agent) take of a node's allocatable, left to them when a floor is
+// capped to a node.
+struct NodeCapsPolicy {
+  Quantity reserve_cpu;
+  Quantity reserve_memory;
+  Quantity reserve_ephemeral_storage;
+
+  // The policy block nodeCaps (rule_settings.h).
+  static constexpr std::string_view kKey = "nodeCaps";
+  void read(const YAML::Node& node, bool complete);
+};
 
 class NodeCapsRule : public Rule {
  public:
   RuleKind kind() const override { return RuleKind::kNodeCaps; }
   Stage stage() const override { return Stage::kCap; }
   RuleResult evaluate(const RuleInput& input) const override;
+  const SettingsBlock* settings() const override;
 };
 
 }  // namespace gpusizer

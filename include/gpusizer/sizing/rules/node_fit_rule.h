@@ -3,6 +3,7 @@
 // about, or denied by nodeFit.action, when no shape holds it.
 #pragma once
 
+#include "gpusizer/sizing/node_fit_settings.h"
 #include "gpusizer/sizing/rule.h"
 
 namespace gpusizer {
@@ -12,6 +13,7 @@ class NodeFitRule : public Rule {
   RuleKind kind() const override { return RuleKind::kNodeFit; }
   Stage stage() const override { return Stage::kCheck; }
   RuleResult evaluate(const RuleInput& input) const override;
+  const SettingsBlock* settings() const override;
 };
 
 }  // namespace gpusizer
