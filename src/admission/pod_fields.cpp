@@ -7,6 +7,7 @@
 #include "gpusizer/sizing/data_loader.h"
 #include "gpusizer/sizing/model_fit.h"
 #include "gpusizer/sizing/node_fit_settings.h"
+#include "gpusizer/util/contract.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -201,6 +202,7 @@ std::shared_ptr<const InheritedSelection> read_inherited_selection(const Policy&
 }
 
 std::shared_ptr<const ArgoWorkflow> read_argo_workflow(const Policy& policy, const PodTemplateRef& ref) {
+  GPU_SIZER_REQUIRE(ref.shape == PodShape::kArgoTemplate);
   PodFacts spec;
   std::vector<std::string> volumes_path = ref.workflow_spec_path;
   volumes_path.push_back("volumes");

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "gpusizer/sizing/policy_fields.h"
+#include "gpusizer/util/contract.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
@@ -26,6 +27,7 @@ constexpr int64_t kMebibyte = int64_t{1} << 20;
 
 // a x b when it is at most kMaxBytes. REQUIRES: a, b >= 0.
 std::optional<int128> times_within(int128 a, int128 b) {
+  GPU_SIZER_REQUIRE(a >= 0 && b >= 0);
   int128 product = 0;
   if (__builtin_mul_overflow(a, b, &product) || product > kMaxBytes) return std::nullopt;
   return product;
@@ -144,6 +146,7 @@ Result<DataLoaderSpec> parse_dataloader(std::string_view text, const DataLoaderP
 }
 
 DataLoaderFloor data_loader_floor(const DataLoaderPolicy& policy, const DataLoaderSpec& spec, int64_t gpus) {
+  GPU_SIZER_REQUIRE(gpus >= 1);
   const int128 batch = batch_bytes(spec).value_or(kMaxBytes);
   const int128 buffer = buffer_bytes(spec, batch, policy.overhead_factor).value_or(kMaxBytes);
   // Each term is below 2^64 and gpus below 2^63, so nothing here overflows.

@@ -10,6 +10,7 @@
 #include "gpusizer/sizing/messages.h"
 #include "gpusizer/sizing/shares.h"
 #include "gpusizer/sizing/sizing.h"
+#include "gpusizer/util/contract.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
@@ -108,6 +109,7 @@ class PodSizer {
   }
 
   void run_floor_rules() {
+    GPU_SIZER_REQUIRE(phases_.gpus > 0);  // Rule::evaluate's
     const RuleInput input = rule_input();
     for (const Rule* rule : sizing_rules()) {
       if (rule->stage() == Rule::Stage::kFloor) keep(rule->evaluate(input));

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "gpusizer/util/contract.h"
 #include "gpusizer/util/numbers.h"
 
 namespace gpusizer {
@@ -16,6 +17,7 @@ namespace {
 // raises nothing. Less than one step of room: none is raised.
 // REQUIRES: lacking > room.
 std::vector<int64_t> share_out_room(const std::vector<int64_t>& lacks, int128 lacking, int128 room, int64_t step) {
+  GPU_SIZER_REQUIRE(lacking > room);
   std::vector<int64_t> raises(lacks.size(), 0);
   if (room < step) return raises;
   const int128 given = room / step * step;

@@ -2,17 +2,20 @@
 
 #include <algorithm>
 
+#include "gpusizer/util/contract.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 
 Requirement extend_row(const Profile& profile, const TableRow& row, int64_t gpus) {
+  GPU_SIZER_REQUIRE(gpus >= row.gpus);
   const int64_t extra = gpus - row.gpus;
   return Requirement{row.cpu.plus(profile.extra_gpu_cpu.times(extra)),
                      row.memory.plus(profile.extra_gpu_memory.times(extra)), profile.storage};
 }
 
 std::optional<Requirement> required_resources(const Profile& profile, int64_t gpus) {
+  GPU_SIZER_REQUIRE(gpus >= 1);
   if (profile.table.empty()) return std::nullopt;
   const TableRow* base = &profile.table.front();
   for (const TableRow& row : profile.table) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 
+#include "gpusizer/util/contract.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -38,6 +39,7 @@ std::string whole_number_text(int64_t minimum, int64_t maximum) {
 }
 
 Result<int64_t> read_whole(std::string_view text, int64_t minimum, int64_t maximum) {
+  GPU_SIZER_REQUIRE(0 <= minimum && minimum <= maximum && maximum < 1000000000000000000);
   const auto value = digits_value(text, 18);
   if (!value || *value < minimum || *value > maximum) {
     return Status::invalid_argument("must be " + whole_number_text(minimum, maximum));
@@ -46,6 +48,7 @@ Result<int64_t> read_whole(std::string_view text, int64_t minimum, int64_t maxim
 }
 
 Result<int64_t> read_decimal(std::string_view text, int decimals, int64_t minimum, int64_t maximum) {
+  GPU_SIZER_REQUIRE(0 <= decimals && decimals <= 9 && 0 <= minimum && minimum <= maximum);
   const int64_t unit = power_of_ten(decimals);
   auto problem = [&] {
     return Status::invalid_argument("must be a decimal number from " + decimal_text(minimum, unit) + " to " +
@@ -73,12 +76,14 @@ Result<int64_t> read_decimal(std::string_view text, int decimals, int64_t minimu
 }
 
 int128 floor_div(int128 value, int128 divisor) {
+  GPU_SIZER_REQUIRE(divisor > 0);
   int128 quotient = value / divisor;
   if (value % divisor != 0 && value < 0) --quotient;
   return quotient;
 }
 
 int128 ceil_div(int128 value, int128 divisor) {
+  GPU_SIZER_REQUIRE(divisor > 0);
   int128 quotient = value / divisor;
   if (value % divisor != 0 && value > 0) ++quotient;
   return quotient;

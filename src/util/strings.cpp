@@ -1,5 +1,7 @@
 #include "gpusizer/util/strings.h"
 
+#include "gpusizer/util/contract.h"
+
 namespace gpusizer {
 
 namespace {
@@ -80,6 +82,7 @@ bool append_escaped(std::string& out, std::string_view text, std::size_t max_byt
 }  // namespace
 
 std::string printable(std::string_view text, std::size_t max_bytes) {
+  GPU_SIZER_REQUIRE(max_bytes >= 3);
   std::string out;
   if (append_escaped(out, text, max_bytes, false)) return out;
   out.clear();

@@ -91,7 +91,7 @@ DecisionRecord make_decision_record(Endpoint endpoint, const ReviewOutcome& outc
 // while others read; each call sees a consistent state.
 class RecentDecisions {
  public:
-  // REQUIRES: capacity >= 1.
+  // At least one record is kept, whatever capacity says.
   explicit RecentDecisions(std::size_t capacity = 100);
 
   // Appends a record, dropping the oldest once `capacity` are held.

@@ -8,6 +8,8 @@
 #include <utility>
 #include <variant>
 
+#include "gpusizer/util/contract.h"
+
 namespace gpusizer {
 
 class Status {
@@ -40,7 +42,9 @@ class Result {
  public:
   Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor): returned as a T
   // REQUIRES: !status.ok()
-  Result(Status status) : state_(std::move(status)) {}  // NOLINT(google-explicit-constructor): returned as a failure
+  Result(Status status) : state_(std::move(status)) {  // NOLINT(google-explicit-constructor): returned as a failure
+    GPU_SIZER_REQUIRE(!std::get<Status>(state_).ok());
+  }
 
   bool ok() const { return std::holds_alternative<T>(state_); }
   explicit operator bool() const { return ok(); }

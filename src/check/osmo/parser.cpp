@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "gpusizer/util/contract.h"
+
 namespace gpusizer::osmo {
 
 namespace {
@@ -274,6 +276,7 @@ std::string plain_variable(const std::vector<Token>& tokens) {
 }  // namespace
 
 ParsedExpression parse_expression(const std::vector<Token>& tokens) {
+  GPU_SIZER_REQUIRE(!tokens.empty() && tokens.back().kind == Token::Kind::kEnd);
   return {Parser(tokens).parse(), plain_variable(tokens)};
 }
 
