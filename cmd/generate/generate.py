@@ -156,7 +156,8 @@ def field_names(node, names):
 
 
 def dictionary_region(policy_text):
-    return [json.dumps(name) for name in field_names(yaml.safe_load(policy_text), [])]
+    # BaseLoader keeps every key as written: YAML 1.1 would read `on:` as true.
+    return [json.dumps(name) for name in field_names(yaml.load(policy_text, Loader=yaml.BaseLoader), [])]
 
 
 def rewrite(text, source, name, region, path):
