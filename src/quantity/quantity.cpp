@@ -17,7 +17,6 @@
 #include <string_view>
 #include <utility>
 
-#include "gpusizer/util/contract.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -315,7 +314,6 @@ Quantity Quantity::times(int64_t factor) const {
 // saturates like any other overflow. A granule that is not positive rounds to
 // the nearest nano above instead.
 Quantity Quantity::share_ceil(int64_t numerator, int64_t denominator, const Quantity& granule) const {
-  GPU_SIZER_REQUIRE(denominator > 0 && !granule.is_zero() && !granule.is_negative());
   int128 num = numerator;
   int128 den = denominator;
   if (den < 0) {
@@ -352,7 +350,6 @@ Quantity Quantity::share_ceil(int64_t numerator, int64_t denominator, const Quan
 }
 
 Quantity Quantity::share_floor(int64_t numerator, int64_t denominator, const Quantity& granule) const {
-  GPU_SIZER_REQUIRE(denominator > 0 && !granule.is_zero() && !granule.is_negative());
   // Rounding down is rounding the negated share up, negated back.
   return times(-1).share_ceil(numerator, denominator, granule).times(-1);
 }

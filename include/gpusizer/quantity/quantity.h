@@ -61,7 +61,8 @@ class Quantity {
   Quantity times(int64_t factor) const;
   // this * numerator / denominator, rounded up to a whole multiple of
   // granule (for example 1Mi for memory shares, 1m for CPU shares).
-  // REQUIRES: denominator > 0, granule > 0.
+  // Defined for every input (quantity.cpp says how a zero or negative
+  // denominator or granule is taken): a hostile GPU count reaches it.
   Quantity share_ceil(int64_t numerator, int64_t denominator, const Quantity& granule) const;
   // The same rounded down, for the most a share may be: a node's
   // allocatable split over its GPUs.
