@@ -3,13 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -20,16 +17,17 @@
 #include <sched.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include "gpusizer/server/certificates.h"
+#include "gpusizer/server/file_reloader.h"
 #include "gpusizer/server/log.h"
 #include "gpusizer/server/metrics.h"
-#include "gpusizer/server/metrics_routes.h"
+#include "gpusizer/server/metrics_endpoint.h"
 #include "gpusizer/server/node_watcher.h"
 #include "gpusizer/server/openssl_error.h"
 #include "gpusizer/server/policy_store.h"
 #include "gpusizer/server/self_signed.h"
+#include "gpusizer/server/signal_watcher.h"
 #include "gpusizer/server/status_page.h"
 #include "gpusizer/server/webhook_routes.h"
 #include "gpusizer/util/numbers.h"
@@ -84,20 +82,6 @@ constexpr const char* kTls12Ciphers =
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
-
-// Blocks SIGTERM, SIGINT (stop) and SIGHUP (reload the files) in this
-// thread and every thread it starts, so one thread receives them with
-// sigwait instead of a handler that could run anywhere. SIGHUP's default
-// action would end the process, losing the requests in flight.
-sigset_t block_handled_signals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  return signals;
-}
 
 }  // namespace
 
@@ -168,107 +152,6 @@ Result<std::unique_ptr<NodeWatcher>> start_node_watch(const ServerOptions& optio
 
 namespace {
 
-// Reads the policy and the certificate again when their files change:
-// every --policy-poll seconds, and at once when asked (SIGHUP). They are
-// polled, not watched with inotify: ConfigMap and Secret volumes update by
-// swapping a ..data symlink, which inotify on the files themselves does not
-// see.
-class FileReloader {
- public:
-  FileReloader(PolicyStore& policy, CertificateStore& certificates, std::string cert_file, Metrics& metrics,
-               StatusCounters& status_counters, std::chrono::seconds poll)
-      : policy_(policy),
-        certificates_(certificates),
-        cert_file_(std::move(cert_file)),
-        metrics_(metrics),
-        status_counters_(status_counters),
-        poll_(poll),
-        thread_([this] { run(); }) {}
-  ~FileReloader() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  FileReloader(const FileReloader&) = delete;
-  FileReloader& operator=(const FileReloader&) = delete;
-
-  void reload_now() {
-    {
-      std::lock_guard lock(mutex_);
-      reload_now_ = true;
-    }
-    wake_.notify_all();
-  }
-
- private:
-  void run() {
-    std::unique_lock lock(mutex_);
-    while (true) {
-      wake_.wait_for(lock, poll_, [this] { return stopping_ || reload_now_; });
-      if (stopping_) return;
-      const bool asked = std::exchange(reload_now_, false);
-      lock.unlock();
-      const bool certificate_changed = reload_certificate();  // both reload, whatever the first returns
-      const bool changed = reload_policy() || certificate_changed;
-      if (asked && !changed) {
-        log_event(
-            spdlog::level::info, "SIGHUP: the policy and the certificate are unchanged",
-            {{"policy", policy_.path().empty() ? "embedded default" : policy_.path()}, {"certificate", cert_file_}});
-      }
-      lock.lock();
-    }
-  }
-
-  // Each says whether a file had changed (reloaded, or rejected with the
-  // old one kept).
-  bool reload_certificate() {
-    const CertificateReload rotated = certificates_.reload_if_changed();
-    if (rotated.result == CertificateReload::Result::kUnchanged) return false;
-    metrics_.count_certificate_reload(to_string(rotated.result));
-    if (rotated.result == CertificateReload::Result::kReloaded) {
-      metrics_.set_certificate_expiry(certificates_.not_after());
-      log_event(spdlog::level::info, "TLS certificate reloaded",
-                {{"file", cert_file_}, {"not_after", certificates_.not_after()}});
-    } else if (!rotated.message.empty()) {
-      log_event(spdlog::level::err, "TLS certificate reload rejected: " + rotated.message,
-                {{"file", cert_file_}, {"result", to_string(rotated.result)}});
-    }
-    return true;
-  }
-
-  bool reload_policy() {
-    const auto reloaded = policy_.reload_if_changed();
-    const bool changed = !reloaded || reloaded.value();
-    if (changed) {
-      metrics_.count_reload(reloaded.ok());
-      status_counters_.count_reload(reloaded.ok());
-    }
-    if (!reloaded) {
-      log_event(spdlog::level::err, "policy reload rejected: " + reloaded.error(), {{"source", policy_.path()}});
-    } else if (reloaded.value()) {
-      metrics_.set_policy(*policy_.current());
-      log_event(spdlog::level::info, "policy reloaded",
-                {{"source", policy_.path()}, {"sha256", policy_.current()->sha256}});
-    }
-    return changed;
-  }
-
-  PolicyStore& policy_;
-  CertificateStore& certificates_;
-  const std::string cert_file_;
-  Metrics& metrics_;
-  StatusCounters& status_counters_;
-  const std::chrono::seconds poll_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  bool reload_now_ = false;
-  std::thread thread_;  // last: it starts in the constructor and reads every member above
-};
-
 // The certificate and key to serve: the ones given, or a self-signed pair
 // generated in --cert-dir. Fails saying why.
 Result<std::pair<std::string, std::string>> certificate_files(const ServerOptions& options) {
@@ -285,30 +168,122 @@ Result<std::pair<std::string, std::string>> certificate_files(const ServerOption
   return std::pair(generated.value().cert_file, generated.value().key_file);
 }
 
-// The metrics port's transport: one event loop, short deadlines (a scrape
-// is one small GET), a handful of connections. Its deadlines bound how long
-// it can hold up shutdown: keep-alive + read timeout, 5 s.
-TransportOptions metrics_transport_options(const ListenAddress& address) {
-  TransportOptions options;
-  options.address = address;
-  options.threads = 1;
-  options.max_body_bytes = 0;
-  options.read_timeout = std::chrono::seconds(3);
-  options.keep_alive_timeout = std::chrono::seconds(2);
-  options.max_connections = 64;
-  return options;
+// The certificate store serve() answers with. A certificate that is not
+// valid now is served all the same (docs/operations.md): the webhooks fail
+// open, so refusing to start would admit pods unsized just the same, and a
+// running server serves the renewed certificate as soon as it is written.
+Result<std::unique_ptr<CertificateStore>> open_certificates(const ServerOptions& options, std::string& cert_file) {
+  auto files = certificate_files(options);
+  if (!files) return files.status();
+  const auto& [cert, key] = files.value();
+  cert_file = cert;
+  auto opened = CertificateStore::open(cert, key);
+  if (!opened) return opened.status();
+  if (const std::string problem = opened.value()->validity_problem(); !problem.empty()) {
+    log_event(spdlog::level::err, problem + "; serving it until a valid one is written", {{"file", cert}});
+  }
+  return opened;
 }
 
-// Waits for SIGTERM or SIGINT, reloading the files on each SIGHUP
-// meanwhile; returns the name of the signal that stops the server.
-const char* wait_for_stop_signal(const sigset_t& signals, FileReloader& reloader) {
-  while (true) {
-    int signal = 0;
-    sigwait(&signals, &signal);
-    if (signal != SIGHUP) return signal == SIGTERM ? "SIGTERM" : "SIGINT";
-    log_event(spdlog::level::info, "SIGHUP: reading the policy and the certificate again");
-    reloader.reload_now();
+// --threads, or its default for the transport.
+int webhook_threads(const ServerOptions& options) {
+  return options.threads > 0 ? options.threads : default_threads(options.transport);
+}
+
+// The webhook port: HTTPS on --transport with the options' limits and
+// deadlines. Binds before returning, so a busy port fails here.
+Result<std::unique_ptr<Transport>> open_webhook_listener(const ServerOptions& options, const ListenAddress& address,
+                                                         CertificateStore& certificates, const HttpHandler& routes) {
+  TransportOptions transport_options;
+  transport_options.address = address;
+  transport_options.threads = webhook_threads(options);
+  transport_options.max_body_bytes = options.max_body_bytes;
+  transport_options.read_timeout = std::chrono::seconds(options.read_timeout_seconds);
+  transport_options.keep_alive_timeout = std::chrono::seconds(options.keep_alive_timeout_seconds);
+  transport_options.max_connections = options.max_connections;
+  transport_options.large_body_bytes = options.large_body_bytes;
+  const TlsSetup tls = [&](SSL_CTX& context) {
+    return configure_tls(context, certificates, options.client_ca, options.tls_groups);
+  };
+  return open_transport(options.transport, transport_options, tls, routes);
+}
+
+// serve() from its flags to its stop; fails on what keeps it from starting.
+Status run_server(const ServerOptions& options, const sigset_t& handled_signals) {
+  auto listen = parse_listen_address(options.listen);
+  if (!listen) return listen.status();
+  std::optional<ListenAddress> metrics_address;
+  if (!options.metrics_listen.empty()) {
+    auto address = parse_listen_address(options.metrics_listen);
+    if (!address) return Status::invalid_argument("--metrics-listen: " + address.error());
+    metrics_address = address.value();
   }
+  auto store = PolicyStore::open(options.policy_path);
+  if (!store) return store.status();
+  PolicyStore& policy = *store.value();
+  log_event(spdlog::level::info, "policy loaded",
+            {{"source", policy.current()->source}, {"sha256", policy.current()->sha256}});
+  std::string cert_file;
+  auto opened_certificates = open_certificates(options, cert_file);
+  if (!opened_certificates) return opened_certificates.status();
+  CertificateStore& certificates = *opened_certificates.value();
+
+  Metrics metrics(options.version, options.metrics_namespace_cap);
+  metrics.set_policy(*policy.current());
+  metrics.set_certificate_expiry(certificates.not_after());
+  metrics.set_max_connections(options.max_connections);
+  auto watcher = start_node_watch(options, *policy.current(), metrics);
+  if (!watcher) return watcher.status();
+  const NodeWatcher* nodes = watcher.value().get();
+  std::atomic<bool> stopping{false};
+  StatusCounters status_counters;
+  RecentDecisions recent_decisions(100);
+  const WebhookRoutes routes(WebhookState{policy, metrics, status_counters, recent_decisions, stopping,
+                                          !options.client_ca.empty(), options.max_body_bytes, nodes});
+  auto opened_transport = open_webhook_listener(options, listen.value(), certificates, routes);
+  if (!opened_transport) return opened_transport.status();
+  Transport& transport = *opened_transport.value();
+
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint;
+  if (metrics_address) {
+    auto opened_metrics = MetricsEndpoint::open(
+        *metrics_address,
+        MetricsSources{policy, metrics, status_counters, recent_decisions, nodes, transport, options.version});
+    if (!opened_metrics) return opened_metrics.status();
+    metrics_endpoint = std::move(opened_metrics).value();
+    std::printf("metrics on http://%s:%d/metrics\n", metrics_address->host.c_str(), metrics_endpoint->port());
+  }
+
+  FileReloader reloader(policy, certificates, cert_file, metrics, status_counters,
+                        std::chrono::seconds(options.policy_poll_seconds));
+  {
+    const SignalWatcher signals(handled_signals, reloader, [&](const char* signal) {
+      log_event(spdlog::level::info, "finishing in-flight requests and stopping", {{"signal", signal}});
+      stopping = true;
+      // Keep answering (with /readyz failing, and each answer closing its
+      // connection so clients reconnect elsewhere) while Kubernetes takes
+      // the pod out of the Service's endpoints, so the API server never
+      // meets a closed port on a rollout.
+      transport.drain();
+      std::this_thread::sleep_for(std::chrono::seconds(options.shutdown_delay_seconds));
+      transport.stop();
+      if (metrics_endpoint) metrics_endpoint->stop();
+    });
+    std::printf("listening on https://%s:%d\n", listen.value().host.c_str(), transport.port());
+    std::fflush(stdout);
+    log_event(spdlog::level::info, "serving /mutate and /validate",
+              {{"address", "https://" + listen.value().host + ":" + std::to_string(transport.port())},
+               {"transport", options.transport},
+               {"threads", webhook_threads(options)},
+               {"max_connections", options.max_connections}});
+    // Returns on stop() from the signal watcher, or on its own if the
+    // socket fails; leaving the block ends the watcher either way.
+    transport.run();
+  }
+  if (watcher.value()) watcher.value()->stop();
+  metrics_endpoint.reset();
+  log_event(spdlog::level::info, "stopped");
+  return {};
 }
 
 }  // namespace
@@ -323,133 +298,10 @@ int serve(const ServerOptions& options) {
   // A client that hangs up mid-answer must cost one failed write (EPIPE),
   // not the process.
   std::signal(SIGPIPE, SIG_IGN);
-
-  auto listen = parse_listen_address(options.listen);
-  if (!listen) {
-    log_event(spdlog::level::err, listen.error());
+  if (const Status served = run_server(options, handled_signals); !served.ok()) {
+    log_event(spdlog::level::err, served.message());
     return 2;
   }
-  std::optional<ListenAddress> metrics_address;
-  if (!options.metrics_listen.empty()) {
-    auto address = parse_listen_address(options.metrics_listen);
-    if (!address) {
-      log_event(spdlog::level::err, "--metrics-listen: " + address.error());
-      return 2;
-    }
-    metrics_address = address.value();
-  }
-  auto store = PolicyStore::open(options.policy_path);
-  if (!store) {
-    log_event(spdlog::level::err, store.error());
-    return 2;
-  }
-  PolicyStore& policy = *store.value();
-  log_event(spdlog::level::info, "policy loaded",
-            {{"source", policy.current()->source}, {"sha256", policy.current()->sha256}});
-
-  auto files = certificate_files(options);
-  if (!files) {
-    log_event(spdlog::level::err, files.error());
-    return 2;
-  }
-  const auto& [cert, key] = files.value();
-  auto opened = CertificateStore::open(cert, key);
-  if (!opened) {
-    log_event(spdlog::level::err, opened.error());
-    return 2;
-  }
-  CertificateStore& certificates = *opened.value();
-  // Served all the same (docs/operations.md): the webhooks fail open, so
-  // refusing to start would admit pods unsized just the same, and a
-  // running server serves the renewed certificate as soon as it is written.
-  if (const std::string problem = certificates.validity_problem(); !problem.empty()) {
-    log_event(spdlog::level::err, problem + "; serving it until a valid one is written", {{"file", cert}});
-  }
-
-  Metrics metrics(options.version, options.metrics_namespace_cap);
-  metrics.set_policy(*policy.current());
-  metrics.set_certificate_expiry(certificates.not_after());
-  metrics.set_max_connections(options.max_connections);
-  auto watcher = start_node_watch(options, *policy.current(), metrics);
-  if (!watcher) {
-    log_event(spdlog::level::err, watcher.error());
-    return 2;
-  }
-  const NodeWatcher* nodes = watcher.value().get();
-  std::atomic<bool> stopping{false};
-  StatusCounters status_counters;
-  RecentDecisions recent_decisions(100);
-  const WebhookRoutes routes(WebhookState{policy, metrics, status_counters, recent_decisions, stopping,
-                                          !options.client_ca.empty(), options.max_body_bytes, nodes});
-
-  TransportOptions transport_options;
-  transport_options.address = listen.value();
-  transport_options.threads = options.threads > 0 ? options.threads : default_threads(options.transport);
-  transport_options.max_body_bytes = options.max_body_bytes;
-  transport_options.read_timeout = std::chrono::seconds(options.read_timeout_seconds);
-  transport_options.keep_alive_timeout = std::chrono::seconds(options.keep_alive_timeout_seconds);
-  transport_options.max_connections = options.max_connections;
-  transport_options.large_body_bytes = options.large_body_bytes;
-  const TlsSetup tls = [&](SSL_CTX& context) {
-    return configure_tls(context, certificates, options.client_ca, options.tls_groups);
-  };
-  auto opened_transport = open_transport(options.transport, transport_options, tls, routes);
-  if (!opened_transport) {
-    log_event(spdlog::level::err, opened_transport.error(), {{"listen", options.listen}});
-    return 2;
-  }
-  Transport& transport = *opened_transport.value();
-  const int port = transport.port();
-
-  std::optional<MetricsRoutes> metrics_routes;
-  std::unique_ptr<Transport> metrics_transport;
-  std::thread metrics_thread;
-  if (metrics_address) {
-    metrics_routes.emplace(
-        MetricsSources{policy, metrics, status_counters, recent_decisions, nodes, transport, options.version});
-    auto opened_metrics = open_plain_http_transport(metrics_transport_options(*metrics_address), *metrics_routes);
-    if (!opened_metrics) {
-      log_event(spdlog::level::err, "cannot listen for metrics: " + opened_metrics.error(),
-                {{"listen", options.metrics_listen}});
-      return 2;
-    }
-    metrics_transport = std::move(opened_metrics).value();
-    std::printf("metrics on http://%s:%d/metrics\n", metrics_address->host.c_str(), metrics_transport->port());
-    metrics_thread = std::thread([&] { metrics_transport->run(); });
-  }
-
-  FileReloader reloader(policy, certificates, cert, metrics, status_counters,
-                        std::chrono::seconds(options.policy_poll_seconds));
-  std::thread signal_thread([&] {
-    const char* signal = wait_for_stop_signal(handled_signals, reloader);
-    log_event(spdlog::level::info, "finishing in-flight requests and stopping", {{"signal", signal}});
-    stopping = true;
-    // Keep answering (with /readyz failing, and each answer closing its
-    // connection so clients reconnect elsewhere) while Kubernetes takes the
-    // pod out of the Service's endpoints, so the API server never meets a
-    // closed port on a rollout.
-    transport.drain();
-    std::this_thread::sleep_for(std::chrono::seconds(options.shutdown_delay_seconds));
-    transport.stop();
-    if (metrics_transport) metrics_transport->stop();
-  });
-
-  std::printf("listening on https://%s:%d\n", listen.value().host.c_str(), port);
-  std::fflush(stdout);
-  log_event(spdlog::level::info, "serving /mutate and /validate",
-            {{"address", "https://" + listen.value().host + ":" + std::to_string(port)},
-             {"transport", options.transport},
-             {"threads", transport_options.threads},
-             {"max_connections", options.max_connections}});
-  transport.run();
-
-  // run returns on stop() from the signal thread, or on its own if the
-  // socket fails; make sure the helpers end either way.
-  if (!stopping) kill(getpid(), SIGTERM);
-  signal_thread.join();
-  if (watcher.value()) watcher.value()->stop();
-  if (metrics_thread.joinable()) metrics_thread.join();
-  log_event(spdlog::level::info, "stopped");
   return 0;
 }
 

@@ -1,6 +1,7 @@
-// The webhook server: flags, certificates, policy and certificate reloads,
-// signals, the metrics listener, and the transport of the webhook port
-// (transport.h).
+// The webhook server: its flags, and serve(), which puts together the
+// webhook port (transport.h, webhook_routes.h), the metrics endpoint
+// (metrics_endpoint.h), the file poller (file_reloader.h), the signal
+// watcher (signal_watcher.h) and the node watch (node_watcher.h).
 #pragma once
 
 #include <cstddef>
