@@ -89,7 +89,7 @@ void apply_fixes(const PodTarget& target, PodSizing& sizing, PodDecision& decisi
 
 PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget& target, PatchBuilder& patch) {
   PodDecision decision;
-  decision.description = target.description;
+  decision.description = target.context.description;
   PodReading reading = read_pod(policy, target);
   const PodPhases phases = pod_phases(reading.facts);
   decision.gpus = phases.gpus;
@@ -102,7 +102,7 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
     // decided when it is created.
     decision.undecided = true;
     if (endpoint == Endpoint::kValidate) {
-      decision.warnings.push_back(fit(target.description + ": " + why + "; its Pod is checked when created"));
+      decision.warnings.push_back(fit(target.context.description + ": " + why + "; its Pod is checked when created"));
     }
     return decision;
   }

@@ -33,13 +33,7 @@ class FieldName {
 class PodReader {
  public:
   PodReader(const Policy& policy, const PodTarget& target) : policy_(policy), target_(target) {
-    PodFacts& facts = reading_.facts;
-    facts.description = target.description;
-    facts.label = target.label;
-    facts.mode = target.mode;
-    facts.sized_at_creation = target.sized_at_creation;
-    facts.found_by_shape = target.found_by_shape;
-    facts.tolerations_final = target.tolerations_final;
+    static_cast<PodContext&>(reading_.facts) = target.context;
   }
 
   PodReading read() {
@@ -97,7 +91,7 @@ class PodReader {
   std::string field(const std::vector<std::string>& tokens) const { return field_path(absolute(tokens)); }
 
   void problem(const std::string& field, const std::string& what, bool gpu_field = false) {
-    reading_.problems.push_back(target_.description + ": " + field + " " + what);
+    reading_.problems.push_back(target_.context.description + ": " + field + " " + what);
     reading_.gpu_problem = reading_.gpu_problem || gpu_field;
   }
 

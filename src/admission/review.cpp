@@ -232,17 +232,18 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
       workflow = read_argo_workflow(policy, ref);
       workflow_path = ref.workflow_spec_path;
     }
+    const PodContext context{description.substr(0, description.find_last_not_of(' ') + 1),
+                             mode,
+                             label,
+                             sized_at_creation,
+                             discovered,
+                             is_pod && id.admitted};
     const PodTarget target{ref,
-                           description.substr(0, description.find_last_not_of(' ') + 1),
-                           mode,
+                           context,
                            parent_metadata,
-                           label,
                            explain,
                            nodes,
                            kind_text,
-                           sized_at_creation,
-                           is_pod && id.admitted,
-                           discovered,
                            selection,
                            ref.shape == PodShape::kArgoTemplate ? workflow : nullptr};
     decision.pods.push_back(decide_pod(policy, endpoint, target, patch));

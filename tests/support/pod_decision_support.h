@@ -51,7 +51,7 @@ inline Outcome run(const json& pod, Endpoint endpoint = Endpoint::kMutate, Mode 
   JsonReader reader;
   const JsonView view = reader.view_of(pod);
   PatchBuilder patch(view);
-  const PodTarget target{{view}, kDescription, mode};
+  const PodTarget target{{view}, {kDescription, mode}};
   PodDecision decision = decide_pod(policy, endpoint, target, patch);
   const json ops = patch.operations();
   return Outcome{std::move(decision), ops, apply_ops(pod, ops)};

@@ -263,7 +263,7 @@ TEST(AuditLines, NameTheTemplateOfAWorkload) {
   ASSERT_EQ(refs.size(), 1u);
   const PodDecision d =
       decide_pod(default_policy(), Endpoint::kValidate,
-                 PodTarget{refs[0], "Workflow ml/wf", Mode::kAudit, view["metadata"], "template \"finetune\" "}, patch);
+                 PodTarget{refs[0], {"Workflow ml/wf", Mode::kAudit, "template \"finetune\" "}, view["metadata"]}, patch);
   EXPECT_TRUE(has_line(d.warnings, {"audit: would deny: template \"finetune\" /dev/shm unset"})) << all(d.warnings);
 }
 
@@ -282,7 +282,7 @@ TEST(Explain, RulesNameEveryFloorAndTheBindingOne) {
   JsonReader reader;
   const JsonView view = reader.view_of(pod);
   PatchBuilder patch(view);
-  PodTarget target{{view}, kDescription, Mode::kMutate};
+  PodTarget target{{view}, {kDescription, Mode::kMutate}};
   target.explain = true;
   const PodDecision decision = decide_pod(default_policy(), Endpoint::kMutate, target, patch);
   std::vector<std::string> rows;

@@ -246,7 +246,7 @@ TEST(ShmRule, ArgoTemplatesUseWorkflowVolumesOrGetTheirOwn) {
   const JsonView view = reader.view_of(workflow);
   PatchBuilder patch(view);
   for (const PodTemplateRef& ref : find_pod_templates("argoproj.io", "Workflow", view)) {
-    decide_pod(default_policy(), Endpoint::kMutate, PodTarget{ref, "workflow ml/wf", Mode::kMutate, view["metadata"]},
+    decide_pod(default_policy(), Endpoint::kMutate, PodTarget{ref, {"workflow ml/wf", Mode::kMutate}, view["metadata"]},
                patch);
   }
   const json patched = apply_ops(workflow, patch.operations());

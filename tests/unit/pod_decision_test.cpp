@@ -423,8 +423,7 @@ TEST(DecidePodMutate, TemplatePathPrefixesEveryOperation) {
   const JsonView view = reader.view_of(job);
   PatchBuilder patch(view);
   const PodTarget target{{view["spec"]["template"], PodShape::kPod, {"spec", "template"}},
-                         "job default/j",
-                         Mode::kMutate,
+                         {"job default/j", Mode::kMutate},
                          view["metadata"]};
   const PodDecision d = decide_pod(default_policy(), Endpoint::kMutate, target, patch);
   EXPECT_EQ(d.gpus, 2);

@@ -24,7 +24,7 @@ void read(Read& out, const json& pod, PodShape shape = PodShape::kPod, const jso
     ref.workflow_spec = root["spec"];
     ref.workflow_spec_path = {"spec"};
   }
-  out.reading = read_pod(default_policy(), PodTarget{ref, "pod default/x", Mode::kMutate});
+  out.reading = read_pod(default_policy(), PodTarget{ref, {"pod default/x", Mode::kMutate}});
 }
 
 json gpu_container(const json& mounts = json::array()) {

@@ -21,16 +21,11 @@ namespace gpusizer {
 
 // One pod to decide, and where it is in the reviewed object.
 struct PodTarget {
-  PodTemplateRef ref;       // the pod or pod template and where it is in the reviewed object
-  std::string description;  // "pod default/train-x", the start of every message
-  Mode mode;                // the policy's mode for the object's namespace
+  PodTemplateRef ref;  // the pod or pod template and where it is in the reviewed object
+  PodContext context;  // its description, mode and how the object treats it: the facts start from it
   // The reviewed object's metadata, for labels and annotations a template
   // lacks; absent for a Pod (its own metadata is the object's).
   JsonView parent_metadata;
-  // Which template of the object, before "container ..." in warnings:
-  // empty for a Pod, `template "finetune" ` for Argo, `Worker ` for a
-  // replica type, else the template's field path.
-  std::string label;
   // Fill PodDecision::explanation (gpu-sizer explain); the webhook leaves it off.
   bool explain = false;
   // The nodes known (sizing/nodes.h); nullptr: none (the policy's pools, if any).
@@ -38,14 +33,6 @@ struct PodTarget {
   // The reviewed object's kind ("Pod", "Deployment", "PyTorchJob"), for
   // profile rules `on: kind`.
   std::string kind;
-  // A long-lived controller's template that is not patched (policy
-  // longLived): its Pods are sized when created.
-  bool sized_at_creation = false;
-  // A Pod under review by the API server: its admission plugins already
-  // added what they add to its tolerations.
-  bool tolerations_final = false;
-  // Found by its shape in a kind no table names (workloads.h): never denied.
-  bool found_by_shape = false;
   // What decide_object read once for all of the object's templates
   // (pod_fields.h): from parent_metadata, and an Argo template's workflow.
   // When absent, read_pod reads them for this pod alone.

@@ -135,14 +135,18 @@ struct VolumeFacts {
 
 struct WorkflowFields;
 
-struct PodFacts {
-  std::string description;  // "pod default/train-x": the start of every message
+// What the admission layer knows of a pod before reading its fields: how
+// messages name it, and how the policy and the reviewed object treat it.
+// The review decides it once (admission/review.cpp); the reader passes it
+// on unchanged as the start of the pod's facts, so the rules see exactly
+// what the review decided.
+struct PodContext {
+  std::string description;    // "pod default/train-x": the start of every message
+  Mode mode = Mode::kMutate;  // the policy's mode for the object's namespace
   // Which template of the object, before "container ..." in warnings:
   // empty for a Pod, `template "finetune" ` for Argo, `Worker ` for a
   // replica type, else the template's field path.
   std::string label;
-  Mode mode = Mode::kMutate;  // the policy's mode for the object's namespace
-  bool opted_out = false;     // annotation gpu-sizer.io/mutate=false
   // The template of a long-lived controller that is not patched (policy
   // longLived): what a patch would fix is said, not done or denied; its
   // Pods are sized when created.
@@ -150,6 +154,14 @@ struct PodFacts {
   // Found by its shape in a kind no table names: it may not be what its
   // operator runs, so what would be denied is said, never denied.
   bool found_by_shape = false;
+  // A Pod under review by the API server: its tolerations already hold
+  // what the admission plugins add (candidates.h).
+  bool tolerations_final = false;
+};
+
+// The context, and what was read from the pod's fields.
+struct PodFacts : PodContext {
+  bool opted_out = false;  // annotation gpu-sizer.io/mutate=false
 
   std::vector<ContainerFacts> app;   // containers and restartable init sidecars
   std::vector<ContainerFacts> init;  // ordinary init containers: run before, one at a time
@@ -177,9 +189,6 @@ struct PodFacts {
   std::vector<NodeSelectorTerm> affinity_terms;
   bool has_affinity = false;  // a required node affinity was read
   std::vector<Toleration> tolerations;
-  // A Pod under review by the API server: its tolerations already hold
-  // what the admission plugins add (candidates.h).
-  bool tolerations_final = false;
   std::string node_name;
 
   // An Argo template's workflow spec, read once for all of its templates
