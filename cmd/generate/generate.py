@@ -24,6 +24,8 @@ rewrites; everything outside the markers is written by hand:
   charts/gpu-sizer/values.yaml                      the workloads: families
   deploy/20-policy-configmap.yaml                   the default policy, as policy.yaml
   tests/fuzz/policy.dict                            every field name of the policy
+  docs/gpu-memory.md                                the GPU table, from gpuMemory.gpus
+                                                    and the comment above each row
 
 and these are whole copies (Helm packages only what is inside the chart,
 and follow no symlink):
@@ -66,6 +68,7 @@ CHART_RULE_FILES = [
 VALUES_FILE = "charts/gpu-sizer/values.yaml"
 POLICY_CONFIGMAP = "deploy/20-policy-configmap.yaml"
 FUZZ_DICTIONARY = "tests/fuzz/policy.dict"
+GPU_DOC = "docs/gpu-memory.md"
 COPIES = [
     ("charts/gpu-sizer/files/default-policy.yaml", POLICY),
     ("tests/fuzz/corpus/policy/default_policy.yaml", POLICY),
@@ -160,14 +163,50 @@ def dictionary_region(policy_text):
     return [json.dumps(name) for name in field_names(yaml.load(policy_text, Loader=yaml.BaseLoader), [])]
 
 
+def gpu_table_region(policy_text):
+    """The GPU table of docs/gpu-memory.md: a line per row of gpuMemory.gpus,
+    its source being the comment lines right above it."""
+    lines = policy_text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.strip() == "gpus:")
+    depth = len(lines[start]) - len(lines[start].lstrip())
+    table = ["| name | exposed memory | label values matched | source |", "|---|---|---|---|"]
+    comment, row = [], ""
+    for line in lines[start + 1:]:
+        text = line.strip()
+        if text and len(line) - len(line.lstrip()) <= depth:
+            break  # the next key of gpuMemory
+        if text.startswith("#"):
+            comment.append(text.lstrip("# "))
+            continue
+        row += text
+        if not row or row.count("{") != row.count("}"):
+            continue  # a row written over more lines
+        gpu = yaml.safe_load(row)[0]
+        if not comment:
+            sys.exit(f"generate.py: {POLICY}: the GPU row {gpu['name']} needs a comment above it naming its "
+                     "source; add it, then run `make generate`")
+        globs = ", ".join(f"`{glob}`" for glob in gpu["match"])
+        table.append(f"| {gpu['name']} | {gpu['memory']} | {globs} | {' '.join(comment)} |")
+        comment, row = [], ""
+    return table
+
+
+def markers(path, source, name):
+    """The lines around a region: YAML and dictionary comments, or, in
+    Markdown, HTML comments (a # line is a heading there)."""
+    if path.endswith(".md"):
+        return f"<!-- {BEGIN}{source}: {name} -->", f"<!-- {END}{name} -->"
+    return f"# {BEGIN}{source}: {name}", f"# {END}{name}"
+
+
 def rewrite(text, source, name, region, path):
     """The text with the region `name` replaced, keeping its indentation."""
     lines = text.split("\n")
-    begin = [i for i, line in enumerate(lines) if line.strip() == f"# {BEGIN}{source}: {name}"]
-    end = [i for i, line in enumerate(lines) if line.strip() == f"# {END}{name}"]
+    first, last = markers(path, source, name)
+    begin = [i for i, line in enumerate(lines) if line.strip() == first]
+    end = [i for i, line in enumerate(lines) if line.strip() == last]
     if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
-        sys.exit(f"generate.py: {path} must hold one region between the lines\n  # {BEGIN}{source}: {name}\n"
-                 f"  # {END}{name}")
+        sys.exit(f"generate.py: {path} must hold one region between the lines\n  {first}\n  {last}")
     indent = lines[begin[0]][: len(lines[begin[0]]) - len(lines[begin[0]].lstrip())]
     body = [indent + line if line else "" for line in region]
     return "\n".join(lines[: begin[0] + 1] + body + lines[end[0]:])
@@ -197,6 +236,7 @@ def main():
     regions.append((VALUES_FILE, KIND_TABLE, "workload families", families_region(kinds)))
     regions.append((POLICY_CONFIGMAP, POLICY, "default policy", configmap_region(policy)))
     regions.append((FUZZ_DICTIONARY, POLICY, "policy fields", dictionary_region(policy)))
+    regions.append((GPU_DOC, POLICY, "GPU table", gpu_table_region(policy)))
     wanted = [(path, rewrite(read(path), source, name, region, path)) for path, source, name, region in regions]
     wanted += [(copy, read(original)) for copy, original in COPIES]
     stale = []

@@ -8,8 +8,8 @@
 
 namespace gpusizer {
 
-FileReloader::FileReloader(PolicyStore& policy, CertificateStore& certificates, std::string cert_file,
-                           Metrics& metrics, StatusCounters& status_counters, std::chrono::seconds poll)
+FileReloader::FileReloader(PolicyStore& policy, CertificateStore& certificates, std::string cert_file, Metrics& metrics,
+                           StatusCounters& status_counters, std::chrono::seconds poll)
     : policy_(policy),
       certificates_(certificates),
       cert_file_(std::move(cert_file)),

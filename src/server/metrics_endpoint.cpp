@@ -23,8 +23,7 @@ TransportOptions metrics_transport_options(const ListenAddress& address) {
 
 }  // namespace
 
-Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::open(const ListenAddress& address,
-                                                               MetricsSources sources) {
+Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::open(const ListenAddress& address, MetricsSources sources) {
   std::unique_ptr<MetricsEndpoint> endpoint(new MetricsEndpoint(std::move(sources)));
   auto transport = open_plain_http_transport(metrics_transport_options(address), endpoint->routes_);
   if (!transport) return Status::io_error("cannot listen for metrics: " + transport.error());

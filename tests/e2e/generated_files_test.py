@@ -9,7 +9,8 @@ On a copy of the generated files and their sources (never the checkout):
   webhook files and `make generate` (a fake binary prints the changed table);
 - a hand edit of each generated copy of the default policy fails it naming
   that file; an edit of the default policy itself fails it naming every
-  copy;
+  copy; a GPU row added to it fails naming docs/gpu-memory.md's table, and
+  a row without a comment naming its source is refused, naming the row;
 - after `generate.py` without --check, the check passes again.
 """
 
@@ -22,7 +23,8 @@ import tempfile
 
 SOURCE, BINARY = sys.argv[1], sys.argv[2]
 GENERATE = os.path.join(SOURCE, "cmd", "generate", "generate.py")
-TREES = ["deploy", "charts", "tests/fuzz/policy.dict", "tests/fuzz/corpus/policy", "src/sizing/default_policy.yaml"]
+TREES = ["deploy", "charts", "tests/fuzz/policy.dict", "tests/fuzz/corpus/policy", "src/sizing/default_policy.yaml",
+         "docs/gpu-memory.md"]
 POLICY_COPIES = ["deploy/20-policy-configmap.yaml", "charts/gpu-sizer/files/default-policy.yaml",
                  "tests/fuzz/corpus/policy/default_policy.yaml"]
 failures = []
@@ -60,14 +62,14 @@ def expect(case, result, ok, names=()):
             failures.append(f"{case}: the message does not name {name}\n{said}")
 
 
-def edit(root, path):
-    """Sets the policy's mode to audit in `path`, a hand edit of its text."""
+def edit(root, path, old="mode: mutate", new="mode: audit"):
+    """A hand edit of `path`'s text: by default, the policy's mode set to audit."""
     with open(os.path.join(root, path), encoding="utf-8") as f:
         text = f.read()
-    if "mode: mutate" not in text:
-        sys.exit(f"{path} has no `mode: mutate` line to edit")
+    if old not in text:
+        sys.exit(f"{path} has no `{old}` line to edit")
     with open(os.path.join(root, path), "w", encoding="utf-8") as f:
-        f.write(text.replace("mode: mutate", "mode: audit", 1))
+        f.write(text.replace(old, new, 1))
 
 
 def main():
@@ -84,6 +86,13 @@ def main():
             expect(f"a hand edit of {copy}", check(root), ok=False, names=[copy])
             shutil.rmtree(root)
             fresh_copy(root)
+        gpu_row = '    - {name: X1, memory: 24Gi, match: ["*-X1"]}\n'
+        edit(root, "src/sizing/default_policy.yaml", "\n  gpus:\n", "\n  gpus:\n    # vendor 24 GB\n" + gpu_row)
+        expect("a GPU row added", check(root), ok=False, names=["docs/gpu-memory.md"])
+        edit(root, "src/sizing/default_policy.yaml", "    # vendor 24 GB\n", "")
+        expect("a GPU row with no source", check(root), ok=False, names=["GPU row X1", "source"])
+        shutil.rmtree(root)
+        fresh_copy(root)
         edit(root, "src/sizing/default_policy.yaml")
         expect("the default policy edited", check(root), ok=False, names=POLICY_COPIES)
         subprocess.run([sys.executable, GENERATE, BINARY, "--root", root], check=True, capture_output=True)

@@ -79,8 +79,8 @@ TEST(FileReloader, AChangedPolicyIsReadWhenAskedAndABadOneIsCountedAndReplacesNo
 
 TEST(FileReloader, AChangedPolicyIsReadOnTheNextPollUnasked) {
   Served served;
-  const FileReloader reloader(*served.policy, *served.certificates, served.cert_file, served.metrics,
-                              served.counters, std::chrono::seconds(1));
+  const FileReloader reloader(*served.policy, *served.certificates, served.cert_file, served.metrics, served.counters,
+                              std::chrono::seconds(1));
   served.write_policy("mode: audit\n");
   EXPECT_TRUE(within_seconds([&] { return served.policy->current()->mode == Mode::kAudit; }));
 }
