@@ -93,8 +93,8 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
   PodReading reading = read_pod(policy, target);
   const PodPhases phases = pod_phases(reading.facts);
   decision.gpus = phases.gpus;
-  if (!phases.too_many_gpus.empty()) {
-    reading.problems.push_back(phases.too_many_gpus);
+  if (phases.too_many_gpus) {
+    reading.problems.push_back(*phases.too_many_gpus);
     reading.gpu_problem = true;
   }
   if (const std::string why = left_for_the_pod(reading, decision.gpus); !why.empty()) {
@@ -114,6 +114,7 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
   options.explain = target.explain;
   options.nodes = target.nodes;
   PodSizing sizing = size_pod(policy, reading.facts, phases, reading.problems, options);
+  decision.problems = std::move(reading.problems);
   if (sizing.profile) {
     decision.profile = sizing.profile->name;
     decision.profile_reason = sizing.profile_reason;

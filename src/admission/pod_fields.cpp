@@ -70,7 +70,7 @@ void read_quantities(const Policy& policy, JsonView resources, std::string_view 
   if (map.is_null()) return;
   auto map_field = [&] { return resources_field() + "." + std::string(key); };
   if (!map.is_object()) {
-    read.problems.push_back({map_field(), "is not an object"});
+    read.problems.push_back({ProblemCode::kWrongType, map_field(), "is not an object"});
     return;
   }
   map.for_each_member([&](std::string_view resource, JsonView value) {
@@ -83,9 +83,10 @@ void read_quantities(const Policy& policy, JsonView resources, std::string_view 
       read.unresolved.push_back(std::string(resource) + " is " + in_quotes(value.string()));
       read.unresolved_gpu = read.unresolved_gpu || gpu;
     } else if (!quantity) {
-      read.problems.push_back({map_field() + "." + std::string(resource), quantity.error(), gpu});
+      read.problems.push_back(
+          {ProblemCode::kBadValue, map_field() + "." + std::string(resource), quantity.error(), gpu});
     } else if (quantity.value().is_negative()) {
-      read.problems.push_back({map_field() + "." + std::string(resource),
+      read.problems.push_back({ProblemCode::kBadValue, map_field() + "." + std::string(resource),
                                "must not be negative, found " + quantity.value().to_string(), gpu});
     } else {
       out.add(resource, quantity.value());
@@ -160,7 +161,7 @@ ResourcesRead read_resources(const Policy& policy, JsonView item, const std::str
   if (resources.is_null()) return read;
   const std::function<std::string()> resources_field = [&] { return field() + "." + resources_key; };
   if (!resources.is_object()) {
-    read.problems.push_back({resources_field(), "is not an object"});
+    read.problems.push_back({ProblemCode::kWrongType, resources_field(), "is not an object"});
     return read;
   }
   read_quantities(policy, resources, "requests", resources_field, read.requests, read);

@@ -90,8 +90,8 @@ class PodReader {
   }
   std::string field(const std::vector<std::string>& tokens) const { return field_path(absolute(tokens)); }
 
-  void problem(const std::string& field, const std::string& what, bool gpu_field = false) {
-    reading_.problems.push_back(target_.context.description + ": " + field + " " + what);
+  void problem(ProblemCode code, const std::string& field, const std::string& what, bool gpu_field = false) {
+    reading_.problems.push_back({code, field, target_.context.description + ": " + field + " " + what});
     reading_.gpu_problem = reading_.gpu_problem || gpu_field;
   }
 
@@ -101,10 +101,10 @@ class PodReader {
     // The sized annotation is added into these maps: a JSON Patch cannot add
     // a key under any other type (nor is it pod metadata).
     if (!metadata.is_null() && !metadata.is_object()) {
-      problem(field({"metadata"}), "is not an object");
+      problem(ProblemCode::kWrongType, field({"metadata"}), "is not an object");
     } else if (const JsonView annotations = metadata["annotations"];
                !annotations.is_null() && !annotations.is_object()) {
-      problem(field({"metadata", "annotations"}), "is not an object");
+      problem(ProblemCode::kWrongType, field({"metadata", "annotations"}), "is not an object");
     }
     SelectionInput& selection = facts().selection;
     read_wanted_metadata(policy_, metadata, true, {selection.labels, selection.annotations, selection.name});
@@ -143,12 +143,12 @@ class PodReader {
       return path;
     };
     if (!spec.is_object()) {
-      problem(field_path(absolute(tokens)), "is missing or not an object");
+      problem(ProblemCode::kWrongType, field_path(absolute(tokens)), "is missing or not an object");
       return;
     }
     const JsonView containers = spec["containers"];
     if (!containers.is_array()) {
-      problem(field_path(absolute(below("containers"))), "is missing or not a list");
+      problem(ProblemCode::kWrongType, field_path(absolute(below("containers"))), "is missing or not a list");
       return;
     }
     read_list(containers, below("containers"), Role::kApp);
@@ -187,13 +187,13 @@ class PodReader {
 
   // The /dev/shm volume is appended to this list: it must be one.
   void check_volumes_list(JsonView volumes, const std::vector<std::string>& tokens) {
-    if (!volumes.is_null() && !volumes.is_array()) problem(field(tokens), "is not a list");
+    if (!volumes.is_null() && !volumes.is_array()) problem(ProblemCode::kWrongType, field(tokens), "is not a list");
   }
 
   void read_list(JsonView list, const std::vector<std::string>& tokens, Role role) {
     if (list.is_null()) return;
     if (!list.is_array()) {
-      problem(field(tokens), "is not a list");
+      problem(ProblemCode::kWrongType, field(tokens), "is not a list");
       return;
     }
     int index = 0;
@@ -211,7 +211,7 @@ class PodReader {
   void read_container(JsonView item, std::vector<std::string> path, Role role, const ResourcesRead* defaults,
                       const std::string& unnamed, int init_index = -1, const std::string& resources_key = "resources") {
     if (!item.is_object()) {
-      problem(field_path(path), "is not an object");
+      problem(ProblemCode::kWrongType, field_path(path), "is not an object");
       return;
     }
     ContainerFacts container;
@@ -236,7 +236,8 @@ class PodReader {
     if ((role == Role::kApp || sidecar) && container.gpus > 0) {
       // The /dev/shm mount is appended here: a JSON Patch adds to a list only.
       const JsonView mounts = item["volumeMounts"];
-      if (!mounts.is_null() && !mounts.is_array()) problem(where.text() + ".volumeMounts", "is not a list");
+      if (!mounts.is_null() && !mounts.is_array())
+        problem(ProblemCode::kWrongType, where.text() + ".volumeMounts", "is not a list");
       container.shm_volume = shm_mount(item);
       read_serving_flags(item, container);
     }
@@ -257,7 +258,7 @@ class PodReader {
   void take(const ResourcesRead& read, ContainerFacts& container) {
     container.requests.add_all(read.requests);
     container.limits.add_all(read.limits);
-    for (const ResourcesRead::Problem& each : read.problems) problem(each.field, each.what, each.gpu);
+    for (const ResourcesRead::Problem& each : read.problems) problem(each.code, each.field, each.what, each.gpu);
     reading_.unresolved.insert(reading_.unresolved.end(), read.unresolved.begin(), read.unresolved.end());
     reading_.unresolved_gpu = reading_.unresolved_gpu || read.unresolved_gpu;
   }
@@ -275,7 +276,7 @@ class PodReader {
     if (!request && !limit) return 0;
     auto where = [&] { return field.text() + "." + container.resources_key; };
     if (request && limit && *request != *limit) {
-      problem(where(),
+      problem(ProblemCode::kInconsistent, where(),
               resource + " request " + request->to_string() + " and limit " + limit->to_string() +
                   " differ; GPUs are not overcommitted: set both to the same number",
               true);
@@ -283,11 +284,13 @@ class PodReader {
     }
     const Quantity& count = limit ? *limit : *request;
     if (!count.is_whole()) {
-      problem(where(), resource + " must be a whole number of GPUs, found " + count.to_string(), true);
+      problem(ProblemCode::kBadValue, where(), resource + " must be a whole number of GPUs, found " + count.to_string(),
+              true);
       return 0;
     }
     if (count.value_ceil() > kMaxGpusPerContainer) {
-      problem(where(), resource + " asks for " + count.to_string() + " GPUs, more than any node has", true);
+      problem(ProblemCode::kTooLarge, where(),
+              resource + " asks for " + count.to_string() + " GPUs, more than any node has", true);
       return 0;
     }
     return count.value_ceil();

@@ -104,9 +104,9 @@ std::string answer_text(const Response& response) {
   return out;
 }
 
-HttpReply bad_request(ReviewOutcome outcome, const std::string& message) {
+HttpReply bad_request(ReviewOutcome outcome, ProblemCode code, std::string path, const std::string& message) {
   outcome.decision = ReviewOutcome::Decision::kError;
-  outcome.error = message;
+  outcome.problem = Problem{code, std::move(path), message};
   return HttpReply{400, json_error_text(message), std::move(outcome)};
 }
 
@@ -261,22 +261,30 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     ~ReleaseAfterAnswer() { reader.release_large_buffers(); }
   } release{reader};
   auto parsed = reader.parse(body);
-  if (!parsed) return bad_request(std::move(outcome), "request body " + parsed.error());
+  if (!parsed) return bad_request(std::move(outcome), ProblemCode::kSyntax, "", "request body " + parsed.error());
   const JsonView review = parsed.value();
   if (!review.is_object())
-    return bad_request(std::move(outcome), "request body must be a JSON object (an AdmissionReview)");
+    return bad_request(std::move(outcome), ProblemCode::kWrongType, "",
+                       "request body must be a JSON object (an AdmissionReview)");
   const std::string api_version = string_member(review, "apiVersion");
   if (api_version != "admission.k8s.io/v1") {
-    return bad_request(std::move(outcome), "apiVersion must be admission.k8s.io/v1, found " + in_quotes(api_version) +
-                                               " (register the webhook with admissionReviewVersions: [v1])");
+    return bad_request(std::move(outcome), ProblemCode::kBadValue, "apiVersion",
+                       "apiVersion must be admission.k8s.io/v1, found " + in_quotes(api_version) +
+                           " (register the webhook with admissionReviewVersions: [v1])");
   }
   if (string_member(review, "kind") != "AdmissionReview") {
-    return bad_request(std::move(outcome), "kind must be AdmissionReview, found " + in_quotes(review["kind"].string()));
+    return bad_request(std::move(outcome), ProblemCode::kBadValue, "kind",
+                       "kind must be AdmissionReview, found " + in_quotes(review["kind"].string()));
   }
   const JsonView request = review["request"];
-  if (!request.is_object()) return bad_request(std::move(outcome), "request is missing or not an object");
+  if (!request.is_object()) {
+    return bad_request(std::move(outcome), ProblemCode::kWrongType, "request", "request is missing or not an object");
+  }
   outcome.uid = string_member(request, "uid");
-  if (outcome.uid.empty()) return bad_request(std::move(outcome), "request.uid is missing or not a non-empty string");
+  if (outcome.uid.empty()) {
+    return bad_request(std::move(outcome), ProblemCode::kWrongType, "request.uid",
+                       "request.uid is missing or not a non-empty string");
+  }
   const JsonView kind = request["kind"];
   outcome.kind = string_member(kind, "kind");
   outcome.operation = string_member(request, "operation");
@@ -316,7 +324,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
       // Worded before the call: its arguments are evaluated in no set order.
       std::string message = "request.object must be the " + shown_kind(outcome.kind) + " being " +
                             (outcome.operation == "CREATE" ? "created" : "updated") + ", as a JSON object";
-      return bad_request(std::move(outcome), message);
+      return bad_request(std::move(outcome), ProblemCode::kWrongType, "request.object", message);
     }
     const JsonView metadata = object["metadata"];
     if (outcome.name.empty()) outcome.name = string_member(metadata, "name");

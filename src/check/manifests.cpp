@@ -276,8 +276,9 @@ Result<std::vector<std::pair<std::string, int>>> split_documents(std::string_vie
   // Every document but the last holds content; the last may yet.
   auto too_many = [&] { return documents.size() > max_documents && has_content(documents.back().first); };
   const auto error = [&] {
-    return Status::invalid_argument(source + ": more than " + std::to_string(max_documents) + " documents (" +
-                                    kMaxDocumentsFlag + ")");
+    return Status::failure(
+        ProblemCode::kTooLarge, "",
+        source + ": more than " + std::to_string(max_documents) + " documents (" + kMaxDocumentsFlag + ")");
   };
   int line = 1;
   for (std::size_t offset = 0; offset < text.size(); ++line) {
@@ -352,7 +353,7 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
       file.documents.push_back(std::move(document));
       return file;
     } catch (const JsonBoundPassed& passed) {
-      return Status::invalid_argument(source + ": document 1: " + passed.message);
+      return Status::failure(ProblemCode::kTooLarge, "", source + ": document 1: " + passed.message);
     } catch (const nlohmann::json::exception& error) {
       const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&error);
       const std::size_t byte = parse ? parse->byte : 0;
@@ -365,8 +366,10 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
     file.json = false;
     budget.nodes = 0;  // what the JSON parser counted before it failed is read again
   }
-  auto fail = [&](std::string message) {
-    return Status::invalid_argument(json_error.empty() ? std::move(message) : json_error);
+  // Not JSON either: the JSON parser's error, which names where, over YAML's.
+  auto fail = [&](ProblemCode code, std::string message) {
+    return json_error.empty() ? Status::failure(code, "", std::move(message))
+                              : Status::failure(ProblemCode::kSyntax, "", json_error);
   };
   auto bodies = split_documents(text, source, limits.max_documents);
   if (!bodies) return bodies.status();
@@ -381,8 +384,9 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
       mark.line = static_cast<int>(std::count(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
       static constexpr char kHex[] = "0123456789abcdef";
       const auto byte = static_cast<unsigned char>(body[bad]);
-      return fail(where(mark) + "not UTF-8 text at byte 0x" + kHex[byte >> 4] + kHex[byte & 0xf] +
-                  ": control characters, invalid UTF-8 and UTF-16 or UTF-32 files are not read");
+      return fail(ProblemCode::kSyntax,
+                  where(mark) + "not UTF-8 text at byte 0x" + kHex[byte >> 4] + kHex[byte & 0xf] +
+                      ": control characters, invalid UTF-8 and UTF-16 or UTF-32 files are not read");
     }
     ManifestDocument document;
     document.index = i;
@@ -391,7 +395,8 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
       document.node = detached(load_yaml(body, budget));
       document.object = to_json<json>(document.node);
     } catch (const YAML::Exception& error) {
-      return fail(where(error.mark) + error.msg);
+      const bool bound = error.msg == too_many_nodes(budget.bounds) || error.msg == too_deep(budget.bounds);
+      return fail(bound ? ProblemCode::kTooLarge : ProblemCode::kSyntax, where(error.mark) + error.msg);
     }
     file.documents.push_back(std::move(document));
   }

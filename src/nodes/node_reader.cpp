@@ -14,9 +14,10 @@ namespace {
 Result<Quantity> quantity_of(JsonView value, const std::string& field, bool allow_negative) {
   const std::string text = value.is_string() ? std::string(value.string()) : value.text();
   auto quantity = Quantity::parse(text);
-  if (!quantity) return Status::invalid_argument(field + " " + in_quotes(text) + " is not a quantity");
+  if (!quantity)
+    return Status::failure(ProblemCode::kBadValue, field, field + " " + in_quotes(text) + " is not a quantity");
   if (!allow_negative && quantity.value().is_negative()) {
-    return Status::invalid_argument(field + " " + in_quotes(text) + " is negative");
+    return Status::failure(ProblemCode::kBadValue, field, field + " " + in_quotes(text) + " is negative");
   }
   return quantity;
 }
@@ -29,20 +30,26 @@ Result<NodeInfo> read_node(JsonView node) {
   if (!node.is_object()) {
     const std::string_view type = node.type_name();
     const bool vowel = type.starts_with('a') || type.starts_with('o');
-    return Status::invalid_argument(std::string(vowel ? "is an " : "is a ") + std::string(type) + ", not a Node");
+    return Status::failure(ProblemCode::kWrongType, "",
+                           std::string(vowel ? "is an " : "is a ") + std::string(type) + ", not a Node");
   }
   NodeInfo info;
   info.name = node_name(node);
-  if (info.name.empty()) return Status::invalid_argument("metadata.name is missing");
+  if (info.name.empty())
+    return Status::failure(ProblemCode::kMissingField, "metadata.name", "metadata.name is missing");
   const JsonView labels = node["metadata"]["labels"];
-  if (!labels.is_null() && !labels.is_object()) return Status::invalid_argument("metadata.labels is not an object");
+  if (!labels.is_null() && !labels.is_object()) {
+    return Status::failure(ProblemCode::kWrongType, "metadata.labels", "metadata.labels is not an object");
+  }
   labels.for_each_member([&](std::string_view key, JsonView value) {
     if (value.is_string()) info.labels.emplace_back(key, value.string());
   });
   const JsonView spec = node["spec"];
   info.unschedulable = spec["unschedulable"].is_true();
   const JsonView taints = spec["taints"];
-  if (!taints.is_null() && !taints.is_array()) return Status::invalid_argument("spec.taints is not a list");
+  if (!taints.is_null() && !taints.is_array()) {
+    return Status::failure(ProblemCode::kWrongType, "spec.taints", "spec.taints is not a list");
+  }
   std::size_t index = 0;
   Status status;
   taints.for_each_element([&](JsonView taint) {
@@ -50,8 +57,9 @@ Result<NodeInfo> read_node(JsonView node) {
     if (!status.ok()) return;
     const auto effect = taint_effect(taint["effect"].string());
     if (!effect) {
-      status = Status::invalid_argument(at + ".effect " + in_quotes(taint["effect"].string()) +
-                                        " is not NoSchedule, PreferNoSchedule or NoExecute");
+      status = Status::failure(
+          ProblemCode::kBadValue, at + ".effect",
+          at + ".effect " + in_quotes(taint["effect"].string()) + " is not NoSchedule, PreferNoSchedule or NoExecute");
       return;
     }
     info.taints.push_back({string_member(taint, "key"), string_member(taint, "value"), *effect});
@@ -59,7 +67,7 @@ Result<NodeInfo> read_node(JsonView node) {
   if (!status.ok()) return status;
   const JsonView allocatable = node["status"]["allocatable"];
   if (!allocatable.is_null() && !allocatable.is_object()) {
-    return Status::invalid_argument("status.allocatable is not an object");
+    return Status::failure(ProblemCode::kWrongType, "status.allocatable", "status.allocatable is not an object");
   }
   allocatable.for_each_member([&](std::string_view key, JsonView value) {
     if (!status.ok()) return;
@@ -91,16 +99,17 @@ Status add_nodes(JsonView document, const std::string& where, InventoryBuilder& 
   const std::string_view kind = document["kind"].string();
   if (kind == "Node") {
     auto node = read_node(document);
-    if (!node) return Status::invalid_argument(where + ": node " + node_name(document) + ": " + node.error());
+    if (!node) return with_context(where + ": node " + node_name(document) + ": ", node.problem());
     builder.upsert(std::move(node).value());
     return {};
   }
   if (kind != "List" && kind != "NodeList") {
-    return Status::invalid_argument(where + ": kind " + in_quotes(kind) +
-                                    " is not a Node or a List of Nodes (kubectl get nodes -o yaml)");
+    return Status::failure(
+        ProblemCode::kBadValue, "kind",
+        where + ": kind " + in_quotes(kind) + " is not a Node or a List of Nodes (kubectl get nodes -o yaml)");
   }
   const JsonView items = document["items"];
-  if (!items.is_array()) return Status::invalid_argument(where + ": items is not a list");
+  if (!items.is_array()) return Status::failure(ProblemCode::kWrongType, "items", where + ": items is not a list");
   std::size_t index = 0;
   Status status;
   items.for_each_element([&](JsonView item) {
@@ -109,12 +118,13 @@ Status add_nodes(JsonView document, const std::string& where, InventoryBuilder& 
     const std::string_view item_kind = item["kind"].string();
     // A NodeList's items carry no kind; a List's say what they are.
     if (kind == "List" && item_kind != "Node") {
-      status = Status::invalid_argument(at + ": kind " + in_quotes(item_kind) + " is not a Node");
+      status = Status::failure(ProblemCode::kBadValue, "items[" + std::to_string(index - 1) + "].kind",
+                               at + ": kind " + in_quotes(item_kind) + " is not a Node");
       return;
     }
     auto node = read_node(item);
     if (!node) {
-      status = Status::invalid_argument(at + " (node " + node_name(item) + "): " + node.error());
+      status = with_context(at + " (node " + node_name(item) + "): ", node.problem());
       return;
     }
     builder.upsert(std::move(node).value());

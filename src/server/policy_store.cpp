@@ -37,7 +37,11 @@ Result<bool> PolicyStore::reload_if_changed() {
   if (sha == seen_sha256_) return false;
   seen_sha256_ = sha;
   auto policy = parse_policy(text.value(), path_);
-  if (!policy) return Status::invalid_argument(policy.error() + keeping);
+  if (!policy) {
+    Problem problem = policy.problem();
+    problem.message += keeping;
+    return problem;
+  }
   current_.store(std::make_shared<const Policy>(std::move(policy).value()));
   return true;
 }

@@ -311,7 +311,7 @@ DecisionRecord make_decision_record(Endpoint endpoint, const ReviewOutcome& outc
       for (const std::string& warning : pod.warnings) details.add(details.full() ? warning : "warning: " + warning);
     }
   }
-  if (!outcome.error.empty()) details.add(outcome.error);
+  if (outcome.problem) details.add(outcome.problem->message);
   record.details = std::move(details).take();
   return record;
 }

@@ -39,7 +39,10 @@ void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
                            {"duration_us", static_cast<int64_t>(seconds * 1e6)}};
   if (!changes.empty()) fields["changes"] = std::move(changes).take();
   if (!denials.empty()) fields["denials"] = std::move(denials).take();
-  if (!o.error.empty()) fields["error"] = shown_message(o.error);
+  if (o.problem) {
+    fields["error"] = shown_message(o.problem->message);
+    fields["error_code"] = to_string(o.problem->code);
+  }
   if (o.bypass) fields["bypass"] = {{"reason", o.bypass->reason}, {"name", o.bypass->name}};
   log_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, "review",
             fields);
@@ -71,13 +74,16 @@ HttpAnswer WebhookRoutes::review(Endpoint endpoint, const HttpRequestView& reque
   const ReviewOutcome* outcome = &refused;
   HttpReply reply;
   if (state_.require_client_certificate && !request.verified_client) {
-    refused.error = "a client certificate signed by --client-ca is required for " + std::string(request.path) +
-                    " (the API server presents one when its admission config names a client certificate for "
-                    "this webhook)";
-    answer = json_error(403, refused.error);
+    refused.problem =
+        Problem{ProblemCode::kMissingField, "",
+                "a client certificate signed by --client-ca is required for " + std::string(request.path) +
+                    " (the API server presents one when its admission config names a client "
+                    "certificate for this webhook)"};
+    answer = json_error(403, refused.problem->message);
   } else if (request.content_type.find("application/json") == std::string_view::npos) {
-    refused.error = "Content-Type must be application/json, found " + in_quotes(request.content_type);
-    answer = json_error(415, refused.error);
+    refused.problem = Problem{ProblemCode::kBadValue, "Content-Type",
+                              "Content-Type must be application/json, found " + in_quotes(request.content_type)};
+    answer = json_error(415, refused.problem->message);
   } else {
     const auto nodes = state_.nodes ? state_.nodes->inventory() : nullptr;
     reply = handle_review(*state_.policy.current(), endpoint, request.body, nodes.get());

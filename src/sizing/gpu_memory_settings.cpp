@@ -38,7 +38,7 @@ const ModelShape* GpuMemoryPolicy::find_model(std::string_view name) const {
 namespace {
 
 std::vector<GpuModel> read_gpu_models(const YAML::Node& node, const std::string& path) {
-  if (!node.IsSequence()) fail(path, node, "must be a list of {name, memory, match}");
+  if (!node.IsSequence()) fail(ProblemCode::kWrongType, path, node, "must be a list of {name, memory, match}");
   std::vector<GpuModel> gpus;
   for (std::size_t i = 0; i < node.size(); ++i) {
     const std::string at = path + "[" + std::to_string(i) + "]";
@@ -48,10 +48,11 @@ std::vector<GpuModel> read_gpu_models(const YAML::Node& node, const std::string&
     block.read("memory", [&](const auto& value, const auto& field) { gpu.memory = read_quantity(value, field); });
     block.read("match", [&](const auto& value, const auto& field) {
       gpu.match = read_string_list(value, field);
-      if (gpu.match.empty()) fail(field, value, "must be a non-empty list of glob patterns");
+      if (gpu.match.empty()) fail(ProblemCode::kWrongType, field, value, "must be a non-empty list of glob patterns");
     });
     for (const auto& earlier : gpus) {
-      if (earlier.name == gpu.name) fail(at + ".name", node[i]["name"], "repeats GPU \"" + gpu.name + "\"");
+      if (earlier.name == gpu.name)
+        fail(ProblemCode::kDuplicateField, at + ".name", node[i]["name"], "repeats GPU \"" + gpu.name + "\"");
     }
     gpus.push_back(std::move(gpu));
   }
@@ -77,10 +78,10 @@ ModelShape read_model_shape(const YAML::Node& node, const std::string& path) {
   ModelShape model;
   // Sizes up to 10^6 keep the shape's products within model_fit.cpp's int128 arithmetic.
   const auto required = [&](const char* key, int64_t& out, int64_t minimum, int64_t maximum = 1'000'000) {
-    if (!node[key]) fail(path, node, std::string("missing field ") + key);
+    if (!node[key]) fail(ProblemCode::kMissingField, path, node, std::string("missing field ") + key);
     block.read(key, [&](const auto& value, const auto& at) { out = read_int(value, at, minimum, maximum); });
   };
-  if (!node["name"]) fail(path, node, "missing field name");
+  if (!node["name"]) fail(ProblemCode::kMissingField, path, node, "missing field name");
   block.read("name", [&](const auto& value, const auto& at) { model.name = read_string(value, at); });
   required("params", model.params, 1'000'000, 100'000'000'000'000);  // 1M to 100000B, as the annotation
   required("layers", model.layers, 1);
@@ -97,19 +98,22 @@ ModelShape read_model_shape(const YAML::Node& node, const std::string& path) {
   // DeepSpeed's largest layer of a dense model is its embedding (docs/gpu-memory.md).
   if (model.largest_layer == 0) model.largest_layer = model.vocab * model.hidden;
   if (model.kv_heads > model.heads || model.heads % model.kv_heads != 0) {
-    fail(path + ".kvHeads", node["kvHeads"], "must divide heads (" + std::to_string(model.heads) + ")");
+    fail(ProblemCode::kInconsistent, path + ".kvHeads", node["kvHeads"],
+         "must divide heads (" + std::to_string(model.heads) + ")");
   }
   return model;
 }
 
 std::vector<ModelShape> read_model_shapes(const YAML::Node& node, const std::string& path) {
-  if (!node.IsSequence()) fail(path, node, "must be a list of model shapes {name, params, layers, ...}");
+  if (!node.IsSequence())
+    fail(ProblemCode::kWrongType, path, node, "must be a list of model shapes {name, params, layers, ...}");
   std::vector<ModelShape> models;
   for (std::size_t i = 0; i < node.size(); ++i) {
     const std::string at = path + "[" + std::to_string(i) + "]";
     ModelShape model = read_model_shape(node[i], at);
     for (const auto& earlier : models) {
-      if (earlier.name == model.name) fail(at + ".name", node[i]["name"], "repeats model \"" + model.name + "\"");
+      if (earlier.name == model.name)
+        fail(ProblemCode::kDuplicateField, at + ".name", node[i]["name"], "repeats model \"" + model.name + "\"");
     }
     models.push_back(std::move(model));
   }
@@ -134,7 +138,8 @@ void GpuMemoryPolicy::read(const YAML::Node& node, bool complete) {
     // The option search tries each GPU count up to it, on every review.
     // (Worded as a bound of its own: a whole number it already is.)
     out.max_suggested_gpus = read_int(value, path, 1);
-    if (out.max_suggested_gpus > 1024) fail(path, value, "must be at most 1024, found " + value.Scalar());
+    if (out.max_suggested_gpus > 1024)
+      fail(ProblemCode::kBadValue, path, value, "must be at most 1024, found " + value.Scalar());
   });
   block.read("precisionBytes", [&](const auto& value, const auto& path) {
     out.precision_bytes = read_named<Milli>(
@@ -154,13 +159,15 @@ void GpuMemoryPolicy::read(const YAML::Node& node, bool complete) {
       out.optimizers = read_named<OptimizerCost>(item, at, [](const auto& one, const auto& one_path) {
         const Block cost(one, one_path, false, {"bytes", "pageable"});
         OptimizerCost read;
-        if (!one["bytes"]) fail(one_path, one, "missing field bytes");
+        if (!one["bytes"]) fail(ProblemCode::kMissingField, one_path, one, "missing field bytes");
         cost.read("bytes", [&](const auto& v, const auto& p) { read.bytes = read_decimal(v, p, 0, 64000); });
         cost.read("pageable", [&](const auto& v, const auto& p) { read.pageable = read_decimal(v, p, 0, 64000); });
-        if (read.pageable > read.bytes) fail(one_path + ".pageable", one["pageable"], "must be at most bytes");
+        if (read.pageable > read.bytes)
+          fail(ProblemCode::kInconsistent, one_path + ".pageable", one["pageable"], "must be at most bytes");
         return read;
       });
-      if (!out.optimizers.contains("adamw")) fail(at, item, "must have adamw, the optimizer an annotation defaults to");
+      if (!out.optimizers.contains("adamw"))
+        fail(ProblemCode::kInconsistent, at, item, "must have adamw, the optimizer an annotation defaults to");
     });
     training.read("quantizedBytes",
                   [&](const auto& item, const auto& at) { out.quantized_bytes = read_decimal(item, at, 1, 64000); });

@@ -33,8 +33,8 @@ NodePool read_node_pool(const YAML::Node& node, const std::string& path) {
   require_map(node, path);
   check_keys(node, path, {"name", "nodeSelector", "gpuProduct", "nodes"});
   NodePool pool;
-  if (!node["name"]) fail(path, node, "missing field name");
-  if (!node["nodes"]) fail(path, node, "missing field nodes");
+  if (!node["name"]) fail(ProblemCode::kMissingField, path, node, "missing field name");
+  if (!node["nodes"]) fail(ProblemCode::kMissingField, path, node, "missing field nodes");
   pool.name = read_string(node["name"], path + ".name");
   if (const YAML::Node selector = node["nodeSelector"]) {
     pool.node_selector = read_named<std::string>(
@@ -42,7 +42,8 @@ NodePool read_node_pool(const YAML::Node& node, const std::string& path) {
   }
   if (node["gpuProduct"]) pool.gpu_product = read_string(node["gpuProduct"], path + ".gpuProduct");
   const YAML::Node nodes = node["nodes"];
-  if (!nodes.IsSequence() || nodes.size() == 0) fail(path + ".nodes", nodes, "must be a non-empty list of node shapes");
+  if (!nodes.IsSequence() || nodes.size() == 0)
+    fail(ProblemCode::kWrongType, path + ".nodes", nodes, "must be a non-empty list of node shapes");
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     pool.nodes.push_back(read_node_shape(nodes[i], path + ".nodes[" + std::to_string(i) + "]"));
   }
@@ -59,13 +60,14 @@ void NodeFitPolicy::read(const YAML::Node& node, bool complete) {
              [&](const auto& value, const auto& path) { out.extended_resource_toleration = read_bool(value, path); });
   block.read("poolLabel", [&](const auto& value, const auto& path) { out.pool_label = read_string(value, path); });
   block.read("pools", [&](const auto& value, const auto& path) {
-    if (!value.IsSequence()) fail(path, value, "must be a list of node pools");
+    if (!value.IsSequence()) fail(ProblemCode::kWrongType, path, value, "must be a list of node pools");
     out.pools.clear();
     for (std::size_t i = 0; i < value.size(); ++i) {
       const std::string at = path + "[" + std::to_string(i) + "]";
       NodePool pool = read_node_pool(value[i], at);
       for (const auto& earlier : out.pools) {
-        if (earlier.name == pool.name) fail(at + ".name", value[i]["name"], "repeats pool \"" + pool.name + "\"");
+        if (earlier.name == pool.name)
+          fail(ProblemCode::kDuplicateField, at + ".name", value[i]["name"], "repeats pool \"" + pool.name + "\"");
       }
       out.pools.push_back(std::move(pool));
     }
@@ -79,8 +81,8 @@ void NodeFitPolicy::finish(Policy& policy, const YAML::Node& root) {
     const NodePool& pool = fit.pools[i];
     if (pool.gpu_product.empty() || gpu_memory.find_gpu(pool.gpu_product)) continue;
     const YAML::Node given = root["nodeFit"] ? root["nodeFit"]["pools"] : YAML::Node();
-    fail("nodeFit.pools[" + std::to_string(i) + "].gpuProduct", given ? given[i]["gpuProduct"] : root,
-         "\"" + pool.gpu_product + "\" matches no entry of gpuMemory.gpus");
+    fail(ProblemCode::kUnknownName, "nodeFit.pools[" + std::to_string(i) + "].gpuProduct",
+         given ? given[i]["gpuProduct"] : root, "\"" + pool.gpu_product + "\" matches no entry of gpuMemory.gpus");
   }
   std::shared_ptr<const NodeInventory> pools = fit.pools.empty() ? nullptr : pool_inventory(policy);
   policy.rule_settings.edit<NodeFitPolicy>().pool_nodes = std::move(pools);

@@ -50,8 +50,10 @@ class PodSizer {
   PodSizer(const Policy& policy, const PodFacts& pod, const PodPhases& phases, const SizingOptions& options)
       : policy_(policy), pod_(pod), phases_(phases), options_(options) {}
 
-  PodSizing size(const std::vector<std::string>& problems) {
-    for (const std::string& problem : problems) findings_.push_back({DenialReason::kInvalid, true, problem, problem});
+  PodSizing size(std::span<const Problem> problems) {
+    for (const Problem& problem : problems) {
+      findings_.push_back({DenialReason::kInvalid, true, problem.message, problem.message});
+    }
     auto choice = select_profile(policy_, pod_.selection);
     if (!choice) {
       const std::string problem = pod_.description + ": " + choice.error();
@@ -465,8 +467,9 @@ PodPhases pod_phases(const PodFacts& facts) {
   const int64_t app_gpus = app.gpus;
   result.gpus = app_gpus;
   if (app_gpus > kMaxGpusPerPod) {
-    result.too_many_gpus =
-        facts.description + ": its containers ask for " + gpus_text(app_gpus) + " together, more than any node has";
+    result.too_many_gpus = Problem{
+        ProblemCode::kTooLarge, "",
+        facts.description + ": its containers ask for " + gpus_text(app_gpus) + " together, more than any node has"};
   } else if (app_gpus > 0) {
     result.phases.push_back(std::move(app));
   }
@@ -478,7 +481,7 @@ PodPhases pod_phases(const PodFacts& facts) {
 }
 
 PodSizing size_pod(const Policy& policy, const PodFacts& pod, const PodPhases& phases,
-                   const std::vector<std::string>& problems, const SizingOptions& options) {
+                   std::span<const Problem> problems, const SizingOptions& options) {
   return PodSizer(policy, pod, phases, options).size(problems);
 }
 

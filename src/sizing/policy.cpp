@@ -63,7 +63,9 @@ void read_long_lived(const YAML::Node& node, bool complete, LongLivedPolicy& out
 
 // `workloads:`, a list that replaces the base's.
 std::vector<WorkloadKind> read_workloads(const YAML::Node& node) {
-  if (!node.IsSequence()) fail("workloads", node, "must be a list of {group, kind, templates, podSpecs, containers}");
+  if (!node.IsSequence())
+    fail(ProblemCode::kWrongType, "workloads", node,
+         "must be a list of {group, kind, templates, podSpecs, containers}");
   std::vector<WorkloadKind> kinds;
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node& entry = node[i];
@@ -73,9 +75,10 @@ std::vector<WorkloadKind> read_workloads(const YAML::Node& node) {
     WorkloadKind kind;
     // The core group is written "" (or left out), as in apiVersion: v1.
     if (entry["group"]) kind.group = entry["group"].IsNull() ? "" : read_string(entry["group"], path + ".group");
-    if (!entry["kind"]) fail(path, entry, "missing field kind");
+    if (!entry["kind"]) fail(ProblemCode::kMissingField, path, entry, "missing field kind");
     kind.kind = read_string(entry["kind"], path + ".kind");
-    if (kind.kind.empty()) fail(path + ".kind", entry["kind"], "must name the kind, e.g. MyTrainingJob");
+    if (kind.kind.empty())
+      fail(ProblemCode::kBadValue, path + ".kind", entry["kind"], "must name the kind, e.g. MyTrainingJob");
     for (const auto& [key, shape] : {std::pair{"templates", PodShape::kPod}, std::pair{"podSpecs", PodShape::kPodSpec},
                                      std::pair{"containers", PodShape::kContainer}}) {
       if (!entry[key]) continue;
@@ -84,21 +87,23 @@ std::vector<WorkloadKind> read_workloads(const YAML::Node& node) {
       for (std::size_t n = 0; n < patterns.size(); ++n) {
         const std::string problem = location_problem(patterns[n]);
         if (!problem.empty()) {
-          fail(list_path + "[" + std::to_string(n) + "]", entry[key][n],
+          fail(ProblemCode::kBadValue, list_path + "[" + std::to_string(n) + "]", entry[key][n],
                "\"" + patterns[n] + "\" cannot hold a pod template: it " + problem);
         }
         kind.locations.push_back({patterns[n], shape});
       }
     }
     if (kind.locations.empty()) {
-      fail(path, entry,
+      fail(ProblemCode::kBadValue, path, entry,
            "names no place for pods: give templates (pod templates, {metadata, spec: {containers}}), "
            "podSpecs ({containers}) or containers ({image, resources})");
     }
     const bool repeated = std::any_of(kinds.begin(), kinds.end(), [&](const WorkloadKind& other) {
       return other.group == kind.group && other.kind == kind.kind;
     });
-    if (repeated) fail(path, entry, "names " + kind.kind + " (group \"" + kind.group + "\") a second time");
+    if (repeated)
+      fail(ProblemCode::kDuplicateField, path, entry,
+           "names " + kind.kind + " (group \"" + kind.group + "\") a second time");
     kinds.push_back(std::move(kind));
   }
   return kinds;
@@ -109,14 +114,14 @@ Mode read_mode(const YAML::Node& node, const std::string& path) {
   if (text == "mutate") return Mode::kMutate;
   if (text == "enforce") return Mode::kEnforce;
   if (text == "audit") return Mode::kAudit;
-  fail(path, node, "must be mutate, enforce or audit, found \"" + text + "\"");
+  fail(ProblemCode::kBadValue, path, node, "must be mutate, enforce or audit, found \"" + text + "\"");
 }
 
 TableRow read_row(const YAML::Node& node, const std::string& path) {
   require_map(node, path);
   check_keys(node, path, {"gpus", "cpu", "memory"});
   for (const char* key : {"gpus", "cpu", "memory"}) {
-    if (!node[key]) fail(path, node, std::string("missing field ") + key);
+    if (!node[key]) fail(ProblemCode::kMissingField, path, node, std::string("missing field ") + key);
   }
   return TableRow{read_int(node["gpus"], path + ".gpus", 1), read_quantity(node["cpu"], path + ".cpu"),
                   read_quantity(node["memory"], path + ".memory")};
@@ -129,15 +134,16 @@ void check_table(const Profile& profile, const YAML::Node& table, const std::str
     const TableRow& below = profile.table[i - 1];
     const TableRow& row = profile.table[i];
     const std::string row_path = path + ".table[" + std::to_string(i) + "]";
-    if (row.gpus <= below.gpus) fail(row_path + ".gpus", table[i], "rows must be in ascending GPU order");
+    if (row.gpus <= below.gpus)
+      fail(ProblemCode::kInconsistent, row_path + ".gpus", table[i], "rows must be in ascending GPU order");
     const Requirement extended = extend_row(profile, below, row.gpus - 1);
     if (extended.cpu > row.cpu) {
-      fail(row_path + ".cpu", table[i],
+      fail(ProblemCode::kInconsistent, row_path + ".cpu", table[i],
            "is below row " + std::to_string(i - 1) + " plus perExtraGpu.cpu for " + std::to_string(row.gpus - 1) +
                " GPUs");
     }
     if (extended.memory > row.memory) {
-      fail(row_path + ".memory", table[i],
+      fail(ProblemCode::kInconsistent, row_path + ".memory", table[i],
            "is below row " + std::to_string(i - 1) + " plus perExtraGpu.memory for " + std::to_string(row.gpus - 1) +
                " GPUs");
     }
@@ -153,24 +159,27 @@ Profile read_profile(const std::string& name, const YAML::Node& node, const std:
   if (node["storage"]) profile.storage = read_quantity(node["storage"], path + ".storage");
   if (node["maxGpus"]) profile.max_gpus = read_int(node["maxGpus"], path + ".maxGpus", 1);
   if (const YAML::Node table = node["table"]) {
-    if (!table.IsSequence() || table.size() == 0) fail(path + ".table", table, "must be a non-empty list of rows");
+    if (!table.IsSequence() || table.size() == 0)
+      fail(ProblemCode::kWrongType, path + ".table", table, "must be a non-empty list of rows");
     for (std::size_t i = 0; i < table.size(); ++i) {
       profile.table.push_back(read_row(table[i], path + ".table[" + std::to_string(i) + "]"));
     }
     const YAML::Node extra = node["perExtraGpu"];
-    if (!extra) fail(path, node, "a profile with a table needs perExtraGpu {cpu, memory}");
+    if (!extra) fail(ProblemCode::kInconsistent, path, node, "a profile with a table needs perExtraGpu {cpu, memory}");
     require_map(extra, path + ".perExtraGpu");
     check_keys(extra, path + ".perExtraGpu", {"cpu", "memory"});
-    if (!extra["cpu"] || !extra["memory"]) fail(path + ".perExtraGpu", extra, "needs both cpu and memory");
+    if (!extra["cpu"] || !extra["memory"])
+      fail(ProblemCode::kInconsistent, path + ".perExtraGpu", extra, "needs both cpu and memory");
     profile.extra_gpu_cpu = read_quantity(extra["cpu"], path + ".perExtraGpu.cpu");
     profile.extra_gpu_memory = read_quantity(extra["memory"], path + ".perExtraGpu.memory");
     check_table(profile, table, path);
   } else if (node["perExtraGpu"]) {
-    fail(path + ".perExtraGpu", node["perExtraGpu"], "needs a table to extend");
+    fail(ProblemCode::kInconsistent, path + ".perExtraGpu", node["perExtraGpu"], "needs a table to extend");
   } else if (node["storage"]) {
     // Sizing comes from the table: a profile without one sizes nothing, and
     // a storage value there would be silently ignored.
-    fail(path + ".storage", node["storage"], "needs a table: a profile without a table sizes nothing");
+    fail(ProblemCode::kInconsistent, path + ".storage", node["storage"],
+         "needs a table: a profile without a table sizes nothing");
   }
   return profile;
 }
@@ -179,8 +188,8 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
   require_map(node, path);
   check_keys(node, path, {"on", "equals", "contains", "glob", "in", "profile"});
   constexpr const char* kSubjects = "label:KEY, annotation:KEY, name, template, replicaType, kind or ownerKind";
-  if (!node["on"]) fail(path, node, std::string("missing field on (") + kSubjects + ")");
-  if (!node["profile"]) fail(path, node, "missing field profile");
+  if (!node["on"]) fail(ProblemCode::kMissingField, path, node, std::string("missing field on (") + kSubjects + ")");
+  if (!node["profile"]) fail(ProblemCode::kMissingField, path, node, "missing field profile");
   ProfileRule rule;
   const std::string on = read_string(node["on"], path + ".on");
   std::string subject_text = on;
@@ -203,7 +212,8 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
     rule.key = on.substr(11);
     subject_text = "annotation " + rule.key;
   } else {
-    fail(path + ".on", node["on"], std::string("must be ") + kSubjects + ", found \"" + on + "\"");
+    fail(ProblemCode::kBadValue, path + ".on", node["on"],
+         std::string("must be ") + kSubjects + ", found \"" + on + "\"");
   }
   int matchers = 0;
   for (const auto& [key, match] :
@@ -214,7 +224,8 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
     rule.match = match;
     if (match == ProfileRule::Match::kIn) {
       rule.values = read_string_list(node[key], path + "." + key);
-      if (rule.values.empty()) fail(path + ".in", node[key], "must list at least one value");
+      if (rule.values.empty())
+        fail(ProblemCode::kMissingField, path + ".in", node[key], "must list at least one value");
       std::string listed = rule.values.front();
       if (rule.values.size() > 1) listed = join(rule.values, ", ");
       // A long list reads as its first names: the rule's place is in the policy.
@@ -224,7 +235,7 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
       rule.text = subject_text + " " + key + " \"" + rule.value + "\"";
     }
   }
-  if (matchers != 1) fail(path, node, "needs exactly one of equals, contains, glob, in");
+  if (matchers != 1) fail(ProblemCode::kInconsistent, path, node, "needs exactly one of equals, contains, glob, in");
   rule.profile = read_string(node["profile"], path + ".profile");
   return rule;
 }
@@ -233,7 +244,7 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
 // default), so `mode: enforce` alone is a complete policy file. Without a
 // base (parsing the default itself) every field is required.
 Policy read_policy(const YAML::Node& root, const Policy* base) {
-  if (!root.IsMap()) fail("policy", root, "must be a YAML mapping of policy fields");
+  if (!root.IsMap()) fail(ProblemCode::kWrongType, "policy", root, "must be a YAML mapping of policy fields");
   // The policy's own fields, then each rule's block (rule_settings.h).
   std::vector<std::string_view> keys = {"mode",         "namespaceModes", "exemptions", "gpuResources", "denyFromGpus",
                                         "profileRules", "defaultProfile", "profiles",   "longLived",    "workloads"};
@@ -242,13 +253,13 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
   if (!base) {
     for (const std::string_view key : keys) {
       if (key != "namespaceModes" && key != "workloads" && !root[std::string(key)])
-        fail(std::string(key), root, "missing");
+        fail(ProblemCode::kMissingField, std::string(key), root, "missing");
     }
   }
   Policy policy = base ? *base : Policy{};
   if (root["mode"]) policy.mode = read_mode(root["mode"], "mode");
   if (const YAML::Node modes = root["namespaceModes"]) {
-    if (!modes.IsMap()) fail("namespaceModes", modes, "must map namespace to mode");
+    if (!modes.IsMap()) fail(ProblemCode::kWrongType, "namespaceModes", modes, "must map namespace to mode");
     check_unique_keys(modes, "namespaceModes");
     policy.namespace_modes.clear();
     for (const auto& entry : modes) {
@@ -268,7 +279,8 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
   }
   if (root["gpuResources"]) {
     policy.gpu_resources = read_string_list(root["gpuResources"], "gpuResources");
-    if (policy.gpu_resources.empty()) fail("gpuResources", root["gpuResources"], "must name at least one resource");
+    if (policy.gpu_resources.empty())
+      fail(ProblemCode::kMissingField, "gpuResources", root["gpuResources"], "must name at least one resource");
   }
   if (root["denyFromGpus"]) policy.deny_from_gpus = read_int(root["denyFromGpus"], "denyFromGpus", 1);
   if (const YAML::Node profiles = root["profiles"]) {
@@ -279,10 +291,11 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
       const auto name = entry.first.as<std::string>();
       policy.profiles[name] = read_profile(name, entry.second, "profiles." + name);
     }
-    if (policy.profiles.empty()) fail("profiles", profiles, "must define at least one profile");
+    if (policy.profiles.empty())
+      fail(ProblemCode::kMissingField, "profiles", profiles, "must define at least one profile");
   }
   if (const YAML::Node rules = root["profileRules"]) {
-    if (!rules.IsSequence()) fail("profileRules", rules, "must be a list of rules");
+    if (!rules.IsSequence()) fail(ProblemCode::kWrongType, "profileRules", rules, "must be a list of rules");
     policy.profile_rules.clear();
     for (std::size_t i = 0; i < rules.size(); ++i) {
       policy.profile_rules.push_back(read_rule(rules[i], "profileRules[" + std::to_string(i) + "]"));
@@ -305,14 +318,14 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
   for (const auto& [name, profile] : policy.profiles) names.push_back(name);
   const std::string known = " (profiles: " + join(names, ", ") + ")";
   if (!policy.find_profile(policy.default_profile)) {
-    fail("defaultProfile", root["defaultProfile"] ? root["defaultProfile"] : root,
+    fail(ProblemCode::kUnknownName, "defaultProfile", root["defaultProfile"] ? root["defaultProfile"] : root,
          "names unknown profile \"" + policy.default_profile + "\"" + known);
   }
   for (std::size_t i = 0; i < policy.profile_rules.size(); ++i) {
     const std::string& profile = policy.profile_rules[i].profile;
     if (!policy.find_profile(profile)) {
       const YAML::Node rules = root["profileRules"];
-      fail("profileRules[" + std::to_string(i) + "].profile", rules ? rules[i] : root,
+      fail(ProblemCode::kUnknownName, "profileRules[" + std::to_string(i) + "].profile", rules ? rules[i] : root,
            "names unknown profile \"" + profile + "\"" + known);
     }
   }
@@ -330,16 +343,16 @@ Result<Policy> parse_policy_over(std::string_view yaml_text, std::string_view so
   try {
     YamlBudget budget{kPolicyBounds};
     const YAML::Node root = load_yaml(yaml_text, budget);
-    if (!root || root.IsNull()) return Status::invalid_argument(prefix + "is empty");
+    if (!root || root.IsNull()) return Problem{ProblemCode::kMissingField, "", prefix + "is empty"};
     Policy policy = read_policy(root, base);
     policy.source = std::string(source);
     policy.sha256 = sha256_hex(yaml_text);
     return policy;
   } catch (const FieldError& error) {
-    return Status::invalid_argument(prefix + error.message);
+    return Problem{error.code, error.path, prefix + error.message};
   } catch (const YAML::Exception& error) {
     // yaml-cpp's what() already carries "yaml-cpp: error at line L, column C".
-    return Status::invalid_argument(prefix + error.what());
+    return Problem{ProblemCode::kSyntax, "", prefix + error.what()};
   }
 }
 

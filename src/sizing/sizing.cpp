@@ -153,8 +153,10 @@ Result<ProfileChoice> select_profile(const Policy& policy, const SelectionInput&
     if (!profile) {
       std::string known;
       for (const auto& [name, p] : policy.profiles) known += (known.empty() ? "" : ", ") + name;
-      return Status::invalid_argument(origin + kProfileKey + "=" + printable(*named, kQuotedBytes) +
-                                      " names no profile of the policy (known: " + known + ")");
+      return Status::failure(ProblemCode::kUnknownName,
+                             std::string(label ? "metadata.labels." : "metadata.annotations.") + kProfileKey,
+                             origin + kProfileKey + "=" + printable(*named, kQuotedBytes) +
+                                 " names no profile of the policy (known: " + known + ")");
     }
     return ProfileChoice{profile, origin + kProfileKey + "=" + *named};
   }

@@ -16,7 +16,7 @@ constexpr std::size_t kReadBytes = std::size_t{64} << 10;
 Status too_large(const std::string& name, std::size_t max_bytes, std::string_view raise_with) {
   std::string message = name + ": larger than " + std::to_string(max_bytes) + " bytes";
   if (!raise_with.empty()) message += " (" + std::string(raise_with) + ")";
-  return Status::invalid_argument(std::move(message));
+  return Status::failure(ProblemCode::kTooLarge, "", std::move(message));
 }
 
 // The first capacity for a stream of unknown size: the cap halved until it

@@ -35,7 +35,9 @@ failures = []
 
 
 def tracked_files():
-    out = subprocess.run(["git", "-C", SOURCE, "ls-files", "-z"], check=True, capture_output=True, text=True).stdout
+    # Tracked files and new ones not yet added (a change under way), not ignored ones (builds).
+    listed = ["git", "-C", SOURCE, "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    out = subprocess.run(listed, check=True, capture_output=True, text=True).stdout
     return [path for path in out.split("\0") if path and os.path.isfile(os.path.join(SOURCE, path))]
 
 

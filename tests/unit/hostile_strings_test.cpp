@@ -65,7 +65,7 @@ TEST(HostileStatusRecord, NulAndRightToLeftOverrideAreEscaped) {
 TEST(HostileStatusRecord, EachDetailIsBounded) {
   ReviewOutcome o;
   o.decision = ReviewOutcome::Decision::kError;
-  o.error = std::string(1 << 20, 'e') + "\n";
+  o.problem = Problem{ProblemCode::kSyntax, "", std::string(1 << 20, 'e') + "\n"};
   o.kind = std::string(100, 'K');
   o.operation = "CREATE\n";
   const DecisionRecord r = make_decision_record(Endpoint::kMutate, o);

@@ -22,13 +22,16 @@ TEST(ReadManifests, DocumentsPastMaxDocumentsFailNamingTheFlag) {
   EXPECT_TRUE(read_manifests("a: 1\n---\nb: 1\n", "x.yaml", two).ok());
   // A final separator, and comments between separators, start no document.
   EXPECT_TRUE(read_manifests("a: 1\n---\n# only a comment\n---\nb: 1\n---\n", "x.yaml", two).ok());
-  EXPECT_EQ(read_manifests("a: 1\n---\nb: 1\n---\nc: 1\n", "x.yaml", two).error(),
-            "x.yaml: more than 2 documents (--max-documents)");
+  const auto three = read_manifests("a: 1\n---\nb: 1\n---\nc: 1\n", "x.yaml", two);
+  EXPECT_EQ(three.problem().code, ProblemCode::kTooLarge);
+  EXPECT_EQ(three.error(), "x.yaml: more than 2 documents (--max-documents)");
 }
 
 TEST(ReadManifests, TheDocumentsOfAFileShareMaxYamlNodes) {
   // Each document is a mapping, a key and a value.
   EXPECT_TRUE(read_manifests("a: 1\n---\nb: 1\n", "x.yaml", limits(10, 6)).ok());
+  EXPECT_EQ(read_manifests("a: 1\n---\nb: 1\n---\nc: 1\n", "x.yaml", limits(10, 6)).problem().code,
+            ProblemCode::kTooLarge);
   EXPECT_EQ(read_manifests("a: 1\n---\nb: 1\n---\nc: 1\n", "x.yaml", limits(10, 6)).error(),
             "x.yaml: document 3, line 5: holds more than 6 YAML nodes, an alias counting as every node it repeats "
             "(--max-yaml-nodes)");
@@ -45,6 +48,16 @@ TEST(ReadManifests, JsonIsBoundedAsYamlIs) {
   EXPECT_TRUE(read_manifests(nested(kMaxManifestDepth), "x.json").ok());
   EXPECT_EQ(read_manifests(nested(kMaxManifestDepth + 1), "x.json").error(),
             "x.json: document 1: nests deeper than 400 levels");
+  EXPECT_EQ(read_manifests(nested(kMaxManifestDepth + 1), "x.json").problem().code, ProblemCode::kTooLarge);
+}
+
+TEST(ReadManifests, TextThatDoesNotParseIsASyntaxProblemNamingItsDocumentAndLine) {
+  const auto broken = read_manifests("a: 1\n---\nb: [1,\n", "x.yaml");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.problem().code, ProblemCode::kSyntax) << broken.error();
+  EXPECT_EQ(broken.error().rfind("x.yaml: document 2, line ", 0), 0u) << broken.error();
+  const auto not_utf8 = read_manifests("a: \xff\n", "x.yaml");
+  EXPECT_EQ(not_utf8.problem().code, ProblemCode::kSyntax) << not_utf8.error();
 }
 
 TEST(ReadManifests, ARepeatedKeyKeepsItsFirstPlaceAndItsLastValue) {

@@ -22,7 +22,7 @@ TEST(ReadWhole, AnythingElseIsRefusedInOneWording) {
     auto value = read_whole(text, 0, 1024);
     ASSERT_FALSE(value.ok()) << text;
     EXPECT_EQ(value.error(), "must be a whole number from 0 to 1024") << text;
-    EXPECT_EQ(value.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_EQ(value.status().code(), ProblemCode::kBadValue);
   }
   EXPECT_EQ(read_whole("0", 1).error(), "must be a whole number of at least 1");
   EXPECT_EQ(read_whole("1000000000", 0).error(), "must be a whole number");

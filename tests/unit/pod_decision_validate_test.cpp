@@ -151,6 +151,7 @@ TEST(DecidePodValidate, UnknownProfileLabelIsDeniedAndNotPatched) {
   const json pod = pod_of(json::array({gpu_container("t", "4", "1", "1Gi")}), {{"gpu-sizer.io/profile", "trainn"}});
   Outcome v = validate(pod);
   ASSERT_EQ(v.decision.denials.size(), 1u) << all(v.decision.denials);
+  EXPECT_EQ(v.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kUnknownProfile});
   EXPECT_TRUE(contains(v.decision.denials[0], "trainn")) << v.decision.denials[0];
   EXPECT_TRUE(contains(v.decision.denials[0], "augment, infer, render, train")) << v.decision.denials[0];
   EXPECT_TRUE(run(pod).ops.empty());
@@ -159,7 +160,9 @@ TEST(DecidePodValidate, UnknownProfileLabelIsDeniedAndNotPatched) {
 struct Malformed {
   std::string what;
   json pod;
-  std::vector<std::string> contains;
+  ProblemCode code;                   // the first problem's: what callers branch on
+  std::string path;                   // ... and the field it is about
+  std::vector<std::string> contains;  // in the denial, for the person reading it
 };
 std::ostream& operator<<(std::ostream& os, const Malformed& c) { return os << c.what; }
 
@@ -169,6 +172,11 @@ TEST_P(MalformedTest, DeniedNamingTheFieldAndNeverPatched) {
   const Malformed& c = GetParam();
   Outcome v = validate(c.pod);
   ASSERT_FALSE(v.decision.denials.empty()) << c.pod.dump();
+  ASSERT_FALSE(v.decision.problems.empty()) << all(v.decision.denials);
+  EXPECT_EQ(v.decision.problems[0].code, c.code) << to_string(v.decision.problems[0].code);
+  EXPECT_EQ(v.decision.problems[0].path, c.path);
+  EXPECT_EQ(v.decision.denial_reasons[0], DenialReason::kInvalid);
+  EXPECT_EQ(v.decision.denials[0], v.decision.problems[0].message);
   const std::string denials = all(v.decision.denials);
   for (const auto& part : c.contains)
     EXPECT_TRUE(contains(denials, part)) << "missing \"" << part << "\" in:\n" << denials;
@@ -204,6 +212,11 @@ json with_metadata(json metadata) {
   return pod;
 }
 
+json containers_over_any_node() {
+  // Each container's count is readable; together they pass any node.
+  return pod_of(json::array({gpu_container("a", "1048576", "1", "1Gi"), gpu_container("b", "1", "1", "1Gi")}));
+}
+
 json fractional_only() {
   // No whole GPU anywhere: the pod may still hold GPUs, so it is decided.
   return pod_of(json::array({gpu_container("t", "0.5", "1", "1Gi")}));
@@ -214,40 +227,76 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Malformed{"fractional_gpu",
                   fractional_only(),
+                  ProblemCode::kBadValue,
+                  "spec.containers[0].resources",
                   {"spec.containers[0].resources", "nvidia.com/gpu", "whole number", "500m"}},
         Malformed{"fractional_numeric_gpu",
                   pod_of(json::array({gpu_container("t", 1.5, "1", "1Gi")})),
+                  ProblemCode::kBadValue,
+                  "spec.containers[0].resources",
                   {"spec.containers[0].resources", "nvidia.com/gpu", "whole number"}},
         Malformed{"gpu_request_differs_from_limit",
                   mismatched_gpus(),
+                  ProblemCode::kInconsistent,
+                  "spec.containers[0].resources",
                   {"spec.containers[0].resources", "nvidia.com/gpu", "differ"}},
+        Malformed{"gpus_past_any_node",
+                  pod_of(json::array({gpu_container("t", "2000000", "1", "1Gi")})),
+                  ProblemCode::kTooLarge,
+                  "spec.containers[0].resources",
+                  {"more than any node has"}},
+        Malformed{"containers_together_past_any_node",
+                  containers_over_any_node(),
+                  ProblemCode::kTooLarge,
+                  "",
+                  {"its containers ask for", "together"}},
         Malformed{"invalid_memory_quantity",
                   with_resource("limits", "memory", "1KB"),
+                  ProblemCode::kBadValue,
+                  "spec.containers[0].resources.limits.memory",
                   {"spec.containers[0].resources.limits.memory", "1KB"}},
         Malformed{"negative_memory",
                   with_resource("requests", "memory", "-1Gi"),
+                  ProblemCode::kBadValue,
+                  "spec.containers[0].resources.requests.memory",
                   {"spec.containers[0].resources.requests.memory", "negative"}},
         Malformed{"negative_numeric_cpu",
                   with_resource("requests", "cpu", -2),
+                  ProblemCode::kBadValue,
+                  "spec.containers[0].resources.requests.cpu",
                   {"spec.containers[0].resources.requests.cpu", "negative"}},
         Malformed{"boolean_quantity",
                   with_resource("limits", "ephemeral-storage", true),
+                  ProblemCode::kBadValue,
+                  "spec.containers[0].resources.limits.ephemeral-storage",
                   {"spec.containers[0].resources.limits.ephemeral-storage"}},
         Malformed{"invalid_gpu_quantity",
                   with_resource("limits", "nvidia.com/gpu", "two",
                                 pod_of(json::array({{{"name", "t"}, {"resources", {{"limits", json::object()}}}}}))),
+                  ProblemCode::kBadValue,
+                  "spec.containers[0].resources.limits.nvidia.com/gpu",
                   {"spec.containers[0].resources.limits.nvidia.com/gpu", "two"}},
         Malformed{"second_container_bad_quantity",
                   bad_second_container(),
+                  ProblemCode::kBadValue,
+                  "spec.containers[1].resources.limits.memory",
                   {"spec.containers[1].resources.limits.memory", "96gi"}},
         // BUG (found by tests/fuzz/review_fuzz): these were patched with an
         // `add` under a list or a string, which no API server applies.
-        Malformed{"metadata_not_an_object", with_metadata(json::array({"x"})), {"metadata is not an object"}},
+        Malformed{"metadata_not_an_object",
+                  with_metadata(json::array({"x"})),
+                  ProblemCode::kWrongType,
+                  "metadata",
+                  {"metadata is not an object"}},
         Malformed{"annotations_not_an_object",
                   with_metadata({{"name", "train-x"}, {"annotations", json::array({"x"})}}),
+                  ProblemCode::kWrongType,
+                  "metadata.annotations",
                   {"metadata.annotations is not an object"}},
         Malformed{"annotations_a_string",
                   with_metadata({{"name", "train-x"}, {"annotations", "x"}}),
+                  ProblemCode::kWrongType,
+                  "metadata.annotations",
                   {"metadata.annotations is not an object"}}),
     [](const auto& info) { return info.param.what; });
 

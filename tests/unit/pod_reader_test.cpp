@@ -300,8 +300,13 @@ TEST(PodReader, FieldsOfTheWrongTypeAreProblemsNamedByTheirPath) {
   const json pod = {{"spec", {{"containers", {gpu_container(), "not a container"}}, {"volumes", "none"}}}};
   Read r;
   read(r, pod);
-  EXPECT_EQ(r.reading.problems, (std::vector<std::string>{"pod default/x: pod.spec.containers[1] is not an object",
-                                                          "pod default/x: pod.spec.volumes is not a list"}));
+  ASSERT_EQ(r.reading.problems.size(), 2u);
+  EXPECT_EQ(r.reading.problems[0].code, ProblemCode::kWrongType);
+  EXPECT_EQ(r.reading.problems[0].path, "pod.spec.containers[1]");
+  EXPECT_EQ(r.reading.problems[0].message, "pod default/x: pod.spec.containers[1] is not an object");
+  EXPECT_EQ(r.reading.problems[1].code, ProblemCode::kWrongType);
+  EXPECT_EQ(r.reading.problems[1].path, "pod.spec.volumes");
+  EXPECT_EQ(r.reading.problems[1].message, "pod default/x: pod.spec.volumes is not a list");
   EXPECT_FALSE(r.reading.gpu_problem);
 }
 

@@ -20,7 +20,7 @@ using testing::pod_of;
 
 constexpr const char* kLoader = "workers=32,prefetch=8,batch=256,sample=3x224x224";  // 241Gi on 4 GPUs
 
-PodSizing size(const PodFacts& pod, SizingOptions options, const std::vector<std::string>& problems = {}) {
+PodSizing size(const PodFacts& pod, SizingOptions options, const std::vector<Problem>& problems = {}) {
   return size_pod(default_policy(), pod, pod_phases(pod), problems, options);
 }
 
@@ -78,7 +78,9 @@ TEST(PodSizing, WrongInputStopsMutation) {
   PodFacts pod = pod_of({gpu_container("trainer", 4, "1", "64Gi")});
   add_shm(pod, "dshm", "32Gi");
   EXPECT_FALSE(size(pod, fix_only()).fixes.empty());
-  const PodSizing blocked = size(pod, fix_only(), {"pod default/train-x: spec.containers[1] is not an object"});
+  const PodSizing blocked = size(
+      pod, fix_only(),
+      {{ProblemCode::kWrongType, "spec.containers[1]", "pod default/train-x: spec.containers[1] is not an object"}});
   EXPECT_TRUE(blocked.blocked);
   EXPECT_TRUE(blocked.fixes.empty());
   pod.opted_out = true;

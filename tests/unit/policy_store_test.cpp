@@ -33,7 +33,7 @@ TEST(PolicyStore, AReloadSaysWhetherThePolicyChangedAndWhyNot) {
   file.write("mode: sometimes\n");
   auto rejected = policy.reload_if_changed();
   ASSERT_FALSE(rejected.ok());
-  EXPECT_EQ(rejected.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(rejected.status().code(), ProblemCode::kBadValue);
   EXPECT_NE(rejected.error().find("must be mutate, enforce or audit"), std::string::npos) << rejected.error();
   EXPECT_NE(rejected.error().find("keeping the previous policy"), std::string::npos) << rejected.error();
   EXPECT_EQ(policy.current()->mode, Mode::kAudit) << "the bad file replaced nothing";
@@ -42,7 +42,7 @@ TEST(PolicyStore, AReloadSaysWhetherThePolicyChangedAndWhyNot) {
   std::filesystem::remove(file.path);
   auto unreadable = policy.reload_if_changed();
   ASSERT_FALSE(unreadable.ok());
-  EXPECT_EQ(unreadable.status().code(), Status::Code::kIoError);
+  EXPECT_EQ(unreadable.status().code(), ProblemCode::kIo);
   EXPECT_EQ(policy.current()->mode, Mode::kAudit);
 }
 

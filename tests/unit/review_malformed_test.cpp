@@ -82,7 +82,9 @@ TEST(HandleReview, WrongTypesWhereTheNewKindsKeepTheirPodsNeverThrow) {
 struct Bad {
   std::string what;
   std::string body;
-  std::string names;  // must appear in the error
+  ProblemCode code;   // what callers branch on
+  std::string path;   // the field it is about; empty: the whole body
+  std::string names;  // must appear in the error, for the person reading it
 };
 
 std::ostream& operator<<(std::ostream& os, const Bad& b) { return os << b.what; }
@@ -101,7 +103,10 @@ TEST_P(BadRequestTest, Answers400WithAJsonError) {
     ASSERT_TRUE(body["error"].is_string());
     EXPECT_TRUE(contains(body["error"].get<std::string>(), b.names)) << reply.body;
     EXPECT_EQ(reply.outcome.decision, ReviewOutcome::Decision::kError);
-    EXPECT_FALSE(reply.outcome.error.empty());
+    ASSERT_TRUE(reply.outcome.problem);
+    EXPECT_EQ(reply.outcome.problem->code, b.code) << to_string(reply.outcome.problem->code);
+    EXPECT_EQ(reply.outcome.problem->path, b.path);
+    EXPECT_EQ(reply.outcome.problem->message, body["error"].get<std::string>());
   }
 }
 
@@ -118,21 +123,33 @@ std::string truncated() {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadRequestTest,
-    ::testing::Values(
-        Bad{"invalid_json", "{not json", "not valid JSON"}, Bad{"empty_body", "", "not valid JSON"},
-        Bad{"truncated_json", truncated(), "not valid JSON"}, Bad{"array_body", "[1,2]", "JSON object"},
-        Bad{"string_body", "\"AdmissionReview\"", "JSON object"},
-        Bad{"wrong_api_version", with([](json& r) { r["apiVersion"] = "admission.k8s.io/v1beta1"; }), "apiVersion"},
-        Bad{"missing_api_version", with([](json& r) { r.erase("apiVersion"); }), "apiVersion"},
-        Bad{"wrong_kind", with([](json& r) { r["kind"] = "Pod"; }), "kind must be AdmissionReview"},
-        Bad{"missing_request", with([](json& r) { r.erase("request"); }), "request"},
-        Bad{"request_not_object", with([](json& r) { r["request"] = "x"; }), "request"},
-        Bad{"missing_uid", with([](json& r) { r["request"].erase("uid"); }), "uid"},
-        Bad{"empty_uid", with([](json& r) { r["request"]["uid"] = ""; }), "uid"},
-        Bad{"numeric_uid", with([](json& r) { r["request"]["uid"] = 7; }), "uid"},
-        Bad{"pod_create_object_string", with([](json& r) { r["request"]["object"] = "pod"; }), "request.object"},
-        Bad{"pod_create_object_null", with([](json& r) { r["request"]["object"] = nullptr; }), "request.object"},
-        Bad{"pod_create_object_missing", with([](json& r) { r["request"].erase("object"); }), "request.object"}),
+    ::testing::Values(Bad{"invalid_json", "{not json", ProblemCode::kSyntax, "", "not valid JSON"},
+                      Bad{"empty_body", "", ProblemCode::kSyntax, "", "not valid JSON"},
+                      Bad{"truncated_json", truncated(), ProblemCode::kSyntax, "", "not valid JSON"},
+                      Bad{"array_body", "[1,2]", ProblemCode::kWrongType, "", "JSON object"},
+                      Bad{"string_body", "\"AdmissionReview\"", ProblemCode::kWrongType, "", "JSON object"},
+                      Bad{"wrong_api_version", with([](json& r) { r["apiVersion"] = "admission.k8s.io/v1beta1"; }),
+                          ProblemCode::kBadValue, "apiVersion", "admissionReviewVersions: [v1]"},
+                      Bad{"missing_api_version", with([](json& r) { r.erase("apiVersion"); }), ProblemCode::kBadValue,
+                          "apiVersion", "admissionReviewVersions: [v1]"},
+                      Bad{"wrong_kind", with([](json& r) { r["kind"] = "Pod"; }), ProblemCode::kBadValue, "kind",
+                          "kind must be AdmissionReview"},
+                      Bad{"missing_request", with([](json& r) { r.erase("request"); }), ProblemCode::kWrongType,
+                          "request", "request is missing"},
+                      Bad{"request_not_object", with([](json& r) { r["request"] = "x"; }), ProblemCode::kWrongType,
+                          "request", "not an object"},
+                      Bad{"missing_uid", with([](json& r) { r["request"].erase("uid"); }), ProblemCode::kWrongType,
+                          "request.uid", "request.uid is missing"},
+                      Bad{"empty_uid", with([](json& r) { r["request"]["uid"] = ""; }), ProblemCode::kWrongType,
+                          "request.uid", "non-empty string"},
+                      Bad{"numeric_uid", with([](json& r) { r["request"]["uid"] = 7; }), ProblemCode::kWrongType,
+                          "request.uid", "non-empty string"},
+                      Bad{"pod_create_object_string", with([](json& r) { r["request"]["object"] = "pod"; }),
+                          ProblemCode::kWrongType, "request.object", "as a JSON object"},
+                      Bad{"pod_create_object_null", with([](json& r) { r["request"]["object"] = nullptr; }),
+                          ProblemCode::kWrongType, "request.object", "as a JSON object"},
+                      Bad{"pod_create_object_missing", with([](json& r) { r["request"].erase("object"); }),
+                          ProblemCode::kWrongType, "request.object", "as a JSON object"}),
     [](const auto& info) { return info.param.what; });
 
 TEST(HandleReview, NumbersOutOfRangeAreMalformedNotACrash) {
@@ -140,7 +157,8 @@ TEST(HandleReview, NumbersOutOfRangeAreMalformedNotACrash) {
       handle_review(default_policy(), Endpoint::kMutate,
                     R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","x":1e999}})");
   EXPECT_EQ(reply.status, 400);
-  EXPECT_NE(json::parse(reply.body)["error"].get<std::string>().find("not valid JSON"), std::string::npos);
+  ASSERT_TRUE(reply.outcome.problem);
+  EXPECT_EQ(reply.outcome.problem->code, ProblemCode::kSyntax) << reply.outcome.problem->message;
 }
 
 TEST(HandleReview, ParseErrorsDoNotQuoteTheBody) {
@@ -150,8 +168,11 @@ TEST(HandleReview, ParseErrorsDoNotQuoteTheBody) {
       handle_review(default_policy(), Endpoint::kMutate, R"({"request":{"object":{"env":[{"value":"hunter2-secret)");
   EXPECT_EQ(reply.status, 400);
   EXPECT_EQ(reply.body.find("hunter2"), std::string::npos) << reply.body;
-  EXPECT_EQ(reply.outcome.error.find("hunter2"), std::string::npos) << reply.outcome.error;
-  EXPECT_NE(reply.outcome.error.find("line 1, column"), std::string::npos) << reply.outcome.error;
+  ASSERT_TRUE(reply.outcome.problem);
+  const std::string& message = reply.outcome.problem->message;
+  EXPECT_EQ(reply.outcome.problem->code, ProblemCode::kSyntax);
+  EXPECT_EQ(message.find("hunter2"), std::string::npos) << message;
+  EXPECT_NE(message.find("line 1, column"), std::string::npos) << message;
 }
 
 }  // namespace

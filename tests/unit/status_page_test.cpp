@@ -237,7 +237,8 @@ TEST(StatusDecisionRecord, MalformedReviewKeepsTheError) {
   EXPECT_EQ(r.decision, "error");
   EXPECT_EQ(r.object, "");
   ASSERT_EQ(r.details.size(), 1u);
-  EXPECT_EQ(r.details[0], reply.outcome.error);
+  ASSERT_TRUE(reply.outcome.problem);
+  EXPECT_EQ(r.details[0], reply.outcome.problem->message);
 }
 
 TEST(StatusDecisionRecord, DetailsAreCapped) {

@@ -32,6 +32,7 @@ struct PodDecision {
   std::vector<std::string> warnings;         // each under 120 characters
   std::vector<std::string> denials;          // non-empty: deny; each names what to set
   std::vector<DenialReason> denial_reasons;  // why each denial, in the same order
+  std::vector<Problem> problems;             // what reading the pod found wrong: the kInvalid denials
   std::vector<Raise> raised;                 // what the patch raised
   std::vector<std::string_view> capped;      // resources a node cap lowered (kCpu, kMemory, kEphemeralStorage)
   std::optional<std::size_t> nodes_holding;  // node shapes that hold the pod as given; nullopt: no nodes known

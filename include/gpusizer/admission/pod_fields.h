@@ -44,6 +44,7 @@ struct ResourcesRead {
   Quantities requests;
   Quantities limits;
   struct Problem {
+    ProblemCode code;
     std::string field;  // "spec.containers[0].resources.limits.cpu"
     std::string what;   // "must not be negative, found -1"
     bool gpu = false;   // about a GPU resource

@@ -42,9 +42,9 @@ struct PodTarget {
 
 struct PodReading {
   PodFacts facts;
-  // What is wrong, each naming the pod and the field:
-  // "pod default/x: spec.containers[0].resources is not an object".
-  std::vector<std::string> problems;
+  // What is wrong, each about a field, its message naming the pod and the
+  // field: "pod default/x: spec.containers[0].resources is not an object".
+  std::vector<Problem> problems;
   bool gpu_problem = false;             // a problem in a GPU field: the pod may hold GPUs
   std::vector<std::string> unresolved;  // resources holding {{...}} or $(VAR) expressions
   bool unresolved_gpu = false;          // ... among them a GPU count

@@ -66,7 +66,7 @@ struct ReviewOutcome {
   bool dry_run = false;
   std::vector<PodDecision> pods;    // one per pod decided
   std::optional<Exemption> bypass;  // set when a policy exemption skipped sizing
-  std::string error;                // for kError: why the review was rejected
+  std::optional<Problem> problem;   // for kError: why the review was rejected
 };
 std::string_view to_string(ReviewOutcome::Decision decision);
 

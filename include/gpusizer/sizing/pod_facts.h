@@ -315,8 +315,8 @@ struct PodPhases {
   std::vector<Phase> phases;  // the app phase first, when it holds GPUs
   int64_t gpus = 0;           // the pod's: the app phase's or the largest init container's
   // Set when the app containers together ask for more GPUs than any node
-  // has: the pod's input is wrong, and no app phase is sized.
-  std::string too_many_gpus;
+  // has: the pod's input is wrong (kTooLarge), and no app phase is sized.
+  std::optional<Problem> too_many_gpus;
 
   // The app phase, or nullptr when only init containers hold GPUs.
   const Phase* app() const { return !phases.empty() && phases.front().app ? &phases.front() : nullptr; }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,9 +77,10 @@ struct PodSizing {
   std::optional<std::size_t> nodes_holding;
 };
 
-// Decides one pod. `problems` are what reading it found wrong, each a
-// sentence naming the field. REQUIRES: phases came from pod_phases(pod).
+// Decides one pod. `problems` are what reading it found wrong, each denied
+// (DenialReason::kInvalid) with its message. REQUIRES: phases came from
+// pod_phases(pod).
 PodSizing size_pod(const Policy& policy, const PodFacts& pod, const PodPhases& phases,
-                   const std::vector<std::string>& problems, const SizingOptions& options);
+                   std::span<const Problem> problems, const SizingOptions& options);
 
 }  // namespace gpusizer

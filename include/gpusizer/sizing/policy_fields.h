@@ -20,16 +20,19 @@
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/util/numbers.h"
+#include "gpusizer/util/problem.h"
 
 namespace gpusizer::policy_fields {
 
 // Thrown by the readers below; parse_policy turns it into a Status.
 struct FieldError {
-  std::string message;
+  ProblemCode code;
+  std::string path;     // the field: "profiles.train.table[2].memory"
+  std::string message;  // "PATH (line N): PROBLEM"
 };
 
 // Throws FieldError: "PATH (line N): PROBLEM".
-[[noreturn]] void fail(const std::string& path, const YAML::Node& node, const std::string& problem);
+[[noreturn]] void fail(ProblemCode code, const std::string& path, const YAML::Node& node, const std::string& problem);
 
 void check_unique_keys(const YAML::Node& map, const std::string& path);
 // Unknown keys are errors: a typo such as `denyFromGPUs` must not silently
@@ -66,7 +69,7 @@ class Block {
     if (const YAML::Node value = node_[key]) {
       read(value, path_ + "." + key);
     } else if (complete_) {
-      fail(path_, node_, std::string("missing field ") + key);
+      fail(ProblemCode::kMissingField, path_, node_, std::string("missing field ") + key);
     }
   }
   const YAML::Node& node() const { return node_; }
@@ -80,7 +83,7 @@ class Block {
 // A mapping of names to values read by read_value(node, path).
 template <class Value>
 std::map<std::string, Value, std::less<>> read_named(const YAML::Node& node, const std::string& path, auto read_value) {
-  if (!node.IsMap() || node.size() == 0) fail(path, node, "must be a non-empty mapping");
+  if (!node.IsMap() || node.size() == 0) fail(ProblemCode::kWrongType, path, node, "must be a non-empty mapping");
   check_unique_keys(node, path);
   std::map<std::string, Value, std::less<>> values;
   for (const auto& entry : node) {

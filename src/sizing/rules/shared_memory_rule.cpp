@@ -30,7 +30,7 @@ void read_shm_serving(const YAML::Node& node, bool complete, ShmServingPolicy& o
   });
   out.sizes.serving = true;
   if (out.sizes.size < out.sizes.minimum) {
-    fail(where + ".size", node["size"] ? node["size"] : node,
+    fail(ProblemCode::kInconsistent, where + ".size", node["size"] ? node["size"] : node,
          "is below " + where + ".minimum " + out.sizes.minimum.to_string());
   }
 }
@@ -331,7 +331,7 @@ void SharedMemoryPolicy::read(const YAML::Node& node, bool complete) {
   });
   block.read("volumeName", [&](const auto& value, const auto& path) { out.volume_name = read_dns_label(value, path); });
   if (out.size < out.minimum) {
-    fail("sharedMemory.size", node["size"] ? node["size"] : node,
+    fail(ProblemCode::kInconsistent, "sharedMemory.size", node["size"] ? node["size"] : node,
          "is below sharedMemory.minimum " + out.minimum.to_string());
   }
 }
