@@ -232,14 +232,14 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
       workflow = read_argo_workflow(policy, ref);
       workflow_path = ref.workflow_spec_path;
     }
-    const PodContext context{.description = description.substr(0, description.find_last_not_of(' ') + 1),
-                             .mode = mode,
-                             .label = label,
-                             .sized_at_creation = sized_at_creation,
-                             .found_by_shape = discovered,
-                             .tolerations_final = is_pod && id.admitted};
+    PodContext context{.description = description.substr(0, description.find_last_not_of(' ') + 1),
+                       .mode = mode,
+                       .label = label,
+                       .sized_at_creation = sized_at_creation,
+                       .found_by_shape = discovered,
+                       .tolerations_final = is_pod && id.admitted};
     const PodTarget target{.ref = ref,
-                           .context = context,
+                           .context = std::move(context),
                            .parent_metadata = parent_metadata,
                            .explain = explain,
                            .nodes = nodes,

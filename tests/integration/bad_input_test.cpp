@@ -204,6 +204,12 @@ TEST_F(BadInputTest, WrongContentTypeIs415NamingIt) {
   auto yaml = webhook_->post("/validate", "request: {}", "application/yaml");
   EXPECT_EQ(yaml->status, 415);
   EXPECT_EQ(error_of(yaml), "Content-Type must be application/json, found \"application/yaml\"");
+  // The log line says what kind of problem it was, for alerts that tell a
+  // broken client from a probe; a body that is not JSON is a syntax problem.
+  EXPECT_EQ(webhook_->post("/mutate", "{not json")->status, 400);
+  const std::string log = webhook_->stderr_text();
+  EXPECT_TRUE(contains(log, "\"error_code\":\"bad_value\"")) << log;
+  EXPECT_TRUE(contains(log, "\"error_code\":\"syntax\"")) << log;
 }
 
 TEST_F(BadInputTest, MissingRequestOrUidIs400NamingTheField) {
