@@ -15,7 +15,8 @@ namespace gpusizer {
 Result<Quantity> quantity_from_json(JsonView value) {
   if (value.is_string()) return Quantity::parse(value.string());
   if (value.is_number()) return Quantity::parse(value.text());
-  return Status::invalid_argument("must be a quantity such as \"64Gi\" or 4, found " + std::string(value.type_name()));
+  return Status::failure(ProblemCode::kWrongType, "",
+                         "must be a quantity such as \"64Gi\" or 4, found " + std::string(value.type_name()));
 }
 
 namespace {
@@ -84,7 +85,7 @@ void read_quantities(const Policy& policy, JsonView resources, std::string_view 
       read.unresolved_gpu = read.unresolved_gpu || gpu;
     } else if (!quantity) {
       read.problems.push_back(
-          {ProblemCode::kBadValue, map_field() + "." + std::string(resource), quantity.error(), gpu});
+          {quantity.problem().code, map_field() + "." + std::string(resource), quantity.error(), gpu});
     } else if (quantity.value().is_negative()) {
       read.problems.push_back({ProblemCode::kBadValue, map_field() + "." + std::string(resource),
                                "must not be negative, found " + quantity.value().to_string(), gpu});

@@ -20,7 +20,8 @@ Result<std::shared_ptr<const NodeInventory>> read_node_file(const std::string& p
     if (Status status = add_nodes(reader.view_of(document.object), where, builder); !status.ok()) return status;
   }
   if (builder.size() == 0) {
-    return Status::invalid_argument(path + ": holds no Node (write what `kubectl get nodes -o yaml` prints)");
+    return Status::failure(ProblemCode::kMissingField, "",
+                           path + ": holds no Node (write what `kubectl get nodes -o yaml` prints)");
   }
   return builder.build();
 }

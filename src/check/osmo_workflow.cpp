@@ -241,7 +241,7 @@ Result<OsmoReport> check_osmo_workflow(const Policy& policy, std::string_view te
   } catch (const osmo::SpecError& e) {
     return Status::invalid_argument(e.message);
   } catch (const YAML::Exception& e) {
-    return Status::invalid_argument(osmo::at_line(e.mark.line >= 0 ? e.mark.line + 1 : 0) + e.msg);
+    return Status::failure(ProblemCode::kSyntax, "", osmo::at_line(e.mark.line >= 0 ? e.mark.line + 1 : 0) + e.msg);
   }
 }
 

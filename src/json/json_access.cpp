@@ -154,7 +154,8 @@ std::string parse_error_quoting(std::string message, std::size_t max_bytes) {
 
 Result<json> parse_client_json(std::string_view text, std::size_t max_depth) {
   BoundedBuilder builder(max_depth);
-  if (!json::sax_parse(text.begin(), text.end(), &builder)) return Status::invalid_argument(builder.error());
+  if (!json::sax_parse(text.begin(), text.end(), &builder))
+    return Status::failure(ProblemCode::kSyntax, "", builder.error());
   return std::move(builder.root());
 }
 

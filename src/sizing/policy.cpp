@@ -49,6 +49,12 @@ const Profile* Policy::find_profile(std::string_view name) const {
   return it == profiles.end() ? nullptr : &it->second;
 }
 
+std::string Policy::profile_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, profile] : profiles) names.push_back(name);
+  return join(names, ", ");
+}
+
 namespace {
 
 // The field readers and FieldError (policy_fields.h) are this parser's own.
@@ -314,9 +320,7 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
 
   // Cross references are checked after merging, so a file may name a profile
   // that only the default defines.
-  std::vector<std::string> names;
-  for (const auto& [name, profile] : policy.profiles) names.push_back(name);
-  const std::string known = " (profiles: " + join(names, ", ") + ")";
+  const std::string known = " (profiles: " + policy.profile_names() + ")";
   if (!policy.find_profile(policy.default_profile)) {
     fail(ProblemCode::kUnknownName, "defaultProfile", root["defaultProfile"] ? root["defaultProfile"] : root,
          "names unknown profile \"" + policy.default_profile + "\"" + known);

@@ -118,10 +118,8 @@ void check_profile_names(const Policy& policy, const YAML::Node& root, std::init
   }
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (policy.find_profile(names[i])) continue;
-    std::vector<std::string> known;
-    for (const auto& [name, profile] : policy.profiles) known.push_back(name);
     fail(ProblemCode::kUnknownName, path + "[" + std::to_string(i) + "]", given ? given[i] : root,
-         "names unknown profile \"" + names[i] + "\" (profiles: " + join(known, ", ") + ")");
+         "names unknown profile \"" + names[i] + "\" (profiles: " + policy.profile_names() + ")");
   }
 }
 

@@ -151,12 +151,10 @@ Result<ProfileChoice> select_profile(const Policy& policy, const SelectionInput&
     const std::string origin = label ? "label " : "annotation ";
     const Profile* profile = policy.find_profile(*named);
     if (!profile) {
-      std::string known;
-      for (const auto& [name, p] : policy.profiles) known += (known.empty() ? "" : ", ") + name;
       return Status::failure(ProblemCode::kUnknownName,
                              std::string(label ? "metadata.labels." : "metadata.annotations.") + kProfileKey,
                              origin + kProfileKey + "=" + printable(*named, kQuotedBytes) +
-                                 " names no profile of the policy (known: " + known + ")");
+                                 " names no profile of the policy (known: " + policy.profile_names() + ")");
     }
     return ProfileChoice{profile, origin + kProfileKey + "=" + *named};
   }

@@ -50,6 +50,7 @@ TEST(ScanTemplate, BracesInsideStringsDoNotCloseAnExpression) {
 TEST(ScanTemplate, WhatOsmoCannotRenderIsAnErrorNamingTheLine) {
   EXPECT_EQ(scan_template("a\n{{ x").error(),
             "line 2: `{{` is never closed with `}}`; OSMO fails to render this spec too");
+  EXPECT_EQ(scan_template("a\n{{ x").problem().code, ProblemCode::kSyntax);
   EXPECT_TRUE(
       scan_template("a\nb {# x").error().starts_with("line 2: `{#` opens a Jinja comment that is never closed"));
   EXPECT_TRUE(scan_template("a\n  {% if x \nb")
@@ -89,7 +90,9 @@ TEST(ScanExpression, TokensAsJinjaReadsThem) {
 
 TEST(ScanExpression, UnterminatedStringsAndHugeNumbersCannotBeEvaluated) {
   EXPECT_EQ(scan_expression("'abc").error(), "an unterminated string");
+  EXPECT_EQ(scan_expression("'abc").problem().code, ProblemCode::kSyntax);
   EXPECT_EQ(scan_expression("99999999999999999999").error(), "the number 99999999999999999999 is too large");
+  EXPECT_EQ(scan_expression("99999999999999999999").problem().code, ProblemCode::kTooLarge);
   EXPECT_TRUE(scan_expression("").ok());
 }
 

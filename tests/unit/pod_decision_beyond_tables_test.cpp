@@ -261,9 +261,9 @@ TEST(AuditLines, NameTheTemplateOfAWorkload) {
   PatchBuilder patch(view);
   const auto refs = find_pod_templates("argoproj.io", "Workflow", view);
   ASSERT_EQ(refs.size(), 1u);
-  const PodDecision d =
-      decide_pod(default_policy(), Endpoint::kValidate,
-                 PodTarget{refs[0], {"Workflow ml/wf", Mode::kAudit, "template \"finetune\" "}, view["metadata"]}, patch);
+  const PodDecision d = decide_pod(
+      default_policy(), Endpoint::kValidate,
+      PodTarget{refs[0], {"Workflow ml/wf", Mode::kAudit, "template \"finetune\" "}, view["metadata"]}, patch);
   EXPECT_TRUE(has_line(d.warnings, {"audit: would deny: template \"finetune\" /dev/shm unset"})) << all(d.warnings);
 }
 

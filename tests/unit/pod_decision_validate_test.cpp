@@ -267,7 +267,7 @@ INSTANTIATE_TEST_SUITE_P(
                   {"spec.containers[0].resources.requests.cpu", "negative"}},
         Malformed{"boolean_quantity",
                   with_resource("limits", "ephemeral-storage", true),
-                  ProblemCode::kBadValue,
+                  ProblemCode::kWrongType,
                   "spec.containers[0].resources.limits.ephemeral-storage",
                   {"spec.containers[0].resources.limits.ephemeral-storage"}},
         Malformed{"invalid_gpu_quantity",

@@ -125,6 +125,9 @@ struct Policy {
   bool is_gpu_resource(std::string_view resource) const;
   // nullptr when there is no such profile.
   const Profile* find_profile(std::string_view name) const;
+  // The profiles' names, sorted, for a message naming an unknown one:
+  // "augment, infer, render, train".
+  std::string profile_names() const;
 };
 
 // Parses and validates a policy. On failure the error names the source, the

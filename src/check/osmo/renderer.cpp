@@ -85,7 +85,8 @@ Result<Variables> template_variables(const std::vector<std::string_view>& lines,
     try {
       root = load_yaml(padded_section(lines, *defaults), budget);
     } catch (const YAML::ParserException& e) {
-      return Status::invalid_argument(at_line(e.mark.line + 1) + "YAML error in default-values: " + e.msg);
+      return Status::failure(ProblemCode::kSyntax, "default-values",
+                             at_line(e.mark.line + 1) + "YAML error in default-values: " + e.msg);
     }
     const YAML::Node values = root["default-values"];
     if (values.IsMap()) {
@@ -96,8 +97,9 @@ Result<Variables> template_variables(const std::vector<std::string_view>& lines,
         variables[entry.first.Scalar()] = Variable{std::move(value), std::move(shown)};
       }
     } else if (!values.IsNull()) {
-      return Status::invalid_argument(at_line(static_cast<int>(defaults->first_line) + 1) +
-                                      "default-values must be a mapping of variable names to values");
+      return Status::failure(ProblemCode::kWrongType, "default-values",
+                             at_line(static_cast<int>(defaults->first_line) + 1) +
+                                 "default-values must be a mapping of variable names to values");
     }
   }
   for (const auto& [name, raw] : set_values) variables[name] = Variable{typed_set_value(raw), raw};
@@ -300,8 +302,9 @@ Result<Rendered> render(std::string_view text, const Variables& variables, const
   try {
     TreeRenderer(out, choices, forced).nodes(tree.value(), variables);
   } catch (const TooLarge& large) {
-    return Status::invalid_argument(at_line(large.line) + "the loop renders the spec past " +
-                                    std::to_string(kMaxRenderedBytes >> 20) + " MiB; check stops there");
+    return Status::failure(ProblemCode::kTooLarge, "",
+                           at_line(large.line) + "the loop renders the spec past " +
+                               std::to_string(kMaxRenderedBytes >> 20) + " MiB; check stops there");
   }
   return out;
 }

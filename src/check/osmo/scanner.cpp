@@ -85,9 +85,10 @@ Result<std::vector<TemplatePiece>> scan_template(std::string_view text) {
     if (rest.starts_with("{%")) {
       const std::size_t close = rest.find("%}");
       if (close == std::string_view::npos) {
-        return Status::invalid_argument(at_line(line) +
-                                        "`{%` opens a Jinja statement that is never closed with `%}`; OSMO fails to "
-                                        "render this spec too");
+        return Status::failure(ProblemCode::kSyntax, "",
+                               at_line(line) +
+                                   "`{%` opens a Jinja statement that is never closed with `%}`; OSMO fails to "
+                                   "render this spec too");
       }
       add(TemplatePiece::Kind::kStatement, close + 2, without_whitespace_control(rest.substr(2, close - 2)));
       continue;
@@ -95,9 +96,10 @@ Result<std::vector<TemplatePiece>> scan_template(std::string_view text) {
     if (rest.starts_with("{#")) {
       const std::size_t close = rest.find("#}");
       if (close == std::string_view::npos) {
-        return Status::invalid_argument(at_line(line) +
-                                        "`{#` opens a Jinja comment that is never closed with `#}`; OSMO fails to "
-                                        "render this spec too (a shell `${#ARRAY[@]}` needs `{{ '{#' }}` or a space)");
+        return Status::failure(ProblemCode::kSyntax, "",
+                               at_line(line) +
+                                   "`{#` opens a Jinja comment that is never closed with `#}`; OSMO fails to "
+                                   "render this spec too (a shell `${#ARRAY[@]}` needs `{{ '{#' }}` or a space)");
       }
       add(TemplatePiece::Kind::kComment, close + 2);
     } else if (rest.starts_with("{{")) {
@@ -107,8 +109,8 @@ Result<std::vector<TemplatePiece>> scan_template(std::string_view text) {
       }
       const std::size_t end = expression_end(rest);
       if (end == std::string_view::npos) {
-        return Status::invalid_argument(at_line(line) +
-                                        "`{{` is never closed with `}}`; OSMO fails to render this spec too");
+        return Status::failure(ProblemCode::kSyntax, "",
+                               at_line(line) + "`{{` is never closed with `}}`; OSMO fails to render this spec too");
       }
       add(TemplatePiece::Kind::kExpression, end, without_whitespace_control(rest.substr(2, end - 4)));
     } else {
@@ -157,7 +159,7 @@ Result<std::vector<Token>> scan_expression(std::string_view expr) {
         token.f = std::strtod(cleaned.c_str(), nullptr);
       } else {
         auto i = python_int(cleaned);
-        if (!i) return Status::invalid_argument("the number " + token.text + " is too large");
+        if (!i) return Status::failure(ProblemCode::kTooLarge, "", "the number " + token.text + " is too large");
         token.i = *i;
       }
       tokens.push_back(token);
@@ -173,7 +175,7 @@ Result<std::vector<Token>> scan_expression(std::string_view expr) {
           text += expr[q];
         }
       }
-      if (q >= expr.size()) return Status::invalid_argument("an unterminated string");
+      if (q >= expr.size()) return Status::failure(ProblemCode::kSyntax, "", "an unterminated string");
       tokens.push_back({Token::Kind::kString, text});
       p = q + 1;
     } else {

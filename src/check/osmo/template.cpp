@@ -118,7 +118,7 @@ Result<std::vector<TemplateNode>> parse_template(const std::vector<TemplatePiece
   try {
     return TreeBuilder().build(pieces);
   } catch (const SpecError& error) {
-    return Status::invalid_argument(error.message);
+    return Status::failure(ProblemCode::kSyntax, "", error.message);
   }
 }
 
