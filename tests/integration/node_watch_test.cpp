@@ -214,9 +214,10 @@ TEST_F(NodeWatch, AnApiServerThatGoesAwayAndComesBackIsWatchedAgain) {
 // a second, not the doubling's several).
 TEST_F(NodeWatch, AResumedWatchResetsTheBackoff) {
   // Without the reset the waits double from 20 ms: 41 s over 11 failures.
-  // With it each is 20 ms, and the round trips take the rest: under 3 s,
+  // With it each is 20 ms, and the round trips take the rest: about 2.5 s,
   // or about 10 s in a TSan build, which runs everything several times
-  // slower.
+  // slower. The bound sits far from both: a 3 s bound failed on a loaded
+  // 2-core machine (a sanitizer build beside the tests).
   NodeWatchOptions growing = options();
   growing.backoff_max = std::chrono::seconds(60);
   auto watcher = start(api_.config(), growing);
@@ -230,7 +231,7 @@ TEST_F(NodeWatch, AResumedWatchResetsTheBackoff) {
     api_.push_event("BOOKMARK", {{"kind", "Node"}, {"metadata", {{"resourceVersion", std::to_string(200 + failure)}}}});
     ASSERT_TRUE(eventually([&] { return watcher->status().state == State::kSynced; }));
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(kSanitized ? 25 : 3));
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(kSanitized ? 25 : 15));
 }
 
 TEST_F(NodeWatch, TheTokenFileIsReadAgainForEveryConnection) {
