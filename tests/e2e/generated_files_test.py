@@ -14,12 +14,13 @@ On a copy of the generated files and their sources (never the checkout):
 - after `generate.py` without --check, the check passes again.
 """
 
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+
+from fake_kinds import fake_binary
 
 SOURCE, BINARY = sys.argv[1], sys.argv[2]
 GENERATE = os.path.join(SOURCE, "cmd", "generate", "generate.py")
@@ -35,17 +36,6 @@ def fresh_copy(into):
         src, dst = os.path.join(SOURCE, path), os.path.join(into, path)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         (shutil.copytree if os.path.isdir(src) else shutil.copyfile)(src, dst)
-
-
-def fake_binary(into, change):
-    """A gpu-sizer whose `kinds --output json` is the real table, changed."""
-    kinds = json.loads(subprocess.run([BINARY, "kinds", "--output", "json"], check=True,
-                                      capture_output=True, text=True).stdout)
-    path = os.path.join(into, "fake-gpu-sizer")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("#!/bin/sh\ncat <<'TABLE'\n" + json.dumps(change(kinds)) + "\nTABLE\n")
-    os.chmod(path, 0o755)
-    return path
 
 
 def check(root, binary=BINARY):
@@ -77,9 +67,9 @@ def main():
     with tempfile.TemporaryDirectory() as root:
         fresh_copy(root)
         expect("as checked in", check(root), ok=True)
-        removed = fake_binary(root, lambda kinds: [k for k in kinds if k["kind"] != "PyTorchJob"])
+        removed = fake_binary(BINARY, root, lambda kinds: [k for k in kinds if k["kind"] != "PyTorchJob"])
         expect("a kind removed from the table", check(root, removed), ok=False, names=webhooks)
-        added = fake_binary(root, lambda kinds: kinds + [dict(kinds[-1], kind="NewJob", resource="newjobs")])
+        added = fake_binary(BINARY, root, lambda kinds: kinds + [dict(kinds[-1], kind="NewJob", resource="newjobs")])
         expect("a kind added to the table", check(root, added), ok=False, names=webhooks)
         for copy in POLICY_COPIES:
             edit(root, copy)

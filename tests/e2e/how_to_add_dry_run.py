@@ -20,13 +20,14 @@ not rebuilt): the generated files follow the table, whatever prints it.
 """
 
 import filecmp
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+
+from fake_kinds import fake_binary
 
 SOURCE, BINARY = os.path.abspath(sys.argv[1]), sys.argv[2]
 GENERATE = os.path.join("cmd", "generate", "generate.py")
@@ -90,17 +91,6 @@ def compiles(root, path):
     return result.returncode == 0, result.stderr[-3000:]
 
 
-def fake_binary(root, change):
-    """A gpu-sizer whose `kinds --output json` is the real table, changed."""
-    kinds = json.loads(subprocess.run([BINARY, "kinds", "--output", "json"], check=True,
-                                      capture_output=True, text=True).stdout)
-    path = os.path.join(root, "fake-gpu-sizer")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("#!/bin/sh\ncat <<'TABLE'\n" + json.dumps(change(kinds)) + "\nTABLE\n")
-    os.chmod(path, 0o755)
-    return path
-
-
 def dry_run(name, limit, add, binary=None):
     with tempfile.TemporaryDirectory() as root:
         copy_tree(root)
@@ -160,9 +150,9 @@ spec:
 
 
 def kind_table(root):
-    return fake_binary(root, lambda kinds: kinds + [dict(kinds[-1], group="example.com", kind="ExampleServer",
-                                                         resource="exampleservers", family="example",
-                                                         role="serving", long_lived=True)])
+    row = {"group": "example.com", "kind": "ExampleServer", "resource": "exampleservers", "family": "example",
+           "role": "serving", "long_lived": True}
+    return fake_binary(BINARY, root, lambda kinds: kinds + [dict(kinds[-1], **row)])
 
 
 RULE_HEADER = """#pragma once
