@@ -5,6 +5,7 @@
 #include "gpusizer/admission/serving_flags.h"
 #include "gpusizer/sizing/data_loader.h"
 #include "gpusizer/sizing/model_fit.h"
+#include "gpusizer/sizing/node_fit.h"
 #include "gpusizer/sizing/sizing.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
@@ -154,6 +155,39 @@ class PodReader {
     read_list(containers, below("containers"), Role::kApp);
     read_list(spec["initContainers"], below("initContainers"), Role::kInit);
     check_volumes_list(spec["volumes"], below("volumes"));
+    read_pod_level(spec, absolute(tokens));
+  }
+
+  // spec.resources, as a container at the spec's path named for the field.
+  // Only cpu and memory count there (the API server refuses the rest).
+  void read_pod_level(JsonView spec, std::vector<std::string> spec_path) {
+    if (spec["resources"].is_null()) return;
+    ContainerFacts pod_level;
+    pod_level.name = "spec.resources";
+    pod_level.path = std::move(spec_path);
+    const FieldName where(pod_level.path);
+    take(read_resources(policy_, spec, "resources", [&] { return where.text(); }), pod_level);
+    default_pod_level_requests(pod_level);
+    facts().pod_level = std::move(pod_level);
+  }
+
+  // A pod-level limit without a request gets the request the API server
+  // defaults it to (pkg/apis/core/v1/defaults.go, defaultPodRequests): the
+  // containers' aggregate request when any container asks for the
+  // resource, else the limit (which effective_request falls back to).
+  void default_pod_level_requests(ContainerFacts& pod_level) {
+    const auto request = [](const ContainerFacts& c, std::string_view resource) {
+      return c.effective_request(resource);
+    };
+    const PodRequest sum = pod_request(facts(), 0, request);
+    for (const std::string_view resource : {kCpu, kMemory}) {
+      if (pod_level.requests.find(resource) || !pod_level.limits.find(resource)) continue;
+      const auto asks = [&](const ContainerFacts& c) { return request(c, resource).has_value(); };
+      if (std::any_of(facts().app.begin(), facts().app.end(), asks) ||
+          std::any_of(facts().init.begin(), facts().init.end(), asks)) {
+        pod_level.requests.add(resource, resource == kCpu ? sum.cpu : sum.memory);
+      }
+    }
   }
 
   // A container with no pod around it: its resources are under

@@ -15,7 +15,8 @@ std::vector<ExplainRow> explain_rows(const Explanation& written, const Explanati
   }
   if (written.binding) rows.push_back({"binding", written.binding->floor, written.binding->detail});
   for (const ContainerRow& row : mutated.containers) {
-    rows.push_back({"container " + in_quotes(row.container), row.requests, row.detail});
+    rows.push_back({row.pod_level ? "pod " + row.container : "container " + in_quotes(row.container), row.requests,
+                    row.detail});
   }
   return rows;
 }

@@ -168,8 +168,15 @@ PodRequest pod_request(
     largest_init.memory = std::max(largest_init.memory, one.memory);
     largest_init.ephemeral_storage = std::max(largest_init.ephemeral_storage, one.ephemeral_storage);
   }
-  return {app.gpus, std::max(app.cpu, largest_init.cpu), std::max(app.memory, largest_init.memory),
-          std::max(app.ephemeral_storage, largest_init.ephemeral_storage)};
+  PodRequest total{app.gpus, std::max(app.cpu, largest_init.cpu), std::max(app.memory, largest_init.memory),
+                   std::max(app.ephemeral_storage, largest_init.ephemeral_storage)};
+  // Pod-level resources replace the containers' sum for what they set
+  // (k8s.io/component-helpers/resource PodRequests).
+  for (auto [sum, resource] : {std::pair{&total.cpu, kCpu}, {&total.memory, kMemory}}) {
+    if (!pod.sized_at_pod_level(resource)) continue;
+    if (auto value = request(*pod.pod_level, resource)) *sum = *value;
+  }
+  return total;
 }
 
 }  // namespace gpusizer

@@ -36,7 +36,13 @@ struct Shortfall {
   Quantity need;                    // the container's share of it
   std::optional<Quantity> request;  // effective: the request or the limit it defaults to
   std::optional<Quantity> limit;
+  // The pod's spec.resources holds the request (pod-level resources): only
+  // a container limit below its share is raised, as its own cgroup's.
+  bool limit_only = false;
 };
+
+// Per container, its share of a resource that the pod's spec.resources holds.
+using PodLevelShares = std::unordered_map<const ContainerFacts*, Quantity>;
 
 // A finding as the report orders it.
 struct Entry {
@@ -204,6 +210,7 @@ class PodSizer {
   // have at most the cap in all: its holders share out only the room left
   // by what they already ask, so the phase never passes it.
   void find_shortfalls() {
+    std::array<PodLevelShares, std::size(kResources)> pod_level_shares;
     for (std::size_t p = 0; p < phases_.phases.size(); ++p) {
       const Phase& phase = phases_.phases[p];
       std::array<std::vector<Quantity>, std::size(kResources)> needs;
@@ -218,10 +225,45 @@ class PodSizer {
           const Quantity& need = needs[r][i];
           const auto request = holder->effective_request(kResources[r]);
           const auto limit = holder->limit(kResources[r]);
+          if (pod_.sized_at_pod_level(kResources[r])) {
+            pod_level_shares[r].emplace(holder, need);
+            if (limit && *limit < need) {
+              shortfalls_.push_back({holder, &phase, binding(p, kResources[r]), need, request, limit, true});
+            }
+            continue;
+          }
           if (request && *request >= need && (!limit || *limit >= need)) continue;
           if (!request && need.is_zero()) continue;  // no room under a cap: nothing to set
           shortfalls_.push_back({holder, &phase, binding(p, kResources[r]), need, request, limit});
         }
+      }
+    }
+    for (std::size_t r = 0; r < std::size(kResources); ++r) {
+      if (!pod_level_shares[r].empty()) find_pod_level_shortfall(kResources[r], pod_level_shares[r]);
+    }
+  }
+
+  // The pod's spec.resources below what its containers ask once each holder
+  // has its share: the API server refuses a pod whose request is below its
+  // containers' sum, and the pod's cgroup is what would run out. The
+  // containers' requests are left as written, so that sum never grows.
+  void find_pod_level_shortfall(std::string_view resource, const PodLevelShares& shares) {
+    const ContainerFacts& pod_level = *pod_.pod_level;
+    const PodRequest sum = pod_request(pod_, phases_.gpus, [&](const ContainerFacts& c, std::string_view asked) {
+      std::optional<Quantity> request = &c == &pod_level ? std::nullopt : c.effective_request(asked);
+      const auto share = asked == resource ? shares.find(&c) : shares.end();
+      if (share != shares.end() && (!request || *request < share->second)) request = share->second;
+      return request;
+    });
+    const Quantity need = resource == kCpu ? sum.cpu : sum.memory;
+    const auto request = pod_level.effective_request(resource);
+    const auto limit = pod_level.limit(resource);
+    if (request && *request >= need && (!limit || *limit >= need)) return;
+    // The app phase's floor explains it, else the first init container's.
+    for (std::size_t p = 0; p < phases_.phases.size(); ++p) {
+      if (const Floor* floor = binding(p, resource)) {
+        shortfalls_.push_back({&pod_level, &phases_.phases[p], floor, need, request, limit});
+        return;
       }
     }
   }
@@ -246,7 +288,7 @@ class PodSizer {
   std::optional<Quantity> sized_request(const ContainerFacts& c, std::string_view resource) const {
     std::optional<Quantity> request = c.effective_request(resource);
     const Shortfall* s = shortfall(c, resource);
-    if (s && (!request || *request < s->need)) request = s->need;
+    if (s && !s->limit_only && (!request || *request < s->need)) request = s->need;
     return request;
   }
 
@@ -258,9 +300,17 @@ class PodSizer {
     });
   }
 
-  static std::string holder_gpus(const Shortfall& s) {
+  bool is_pod_level(const ContainerFacts& c) const { return pod_.pod_level && &c == &*pod_.pod_level; }
+
+  std::string holder_gpus(const Shortfall& s) const {
+    if (is_pod_level(*s.container)) return gpus_text(phases_.gpus);
     return s.container->gpus == s.phase->gpus ? gpus_text(s.phase->gpus)
                                               : std::to_string(s.container->gpus) + " of " + gpus_text(s.phase->gpus);
+  }
+
+  // A warning about a container, or about the pod's spec.resources.
+  std::string warning(const std::string& prefix, const ContainerFacts& c, const std::string& rest) const {
+    return is_pod_level(c) ? fit(prefix + "spec.resources: " + rest) : fit_warning(prefix, c.name, rest);
   }
 
   bool denies_memory(const Shortfall& s) const {
@@ -270,17 +320,22 @@ class PodSizer {
   std::string denial(const Shortfall& s) const {
     std::string found = "request " + show(s.request);
     if (s.limit) found += ", limit " + s.limit->to_string();
-    std::string fix = "set memory to " + s.need.to_string();
+    const bool pod_level = is_pod_level(*s.container);
+    std::string fix = std::string(pod_level ? "set spec.resources memory to " : s.limit_only ? "set its memory limit to "
+                                                                                             : "set memory to ") +
+                      s.need.to_string();
     if (const Shortfall* cpu = shortfall(*s.container, kCpu)) fix += " and cpu to " + cpu->need.to_string();
     fix +=
         " (OSMO: --set " + set_hint(profile(), s.phase->gpus, phase_need(*s.phase)) + ")" + opt_out_fix(pod_, "them");
     const std::string& why = s.floor->arithmetic.empty() ? s.floor->basis : s.floor->arithmetic;
-    return pod_.description + " container " + in_quotes(s.container->name) + ": " + holder_gpus(s) +
-           " need memory >= " + s.need.to_string() + " (" + why + "), found " + found + "; " + fix;
+    const std::string subject = pod_level ? " spec.resources" : " container " + in_quotes(s.container->name);
+    return pod_.description + subject + ": " + holder_gpus(s) + " need memory >= " + s.need.to_string() + " (" + why +
+           "), found " + found + "; " + fix;
   }
 
   std::string short_finding(const Shortfall& s) const {
-    return std::string(s.floor->resource) + " " + show(s.request) + " is below " + s.need.to_string() + " for " +
+    const std::string found = s.limit_only ? "limit " + show(s.limit) : show(s.request);
+    return std::string(s.floor->resource) + " " + found + " is below " + s.need.to_string() + " for " +
            holder_gpus(s) + " (" + s.floor->basis + ")";
   }
 
@@ -320,13 +375,12 @@ class PodSizer {
     for (const Shortfall& s : shortfalls_) {
       if (pod_.sized_at_creation) {
         entries.push_back({DenialReason::kMemory, false,
-                           fit_warning(std::string(kAtCreation) + pod_.label, s.container->name, short_finding(s))});
+                           warning(std::string(kAtCreation) + pod_.label, *s.container, short_finding(s))});
       } else if (denies_memory(s) && deny) {
         entries.push_back({DenialReason::kMemory, true, denial(s)});
       } else {
         const std::string prefix = denies_memory(s) && !deny ? would_deny : audit ? "audit: would raise: " : "";
-        entries.push_back(
-            {DenialReason::kMemory, false, fit_warning(prefix + pod_.label, s.container->name, short_finding(s))});
+        entries.push_back({DenialReason::kMemory, false, warning(prefix + pod_.label, *s.container, short_finding(s))});
       }
     }
     const auto by_reason = [](const Entry& a, const Entry& b) { return a.reason < b.reason; };
@@ -355,7 +409,7 @@ class PodSizer {
     const ContainerFacts* changed = nullptr;  // the container of requests.changes.back()
     for (const Shortfall& s : shortfalls_) {
       const std::string_view resource = s.floor->resource;
-      const bool raise_request = !s.request || *s.request < s.need;
+      const bool raise_request = !s.limit_only && (!s.request || *s.request < s.need);
       const Quantity new_request = raise_request ? s.need : *s.request;
       const std::string new_text = new_request.to_string();
       std::string change;
@@ -367,14 +421,16 @@ class PodSizer {
         change = std::string(resource) + " request " + (written ? written->to_string() : "unset") + "->" + new_text;
       }
       // A request above its limit is invalid: a limit below the new request
-      // rises with it.
-      if (s.limit && *s.limit < new_request) {
-        requests.edits.emplace_back(SetResource{s.container, true, resource, new_text});
+      // rises with it (under pod-level resources, to the container's share).
+      const Quantity& new_limit = s.limit_only ? s.need : new_request;
+      if (s.limit && *s.limit < new_limit) {
+        const std::string limit_text = new_limit.to_string();
+        requests.edits.emplace_back(SetResource{s.container, true, resource, limit_text});
         change +=
-            (raise_request ? ", limit " : std::string(resource) + " limit ") + s.limit->to_string() + "->" + new_text;
+            (raise_request ? ", limit " : std::string(resource) + " limit ") + s.limit->to_string() + "->" + limit_text;
       }
       requests.warnings.push_back(
-          fit_warning(pod_.label, s.container->name, change + " (" + holder_gpus(s) + ", " + s.floor->basis + ")"));
+          warning(pod_.label, *s.container, change + " (" + holder_gpus(s) + ", " + s.floor->basis + ")"));
       if (changed == s.container) {
         requests.changes.back() += ", " + change;
       } else {
@@ -422,6 +478,17 @@ class PodSizer {
         out.containers.push_back({holder->name, values.empty() ? "-" : join(values, ", "),
                                   requests_word + " (" + share + (phase.app ? "" : ", init container") + ")"});
       }
+    }
+    std::vector<std::string> pod_level;
+    for (std::string_view resource : {kCpu, kMemory}) {
+      if (!pod_.sized_at_pod_level(resource)) continue;
+      if (auto value = sized_request(*pod_.pod_level, resource))
+        pod_level.push_back(std::string(resource) + " " + value->to_string());
+    }
+    if (!pod_level.empty()) {
+      out.containers.push_back({pod_.pod_level->name, join(pod_level, ", "),
+                                "pod-level " + requests_word + " (" + gpus_text(phases_.gpus) + ", all containers)",
+                                true});
     }
   }
 

@@ -14,6 +14,10 @@ Pods will be when created. One line per file, then a tally. Fails when:
   - a pod that some node holds as written is held by no node as sized
     (nodesBefore > 0, nodesAfter == 0): a mutation made it unschedulable;
   - a serving kind (or a pod of one) is sized with the train profile;
+  - an object whose pod specs the API server accepts as written is refused
+    once fixed (--fix): a container request above its limit, a pod-level
+    spec.resources below its containers' aggregate request or below a
+    container's limit (api_resource_errors);
   - a file asks for GPUs (a GPU resource anywhere in it, found here by a
     YAML walk of its own) and gpu-sizer neither sized a GPU pod of it nor
     said which GPU asks it could not size: nothing GPU-bearing passes
@@ -29,6 +33,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from fractions import Fraction
 from pathlib import Path
 
 import yaml
@@ -54,11 +59,116 @@ def manifest_files(corpus):
 
 
 def check(binary, path, nodes, policy, flags):
+    """Exit code, the JSON report and the fixed manifests (--fix writes them
+    to stdout and the report to stderr)."""
     # A --policy of the caller's replaces the one that patches templates.
     own_policy = [] if "--policy" in flags else ["--policy", policy]
-    args = [binary, "check", "--output", "json", "--nodes", nodes, *own_policy, *flags, str(path)]
+    args = [binary, "check", "--fix", "--output", "json", "--nodes", nodes, *own_policy, *flags, str(path)]
     result = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    return result.returncode, result.stdout, result.stderr
+    return result.returncode, result.stderr, result.stdout
+
+
+# Kubernetes quantities (k8s.io/apimachinery/pkg/api/resource): a number,
+# then an exponent, a binary suffix or a decimal one.
+QUANTITY = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))([eE][+-]?\d+|[KMGTPE]i|[numkMGTPE]?)")
+SCALE = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60, "n": Fraction(1, 10**9),
+         "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
+         "P": 10**15, "E": 10**18}
+
+
+def quantity(value):
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    match = QUANTITY.fullmatch(str(value).strip())
+    if not match:
+        return None
+    number = Fraction(match.group(1).rstrip(".") or "0")
+    suffix = match.group(2)
+    if suffix[:1] in ("e", "E") and len(suffix) > 1:
+        return number * Fraction(10) ** int(suffix[1:])
+    return number * SCALE[suffix]
+
+
+def resource_map(item, key):
+    resources = item.get("resources") if isinstance(item, dict) else None
+    value = resources.get(key) if isinstance(resources, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def api_resource_errors(document):
+    """What the API server refuses in a document's pod specs' resources (the
+    rules of tests/support/api_validation.h, from kubernetes/kubernetes
+    pkg/apis/core/validation and k8s.io/component-helpers/resource)."""
+    errors = []
+
+    def request(container, resource):
+        for key in ("requests", "limits"):
+            value = quantity(resource_map(container, key).get(resource))
+            if value is not None:
+                return value
+        return 0
+
+    def check_requirements(item, where):
+        requests, limits = resource_map(item, "requests"), resource_map(item, "limits")
+        for resource, value in requests.items():
+            asked, limit = quantity(value), quantity(limits.get(resource))
+            if asked is None or limit is None:
+                continue
+            extended = "/" in resource and not resource.startswith("kubernetes.io/")
+            if (asked != limit) if extended else (asked > limit):
+                errors.append(f"{where}: {resource} request {value} against limit {limits[resource]}")
+
+    def check_pod_spec(spec, where):
+        containers = [c for c in spec.get("containers") or [] if isinstance(c, dict)]
+        inits = [c for c in spec.get("initContainers") or [] if isinstance(c, dict)]
+        for index, container in enumerate(containers + inits):
+            check_requirements(container, f"{where} container {container.get('name', index)}")
+        if not isinstance(spec.get("resources"), dict):
+            return
+        check_requirements(spec, f"{where} spec.resources")
+        for resource, value in resource_map(spec, "requests").items():
+            pod = quantity(value)
+            sidecars, largest_init = 0, 0
+            for init in inits:
+                if init.get("restartPolicy") == "Always":
+                    sidecars += request(init, resource)
+                else:
+                    largest_init = max(largest_init, sidecars + request(init, resource))
+            aggregate = max(sum(request(c, resource) for c in containers) + sidecars, largest_init)
+            if pod is not None and pod < aggregate:
+                errors.append(f"{where} spec.resources: {resource} request {value} below the containers' {aggregate}")
+        for resource, value in resource_map(spec, "limits").items():
+            pod = quantity(value)
+            for container in containers:
+                limit = quantity(resource_map(container, "limits").get(resource))
+                if pod is not None and limit is not None and limit > pod:
+                    errors.append(f"{where} spec.resources: {resource} limit {value} below container "
+                                  f"{container.get('name')}'s {resource_map(container, 'limits')[resource]}")
+
+    def walk(node, where):
+        if isinstance(node, dict):
+            if isinstance(node.get("containers"), list):
+                check_pod_spec(node, where)
+            for key, value in node.items():
+                walk(value, f"{where}.{key}" if where else str(key))
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                walk(item, f"{where}[{index}]")
+
+    walk(document, "")
+    return errors
+
+
+def refused_once_fixed(path, fixed):
+    """The API server's refusals of the fixed documents that it would not
+    have made of the documents as written."""
+    try:
+        before = list(yaml.safe_load_all(Path(path).read_text(errors="replace")))
+        after = list(yaml.safe_load_all(fixed))
+    except yaml.YAMLError:
+        return []
+    known = {error for document in before for error in api_resource_errors(document)}
+    return [error for document in after for error in api_resource_errors(document) if error not in known]
 
 
 def asks_for_gpus(path):
@@ -126,13 +236,16 @@ def main():
             osmo = is_osmo(text)
             # An OSMO spec is checked with only its sizing value set.
             sizing_value = ["--set", "train_gpu=4"] if osmo and "train_gpu" in text else []
-            code, out, err = check(binary, path, nodes, policy.name, flags + sizing_value)
+            code, out, fixed = check(binary, path, nodes, policy.name, flags + sizing_value)
             if code not in tally:
-                failures.append(f"{name}: CRASHED (exit {code}): {err.strip()[:300]}")
+                failures.append(f"{name}: CRASHED (exit {code}): {out.strip()[:300]}")
                 print(f"{name}  CRASHED (exit {code})")
                 continue
             tally[code] += 1
             report = json.loads(out) if out.strip().startswith("{") else {}
+            if not osmo and code == 1:
+                for refusal in refused_once_fixed(path, fixed):
+                    failures.append(f"{name}: the API server would refuse the fixed object: {refusal}")
             said = []  # what gpu-sizer said it could not decide
             for file in report.get("files", []):
                 if file.get("error"):
@@ -141,7 +254,7 @@ def main():
                     said.extend(obj.get("unsized", []))
                     said.extend(w for w in obj.get("warnings", []) if "asks for GPUs" in w)
             if code == 2:
-                print(f"{name}  error: {(said[0] if said else err.strip())[:300]}")
+                print(f"{name}  error: {(said[0] if said else out.strip())[:300]}")
             notes = []
             sized_gpu_pods = 0
             for obj, pod in pods_of(report):

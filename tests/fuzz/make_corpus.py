@@ -206,6 +206,16 @@ def pod_variants():
         "nodeSelectorTerms": [{"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
                                                      "values": ["NVIDIA-A100-SXM4-80GB"]}]}]}}}
     yield "pod-model-affinity", affinity
+    # Pod-level resources (spec.resources): the pod, not each container, is sized.
+    pod_level = pod([container("trainer", {"requests": {"cpu": "4", "memory": "32Gi"},
+                                           "limits": {GPU: "4", "memory": "48Gi"}}),
+                     container("helper", {"requests": {"cpu": "1", "memory": "1Gi"}})],
+                    init=[container("proxy", {"requests": {"cpu": "1", "memory": "2Gi"}}, restartPolicy="Always")])
+    pod_level["spec"]["resources"] = same(cpu="8", memory="64Gi")
+    yield "pod-level-resources", pod_level
+    limits_only = pod([container("trainer", {"limits": {GPU: "2"}})])
+    limits_only["spec"]["resources"] = {"limits": {"memory": "16Gi"}}
+    yield "pod-level-limit-only", limits_only
 
 
 def review_corpus():

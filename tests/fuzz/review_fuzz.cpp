@@ -7,6 +7,8 @@
 //     denies, /validate never patches; warnings stay short;
 //   - the patch (base64 JSON Patch) applies to request.object;
 //   - it lowers no request or limit and changes no GPU count;
+//   - an object whose resources the API server accepts, it still accepts
+//     once patched (support/api_validation.h);
 //   - reviewing the patched object again patches nothing, and /validate
 //     does not deny the memory of a pod /mutate has just raised.
 //
@@ -28,6 +30,7 @@
 #include "gpusizer/admission/pod_decision.h"
 #include "gpusizer/admission/review.h"
 #include "gpusizer/sizing/policy.h"
+#include "support/api_validation.h"
 #include "support/review_support.h"
 
 namespace gpusizer::fuzz {
@@ -172,6 +175,11 @@ void check_review(std::string_view body) {
   }
   const json patched = apply_as_the_api_server(object, operations, mutated.body);
   check_nothing_lowered(object, patched);
+  // A pod the API server would accept is still accepted once patched.
+  if (testing::api_resource_errors(object).empty()) {
+    const std::vector<std::string> refused = testing::api_resource_errors(patched);
+    if (!refused.empty()) fail("the patched object passes the API server's resource validation", refused.front());
+  }
 
   json again = request;
   again["request"]["object"] = patched;

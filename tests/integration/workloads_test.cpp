@@ -9,6 +9,7 @@
 
 #include "gpusizer/sizing/policy.h"
 #include "integration/shared_webhook.h"
+#include "support/api_validation.h"
 #include "support/review_support.h"
 
 namespace gpusizer::testing {
@@ -133,6 +134,7 @@ TEST_P(EveryKind, MutatedObjectIsStableAndAdmitted) {
   const json first = webhook_->review("/mutate", workload_review(object));
   ASSERT_TRUE(first["response"].contains("patch")) << GetParam() << " has an undersized GPU template";
   const json patched = apply_response(object, first);
+  EXPECT_EQ(api_resource_errors(patched), std::vector<std::string>{}) << GetParam();
   const json second = webhook_->review("/mutate", workload_review(patched));
   EXPECT_FALSE(second["response"].contains("patch")) << second.dump();
   const json validated = webhook_->review("/validate", workload_review(patched));
@@ -162,7 +164,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "paddlejob.yaml", "xgboostjob.yaml", "jaxjob.yaml", "mxjob.yaml", "trainjob.yaml",
                       "trainingruntime.yaml", "clustertrainingruntime.yaml", "leaderworkerset.yaml", "rayservice.yaml",
                       "inferenceservice.yaml", "inferenceservice-containers.yaml", "llminferenceservice.yaml",
-                      "nimservice.yaml"),
+                      "nimservice.yaml", "job-pod-level-resources.yaml"),
     [](const auto& info) {
       std::string name = info.param.substr(0, info.param.find('.'));
       std::erase(name, '-');

@@ -65,7 +65,8 @@ NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates);
 
 // A pod's effective request as the scheduler sums it: its app containers
 // and sidecars together, or its largest init container, whichever is larger,
-// each container's value from `request` (nullopt: not requested).
+// each container's value from `request` (nullopt: not requested); for cpu
+// and memory that the pod's spec.resources sets, `request` of PodFacts::pod_level.
 PodRequest pod_request(
     const PodFacts& pod, int64_t gpus,
     const std::function<std::optional<Quantity>(const ContainerFacts&, std::string_view resource)>& request);

@@ -165,6 +165,12 @@ struct PodFacts : PodContext {
 
   std::vector<ContainerFacts> app;   // containers and restartable init sidecars
   std::vector<ContainerFacts> init;  // ordinary init containers: run before, one at a time
+  // The pod's own spec.resources (pod-level resources, KEP-2837), read as a
+  // container named "spec.resources" whose path is the pod spec's, so that
+  // its requests and limits are raised by the same edits; absent when the
+  // spec has none. For cpu and memory it sets, the pod's cgroup and the
+  // scheduler's request are its values, not the containers' sum.
+  std::optional<ContainerFacts> pod_level;
 
   // Read only for pods that hold GPUs: where the pod's volume lists are
   // (a Pod's spec.volumes; an Argo template's volumes, then its
@@ -194,6 +200,13 @@ struct PodFacts : PodContext {
   // An Argo template's workflow spec, read once for all of its templates
   // (a workflow may have thousands); nullptr for other pods.
   std::shared_ptr<const WorkflowFields> workflow;
+
+  // Whether spec.resources sets cpu or memory (a request or a limit): then
+  // the pod, not each container, is sized for it.
+  bool sized_at_pod_level(std::string_view resource) const {
+    return pod_level && (resource == kCpu || resource == kMemory) &&
+           (pod_level->requests.find(resource) || pod_level->limits.find(resource));
+  }
 
   // The annotation's value (the template's, else the object's), or nullptr.
   const std::string* annotation(std::string_view key) const { return selection.annotation(key); }

@@ -38,11 +38,13 @@ struct PodReport {
   std::vector<std::string> warnings;
 };
 
-// Each GPU container's requests once sized, as explain prints them.
+// Each GPU container's requests once sized, and the pod's spec.resources
+// when it sets cpu or memory, as explain prints them.
 struct ContainerRow {
-  std::string container;
-  std::string requests;  // "cpu 32, memory 192Gi, ephemeral-storage 300Gi", or "-"
-  std::string detail;    // "requests it runs with (4 GPUs)"
+  std::string container;  // its name; "spec.resources" for the pod-level row
+  std::string requests;   // "cpu 32, memory 192Gi, ephemeral-storage 300Gi", or "-"
+  std::string detail;     // "requests it runs with (4 GPUs)"
+  bool pod_level = false;
 };
 
 // The floor that binds the app phase's memory, and why.
