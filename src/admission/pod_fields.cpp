@@ -75,8 +75,10 @@ void read_quantities(const Policy& policy, JsonView resources, std::string_view 
     return;
   }
   map.for_each_member([&](std::string_view resource, JsonView value) {
-    const bool gpu = policy.is_gpu_resource(resource);
-    if (!gpu && resource != kCpu && resource != kMemory && resource != kEphemeralStorage) return;
+    const bool sized = resource == kCpu || resource == kMemory || resource == kEphemeralStorage;
+    const bool gpu = !sized && policy.is_gpu_resource(resource);
+    // Accelerators the tables do not count are read for what they say.
+    if (!sized && !gpu && !policy.accelerator_for(resource)) return;
     auto quantity = quantity_from_json(value);
     if (!quantity && is_unresolved(value)) {
       // A template parameter, filled in when the workflow runs: not an
@@ -181,8 +183,12 @@ void read_wanted_metadata(const Policy& policy, JsonView metadata, bool pod_keys
   auto describes_the_pod = [](std::string_view key) {
     return key == kDataLoaderKey || key == kModelKey || key == kGpuKey;
   };
+  const auto asks_accelerator = [&](std::string_view key) {
+    return std::any_of(policy.accelerators.begin(), policy.accelerators.end(),
+                       [&](const AcceleratorClass& each) { return each.annotation == key; });
+  };
   auto wanted_annotation = [&](std::string_view key) {
-    return key == kMutateOptOutKey ||
+    return key == kMutateOptOutKey || (pod_keys && asks_accelerator(key)) ||
            (describes_the_pod(key) ? pod_keys : selection_reads(policy, ProfileRule::Subject::kAnnotation, key));
   };
   add_strings(metadata["annotations"], maps.annotations, wanted_annotation);

@@ -121,6 +121,22 @@ class PodReader {
     selection.owner_kind = controller_kind(metadata["ownerReferences"]);
     const std::string* opt_out = facts().annotation(kMutateOptOutKey);
     facts().opted_out = opt_out && *opt_out == "false";
+    read_annotation_asks();
+  }
+
+  // Accelerators asked for by pod annotation (a fraction of a GPU); a
+  // value that is not a number counts as 0 and is said as written.
+  void read_annotation_asks() {
+    for (const AcceleratorClass& each : policy_.accelerators) {
+      if (each.annotation.empty()) continue;
+      const std::string* value = facts().annotation(each.annotation);
+      if (!value) continue;
+      const auto amount = Quantity::parse(*value);
+      AcceleratorAsk ask =
+          make_ask(each, each.annotation, amount ? amount.value() : Quantity(), "metadata.annotations", "");
+      ask.written = *value;
+      facts().accelerators.push_back(std::move(ask));
+    }
   }
 
   // The kind of the owner that controls a Pod (controller: true), else of
@@ -258,11 +274,7 @@ class PodReader {
     // The template's values win over its defaults, key by key.
     take(read_resources(policy_, item, container.resources_key, [&] { return where.text(); }), container);
     if (defaults) take(*defaults, container);
-    for (const auto& resource : policy_.gpu_resources) {
-      const int64_t count = gpu_count(container, resource, where);
-      if (count > 0 && container.gpu_resource.empty()) container.gpu_resource = resource;
-      container.gpus += count;
-    }
+    read_asks(container, where);
     // Sidecars (init containers that keep running) hold resources alongside
     // the app containers, so they count with them.
     const bool sidecar = role == Role::kInit && item["restartPolicy"].string() == "Always";
@@ -276,6 +288,29 @@ class PodReader {
       read_serving_flags(item, container);
     }
     (role == Role::kInit && !sidecar ? facts().init : facts().app).push_back(std::move(container));
+  }
+
+  // Each accelerator the container asks for, from its limits (its requests
+  // default to them), then the requests its limits lack; and the GPUs the
+  // tables count among them.
+  void read_asks(ContainerFacts& container, const FieldName& where) {
+    const auto add = [&](std::string_view resource, const Quantity& amount, const char* map) {
+      if (resource == kCpu || resource == kMemory || resource == kEphemeralStorage) return;
+      for (const AcceleratorAsk& seen : container.accelerators) {
+        if (seen.name == resource) return;
+      }
+      if (auto of = policy_.accelerator_for(resource)) {
+        container.accelerators.push_back(make_ask(*of, resource, amount, map, container.name));
+      }
+    };
+    container.limits.for_each([&](std::string_view resource, const Quantity& q) { add(resource, q, "limits"); });
+    container.requests.for_each([&](std::string_view resource, const Quantity& q) { add(resource, q, "requests"); });
+    for (AcceleratorAsk& ask : container.accelerators) {
+      if (ask.sizing != AcceleratorSizing::kGpus) continue;
+      const int64_t count = gpu_count(container, ask.name, where);
+      if (count > 0 && container.gpu_resource.empty()) container.gpu_resource = ask.name;
+      container.gpus += count;
+    }
   }
 
   // The volume a container mounts at /dev/shm, or empty.

@@ -42,7 +42,17 @@ std::optional<Exemption> Policy::exemption_for(std::string_view ns, std::string_
   return std::nullopt;
 }
 
-bool Policy::is_gpu_resource(std::string_view resource) const { return contains(gpu_resources, resource); }
+bool Policy::is_gpu_resource(std::string_view resource) const {
+  if (contains(gpu_resources, resource)) return true;
+  for (const AcceleratorClass& each : accelerators) {
+    if (each.matches(resource)) return each.sizing == AcceleratorSizing::kGpus;
+  }
+  return false;
+}
+
+std::optional<AcceleratorClass> Policy::accelerator_for(std::string_view resource) const {
+  return classify_resource(gpu_resources, accelerators, resource);
+}
 
 const Profile* Policy::find_profile(std::string_view name) const {
   auto it = profiles.find(name);
@@ -113,6 +123,51 @@ std::vector<WorkloadKind> read_workloads(const YAML::Node& node) {
     kinds.push_back(std::move(kind));
   }
   return kinds;
+}
+
+// `accelerators:`, a list that replaces the base's.
+std::vector<AcceleratorClass> read_accelerators(const YAML::Node& node) {
+  if (!node.IsSequence())
+    fail(ProblemCode::kWrongType, "accelerators", node,
+         "must be a list of {resource or annotation, form, sizing, ...}");
+  std::vector<AcceleratorClass> classes;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node& entry = node[i];
+    const std::string path = "accelerators[" + std::to_string(i) + "]";
+    require_map(entry, path);
+    check_keys(entry, path, {"resource", "annotation", "form", "sizing", "vendor", "unit"});
+    AcceleratorClass read;
+    if (entry["resource"]) read.resource = read_string(entry["resource"], path + ".resource");
+    if (entry["annotation"]) read.annotation = read_string(entry["annotation"], path + ".annotation");
+    if (read.resource.empty() == read.annotation.empty())
+      fail(ProblemCode::kBadValue, path, entry, "must name one of resource (nvidia.com/mig-*) or annotation");
+    const auto one_of = [&](const char* key, auto values, auto& out) {
+      if (!entry[key]) fail(ProblemCode::kMissingField, path, entry, std::string("missing field ") + key);
+      const std::string text = read_string(entry[key], path + "." + key);
+      std::vector<std::string> names;
+      for (const auto value : values) {
+        if (text == to_string(value)) {
+          out = value;
+          return;
+        }
+        names.emplace_back(to_string(value));
+      }
+      fail(ProblemCode::kBadValue, path + "." + key, entry[key], "must be one of " + join(names, ", "));
+    };
+    one_of("form",
+           std::array{AcceleratorForm::kDevice, AcceleratorForm::kMigSlice, AcceleratorForm::kShared,
+                      AcceleratorForm::kFraction},
+           read.form);
+    one_of("sizing", std::array{AcceleratorSizing::kGpus, AcceleratorSizing::kWarn, AcceleratorSizing::kDetail},
+           read.sizing);
+    if (!read.annotation.empty() && read.sizing == AcceleratorSizing::kGpus)
+      fail(ProblemCode::kBadValue, path + ".sizing", entry["sizing"],
+           "an annotation cannot be sized as GPUs: no container holds it (use warn)");
+    if (entry["vendor"]) read.vendor = read_string(entry["vendor"], path + ".vendor");
+    read.unit = entry["unit"] ? read_string(entry["unit"], path + ".unit") : std::string(to_string(read.form));
+    classes.push_back(std::move(read));
+  }
+  return classes;
 }
 
 Mode read_mode(const YAML::Node& node, const std::string& path) {
@@ -252,8 +307,9 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
 Policy read_policy(const YAML::Node& root, const Policy* base) {
   if (!root.IsMap()) fail(ProblemCode::kWrongType, "policy", root, "must be a YAML mapping of policy fields");
   // The policy's own fields, then each rule's block (rule_settings.h).
-  std::vector<std::string_view> keys = {"mode",         "namespaceModes", "exemptions", "gpuResources", "denyFromGpus",
-                                        "profileRules", "defaultProfile", "profiles",   "longLived",    "workloads"};
+  std::vector<std::string_view> keys = {"mode",         "namespaceModes", "exemptions",   "gpuResources",
+                                        "accelerators", "denyFromGpus",   "profileRules", "defaultProfile",
+                                        "profiles",     "longLived",      "workloads"};
   for (const SettingsBlock* block : settings_blocks()) keys.push_back(block->key());
   check_keys(root, "", keys);
   if (!base) {
@@ -288,6 +344,7 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
     if (policy.gpu_resources.empty())
       fail(ProblemCode::kMissingField, "gpuResources", root["gpuResources"], "must name at least one resource");
   }
+  if (const YAML::Node accelerators = root["accelerators"]) policy.accelerators = read_accelerators(accelerators);
   if (root["denyFromGpus"]) policy.deny_from_gpus = read_int(root["denyFromGpus"], "denyFromGpus", 1);
   if (const YAML::Node profiles = root["profiles"]) {
     require_map(profiles, "profiles");

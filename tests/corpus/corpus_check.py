@@ -50,6 +50,20 @@ def serving_kinds(binary):
 
 # The embedded policy's gpuResources (src/sizing/default_policy.yaml).
 GPU_RESOURCES = {"nvidia.com/gpu", "amd.com/gpu"}
+# Accelerator resources by this check's own list, not the policy's: every
+# vendor's device plugin domain, GPU sharing schedulers, DRA extended
+# resources, and any resource named for GPUs.
+ACCELERATOR_PREFIXES = ("nvidia.com/", "amd.com/", "gpu.intel.com/", "habana.ai/", "aws.amazon.com/neuron",
+                        "google.com/tpu", "huawei.com/ascend", "qualcomm.com/qaic", "cambricon.com/", "hygon.com/",
+                        "metax-tech.com/", "enflame.com/", "kunlunxin.com/", "volcano.sh/vgpu", "volcano.sh/gpu",
+                        "aliyun.com/gpu", "deviceclass.resource.kubernetes.io/")
+# Pod annotations that ask for a GPU fraction (KAI scheduler).
+FRACTION_ANNOTATIONS = {"gpu-fraction", "gpu-memory"}
+
+
+def is_accelerator(resource):
+    name = str(resource).lower()
+    return "/" in name and (name.startswith(ACCELERATOR_PREFIXES) or "gpu" in name.split("/", 1)[1])
 # Sized as their Pods will be: the policy's longLived templates are patched here.
 POLICY = "longLived:\n  patchTemplates: true\n"
 
@@ -172,10 +186,10 @@ def refused_once_fixed(path, fixed):
 
 
 def asks_for_gpus(path):
-    """A GPU resource with a count other than 0 in a ResourceRequirements
-    (under resources*.limits or .requests) anywhere in the file's documents,
-    or a field named for GPUs whose value is a GPU resource (gpuType:
-    nvidia.com/gpu). OSMO specs (Jinja templates) are read as text: a
+    """An accelerator resource (is_accelerator) with a count other than 0 in
+    a ResourceRequirements (under resources*.limits or .requests) anywhere
+    in the file's documents, a GPU fraction annotation, or a field named for
+    GPUs whose value is a GPU resource (gpuType: nvidia.com/gpu). OSMO specs (Jinja templates) are read as text: a
     `gpu:` line with a value other than 0 in a resources block."""
     text = Path(path).read_text(errors="replace")
     if is_osmo(text):
@@ -190,7 +204,9 @@ def asks_for_gpus(path):
             for key, value in node.items():
                 requirements = (len(parents) >= 2 and parents[-1] in ("limits", "requests")
                                 and str(parents[-2]).startswith("resources"))
-                if key in GPU_RESOURCES and requirements and str(value).strip() not in ("0", "None"):
+                if is_accelerator(key) and requirements and str(value).strip() not in ("0", "None"):
+                    return True
+                if key in FRACTION_ANNOTATIONS and parents[-1:] == ("annotations",):
                     return True
                 if isinstance(value, str) and value in GPU_RESOURCES and "gpu" in str(key).lower():
                     return True
@@ -252,7 +268,7 @@ def main():
                     said.append(file["error"])
                 for obj in file.get("objects", []):
                     said.extend(obj.get("unsized", []))
-                    said.extend(w for w in obj.get("warnings", []) if "asks for GPUs" in w)
+                    said.extend(w for w in obj.get("warnings", []) if "asks for GPUs" in w or " not sized" in w)
             if code == 2:
                 print(f"{name}  error: {(said[0] if said else out.strip())[:300]}")
             notes = []

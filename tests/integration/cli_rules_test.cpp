@@ -70,13 +70,15 @@ TEST(CliExplain, JsonOutputListsTheRules) {
   EXPECT_EQ(pod["profile"], "train");
   std::vector<std::string> rules;
   for (const auto& rule : pod["rules"]) rules.push_back(rule["rule"]);
-  EXPECT_EQ(rules, (std::vector<std::string>{"table", "/dev/shm", "data loader", "offload", "node caps", "GPU memory",
-                                             "node fit", "binding", "container \"trainer\""}));
-  EXPECT_EQ(pod["rules"][7]["floor"], "memory 122Gi");
+  // The demand model's asks first, then the rules.
+  EXPECT_EQ(rules, (std::vector<std::string>{"ask", "table", "/dev/shm", "data loader", "offload", "node caps",
+                                             "GPU memory", "node fit", "binding", "container \"trainer\""}));
+  EXPECT_EQ(pod["rules"][0]["floor"], "container \"trainer\": 2 nvidia.com/gpu");
+  EXPECT_EQ(pod["rules"][8]["floor"], "memory 122Gi");
   EXPECT_EQ(pod["denials"].size(), 1u);
   // The GPU memory rule's arithmetic as numbers: each component in bytes
   // per GPU, the sums, and the GPU.
-  const auto& parts = pod["rules"][5]["parts"];
+  const auto& parts = pod["rules"][6]["parts"];
   std::map<std::string, int64_t> bytes;
   for (const auto& part : parts) {
     ASSERT_TRUE(part["bytes"].is_number_integer()) << part;
@@ -87,7 +89,7 @@ TEST(CliExplain, JsonOutputListsTheRules) {
   EXPECT_EQ(bytes.at("weights"), 14'000'000'000);  // params=7B x 2 bytes (bf16)
   EXPECT_EQ(bytes.at("certain"), bytes.at("weights") + bytes.at("gradients") + bytes.at("optimizer"));
   EXPECT_GT(bytes.at("certain"), bytes.at("capacity"));  // why it is denied
-  EXPECT_TRUE(pod["rules"][0]["parts"].empty());         // the table rule shows no parts
+  EXPECT_TRUE(pod["rules"][1]["parts"].empty());         // the table rule shows no parts
 }
 
 TEST(CliExplain, ReadsStdinAndExitsTwoOnUnreadableInput) {

@@ -42,8 +42,7 @@ inline std::optional<Quantity> quantity(const json& value) {
 
 inline const json& resource_map(const json& container, const char* key) {
   static const json kNone = json::object();
-  if (!container.is_object() || !container.contains("resources") || !container["resources"].is_object())
-    return kNone;
+  if (!container.is_object() || !container.contains("resources") || !container["resources"].is_object()) return kNone;
   const json& resources = container["resources"];
   return resources.contains(key) && resources[key].is_object() ? resources[key] : kNone;
 }
@@ -137,7 +136,8 @@ inline void check_pod_spec(const json& spec, const std::string& where, std::vect
 
 inline void find_pod_specs(const json& node, const std::string& where, std::vector<std::string>& errors) {
   if (node.is_array()) {
-    for (std::size_t i = 0; i < node.size(); ++i) find_pod_specs(node[i], where + "[" + std::to_string(i) + "]", errors);
+    for (std::size_t i = 0; i < node.size(); ++i)
+      find_pod_specs(node[i], where + "[" + std::to_string(i) + "]", errors);
     return;
   }
   if (!node.is_object()) return;

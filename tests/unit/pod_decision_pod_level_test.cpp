@@ -27,7 +27,8 @@ json pod_level_pod(const json& pod_level) {
                   {"resources",
                    {{"requests", {{"cpu", "4"}, {"memory", "32Gi"}, {"ephemeral-storage", "300Gi"}}},
                     {"limits", {{"nvidia.com/gpu", "4"}, {"memory", "48Gi"}}}}}};
-  json helper = {{"name", "helper"}, {"image", "busybox"}, {"resources", {{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}}}}};
+  json helper = {
+      {"name", "helper"}, {"image", "busybox"}, {"resources", {{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}}}}};
   json pod = pod_of(json::array({trainer, helper}));
   pod["spec"]["resources"] = pod_level;
   return pod;
@@ -43,8 +44,8 @@ TEST(PodLevelResources, TheIssuesPodIsSizedAtThePodLevelAndStaysValid) {
   const Outcome r = run(pod);
   // The table's 4-GPU train row (cpu 32, memory 192Gi) for the trainer,
   // and what the helper asks beside it.
-  EXPECT_EQ(r.patched["spec"]["resources"],
-            json({{"requests", {{"cpu", "33"}, {"memory", "193Gi"}}}, {"limits", {{"cpu", "33"}, {"memory", "193Gi"}}}}))
+  EXPECT_EQ(r.patched["spec"]["resources"], json({{"requests", {{"cpu", "33"}, {"memory", "193Gi"}}},
+                                                  {"limits", {{"cpu", "33"}, {"memory", "193Gi"}}}}))
       << r.ops.dump(1);
   // The containers' requests are left as written: their sum stays below the pod's.
   EXPECT_EQ(resources_of(r.patched)["requests"]["cpu"], "4");
@@ -52,8 +53,8 @@ TEST(PodLevelResources, TheIssuesPodIsSizedAtThePodLevelAndStaysValid) {
   // Its own limit would still OOM the trainer at 48Gi: raised to its share.
   EXPECT_EQ(resources_of(r.patched)["limits"]["memory"], "192Gi");
   EXPECT_EQ(api_resource_errors(r.patched), std::vector<std::string>{});
-  EXPECT_TRUE(has_line(r.decision.warnings, {"spec.resources: memory request 64Gi->193Gi, limit 64Gi->193Gi",
-                                             "4 GPUs, train profile"}))
+  EXPECT_TRUE(has_line(r.decision.warnings,
+                       {"spec.resources: memory request 64Gi->193Gi, limit 64Gi->193Gi", "4 GPUs, train profile"}))
       << all(r.decision.warnings);
   EXPECT_TRUE(has_line(r.decision.warnings, {"container \"trainer\": memory limit 48Gi->192Gi"}))
       << all(r.decision.warnings);
@@ -72,8 +73,8 @@ TEST(PodLevelResources, OnlyWhatSpecResourcesSetsIsSizedAtThePodLevel) {
 
 TEST(PodLevelResources, ALimitAloneIsTheRequestAndBothAreRaised) {
   const Outcome r = run(pod_level_pod({{"limits", {{"cpu", "8"}, {"memory", "64Gi"}}}}));
-  EXPECT_EQ(r.patched["spec"]["resources"],
-            json({{"requests", {{"cpu", "33"}, {"memory", "193Gi"}}}, {"limits", {{"cpu", "33"}, {"memory", "193Gi"}}}}))
+  EXPECT_EQ(r.patched["spec"]["resources"], json({{"requests", {{"cpu", "33"}, {"memory", "193Gi"}}},
+                                                  {"limits", {{"cpu", "33"}, {"memory", "193Gi"}}}}))
       << r.ops.dump(1);
   EXPECT_EQ(api_resource_errors(r.patched), std::vector<std::string>{});
 }
@@ -87,9 +88,8 @@ TEST(PodLevelResources, APodLevelRequestThatCoversTheFloorsIsLeftAlone) {
 }
 
 TEST(PodLevelResources, ContainersWithoutRequestsShareThePodsRequest) {
-  json pod = pod_of(json::array({{{"name", "trainer"},
-                                  {"image", "pytorch"},
-                                  {"resources", {{"limits", {{"nvidia.com/gpu", "4"}}}}}}}));
+  json pod = pod_of(json::array(
+      {{{"name", "trainer"}, {"image", "pytorch"}, {"resources", {{"limits", {{"nvidia.com/gpu", "4"}}}}}}}));
   pod["spec"]["resources"] = {{"requests", {{"cpu", "8"}, {"memory", "64Gi"}}}};
   const Outcome r = run(pod);
   EXPECT_EQ(r.patched["spec"]["resources"], json({{"requests", {{"cpu", "32"}, {"memory", "192Gi"}}}}))
@@ -102,9 +102,9 @@ TEST(PodLevelResources, ContainersWithoutRequestsShareThePodsRequest) {
 TEST(PodLevelResources, EnforceModeDeniesNamingSpecResources) {
   const Outcome r = validate(pod_level_pod(the_issue_pod_level()), Mode::kEnforce);
   ASSERT_FALSE(r.decision.denials.empty()) << all(r.decision.warnings);
-  EXPECT_TRUE(has_line(r.decision.denials, {"pod default/train-x spec.resources: 4 GPUs need memory >= 193Gi",
-                                            "found request 64Gi, limit 64Gi",
-                                            "set spec.resources memory to 193Gi and cpu to 33"}))
+  EXPECT_TRUE(has_line(r.decision.denials,
+                       {"pod default/train-x spec.resources: 4 GPUs need memory >= 193Gi",
+                        "found request 64Gi, limit 64Gi", "set spec.resources memory to 193Gi and cpu to 33"}))
       << all(r.decision.denials);
   // A pod mutate has sized is admitted.
   const Outcome sized = validate(run(pod_level_pod(the_issue_pod_level())).patched, Mode::kEnforce);

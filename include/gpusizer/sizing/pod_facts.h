@@ -61,6 +61,11 @@ class Quantities {
   void add_all(const Quantities& later) {
     for (const auto& [name, quantity] : later.items_) add(name, quantity);
   }
+  // Calls visit(name, quantity) on each, in the order added.
+  template <typename Visit>
+  void for_each(Visit&& visit) const {
+    for (const auto& [name, quantity] : items_) visit(name, quantity);
+  }
 
  private:
   std::vector<std::pair<std::string_view, Quantity>> items_;
@@ -74,8 +79,11 @@ struct ContainerFacts {
   std::string shm_volume;  // the volume mounted at /dev/shm; empty: none
   Quantities requests;
   Quantities limits;
-  int64_t gpus = 0;
-  std::string gpu_resource;  // the first of policy.gpuResources it asks for; empty: none
+  // What it asks of accelerators (sizing/accelerators.h): each resource the
+  // policy counts as one, from its limits, then the requests they lack.
+  std::vector<AcceleratorAsk> accelerators;
+  int64_t gpus = 0;          // the asks the tables count as GPUs, summed
+  std::string gpu_resource;  // the first of those asks' resources; empty: none
   bool sidecar = false;      // an init container with restartPolicy Always (in PodFacts::app)
   // Its place in the pod's initContainers, which start in that order (a
   // sidecar runs beside the init containers after it); -1: not there.
@@ -171,6 +179,8 @@ struct PodFacts : PodContext {
   // spec has none. For cpu and memory it sets, the pod's cgroup and the
   // scheduler's request are its values, not the containers' sum.
   std::optional<ContainerFacts> pod_level;
+  // Accelerators the pod asks for by annotation (KAI's gpu-fraction).
+  std::vector<AcceleratorAsk> accelerators;
 
   // Read only for pods that hold GPUs: where the pod's volume lists are
   // (a Pod's spec.volumes; an Argo template's volumes, then its

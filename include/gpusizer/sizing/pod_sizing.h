@@ -53,7 +53,15 @@ struct BindingRow {
   std::string detail;  // the binding floor's arithmetic, or its basis
 };
 
+// One accelerator ask of the pod (its demand model), as explain prints it.
+struct AskRow {
+  std::string holder;  // `container "trainer"`, or "pod"
+  std::string ask;     // "4 nvidia.com/gpu"
+  std::string detail;  // "GPU, nvidia; counted as 4 GPUs; spec.containers[0].resources.limits"
+};
+
 struct Explanation {
+  std::vector<AskRow> asks;           // filled by the admission layer, which knows the fields
   std::vector<RuleRow> rules;         // in rule order
   std::optional<BindingRow> binding;  // absent when the app phase has no floor
   std::vector<ContainerRow> containers;

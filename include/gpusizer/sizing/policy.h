@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/accelerators.h"
 #include "gpusizer/sizing/rule_settings.h"
 #include "gpusizer/sizing/workload_kinds.h"
 #include "gpusizer/util/result.h"
@@ -101,6 +102,8 @@ struct Policy {
   std::map<std::string, Mode, std::less<>> namespace_modes;
   Exemptions exemptions;
   std::vector<std::string> gpu_resources;
+  // The other ways a pod asks for accelerators (sizing/accelerators.h).
+  std::vector<AcceleratorClass> accelerators;
   int64_t deny_from_gpus = 2;
   std::vector<ProfileRule> profile_rules;
   std::string default_profile;
@@ -122,7 +125,12 @@ struct Policy {
   // (namespace, then user, then group); nullopt when it is sized.
   std::optional<Exemption> exemption_for(std::string_view ns, std::string_view user = {},
                                          const std::vector<std::string>& groups = {}) const;
+  // Whether the tables count the resource as GPUs: gpuResources, and
+  // accelerators with sizing gpus.
   bool is_gpu_resource(std::string_view resource) const;
+  // The accelerator class of an extended resource (classify_resource);
+  // nullopt: not an accelerator.
+  std::optional<AcceleratorClass> accelerator_for(std::string_view resource) const;
   // nullptr when there is no such profile.
   const Profile* find_profile(std::string_view name) const;
   // The profiles' names, sorted, for a message naming an unknown one:

@@ -1,0 +1,100 @@
+// How a pod asks for accelerators: the demand model every rule reads. Each
+// ask is one resource (or annotation) of one container or pod: what it
+// names, how many, what one unit is (a whole device, a MIG slice, a shared
+// or time-sliced replica, a fraction or memory share), its vendor, the
+// model when the ask states it, and the field it came from. Which names are
+// accelerators, and how each counts for the host-RAM tables, is policy
+// (`gpuResources` and `accelerators`, docs/policy.md): a unit counted as a
+// GPU is sized by the tables; the rest are warned about with the tables'
+// arithmetic, never passed with no word.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusizer/quantity/quantity.h"
+
+namespace gpusizer {
+
+// What one unit of an ask is.
+enum class AcceleratorForm {
+  kDevice,    // a whole device (GPU, Gaudi, Neuron device, TPU chip...)
+  kMigSlice,  // a MIG slice: a fixed share of one GPU's memory and compute
+  kShared,    // a time-sliced or MPS replica of a GPU shared with other pods
+  kFraction,  // a fraction of a GPU, or an amount of its memory or compute
+  kUnknown,   // a resource named for GPUs that the policy does not list
+};
+std::string_view to_string(AcceleratorForm form);
+
+// How the host-RAM tables count one unit.
+enum class AcceleratorSizing {
+  kGpus,    // as one GPU: the pod is sized by the tables
+  kWarn,    // not at all: said, with what the tables would give per unit
+  kDetail,  // it describes the container's devices (HAMi's nvidia.com/gpumem): shown, not counted
+};
+std::string_view to_string(AcceleratorSizing sizing);
+
+// One entry of the policy's `accelerators` list.
+struct AcceleratorClass {
+  // An extended resource; a trailing '*' matches every name with that prefix
+  // ("nvidia.com/mig-*"). Empty for an annotation.
+  std::string resource;
+  std::string annotation;  // a pod annotation key (KAI's gpu-fraction); empty for a resource
+  AcceleratorForm form = AcceleratorForm::kDevice;
+  AcceleratorSizing sizing = AcceleratorSizing::kWarn;
+  std::string vendor;  // "NVIDIA", "Intel", "AWS"...
+  std::string unit;    // what one unit is, for messages: "MIG slice", "MiB of GPU memory"
+
+  bool matches(std::string_view name) const;
+};
+
+// One ask of one container (or of the pod, for an annotation).
+struct AcceleratorAsk {
+  std::string name;  // the resource or annotation key
+  AcceleratorForm form = AcceleratorForm::kDevice;
+  AcceleratorSizing sizing = AcceleratorSizing::kWarn;
+  std::string vendor;
+  std::string unit;
+  Quantity amount;    // how many units
+  std::string model;  // when the ask states it: a MIG profile ("3g.40gb")
+  // A MIG profile's GPU memory, in GB as its name writes it; 0: not stated.
+  int64_t gpu_memory_gb = 0;
+  // Where it was read, below its holder: "limits" or "requests" of the
+  // container's resources, or "metadata.annotations" of the pod.
+  std::string field;
+  std::string holder;  // the container's name; empty for the pod
+
+  std::string written;  // an annotation's value as written; empty for a resource
+
+  // The amount as a person wrote it: "2", "3000", an annotation's "0.5".
+  std::string amount_text() const;
+  // "2 nvidia.com/mig-3g.40gb (MIG slice)".
+  std::string describe() const;
+};
+
+// The class of an extended resource: a gpuResources entry (a whole GPU,
+// counted), an `accelerators` entry, or a name that says GPU ("gpu" in the
+// part after the domain, any case) or a DRA extended resource
+// (deviceclass.resource.kubernetes.io/<class>) the policy does not list
+// (kUnknown, warned); nullopt for anything else.
+std::optional<AcceleratorClass> classify_resource(const std::vector<std::string>& gpu_resources,
+                                                  const std::vector<AcceleratorClass>& classes,
+                                                  std::string_view resource);
+
+// The ask for `amount` units of a class, with what the name states: a MIG
+// profile and its memory ("nvidia.com/mig-3g.40gb" -> "3g.40gb", 40 GB).
+AcceleratorAsk make_ask(const AcceleratorClass& of, std::string_view name, const Quantity& amount, std::string field,
+                        std::string holder);
+
+// A MIG profile in a resource or product name ("mig-3g.40gb",
+// "A100-SXM4-40GB-MIG-1g.5gb"): the profile and its memory in GB.
+struct MigProfile {
+  std::string profile;  // "3g.40gb"
+  int64_t memory_gb = 0;
+};
+std::optional<MigProfile> mig_profile(std::string_view name);
+
+}  // namespace gpusizer

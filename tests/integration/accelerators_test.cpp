@@ -1,0 +1,89 @@
+// Every way a pod asks for a GPU, through the real webhook and the command
+// line: pod-level resources sized at the pod level (and still accepted by
+// the API server's checks), and MIG slices, shared replicas, fractions and
+// other vendors' devices warned, never passed with no word.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "gpusizer/check/manifests.h"
+#include "gpusizer/util/files.h"
+#include "integration/cli_support.h"
+#include "integration/shared_webhook.h"
+#include "support/api_validation.h"
+#include "support/review_support.h"
+
+namespace gpusizer::testing {
+namespace {
+
+const std::string kAccelerators = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/accelerators/";
+
+std::vector<json> objects_of(const std::string& file) {
+  auto text = read_file(kAccelerators + file);
+  if (!text) throw std::runtime_error(text.error());
+  auto manifests = read_manifests(text.value(), file);
+  if (!manifests) throw std::runtime_error(manifests.error());
+  std::vector<json> out;
+  for (const auto& document : manifests.value().documents) out.push_back(document.object);
+  return out;
+}
+
+class AcceleratorsWebhook : public SharedWebhookTest {};
+
+TEST_F(AcceleratorsWebhook, APodLevelPodIsSizedAtThePodLevelAndStaysValid) {
+  const json pod = objects_of("pod-level-4gpu.yaml").at(0);
+  const json patched = apply_response(pod, webhook_->review("/mutate", admission_review(pod)));
+  EXPECT_EQ(patched["spec"]["resources"]["requests"], json({{"cpu", "33"}, {"memory", "193Gi"}})) << patched.dump();
+  EXPECT_EQ(patched["spec"]["resources"]["limits"], json({{"cpu", "33"}, {"memory", "193Gi"}}));
+  EXPECT_EQ(api_resource_errors(patched), std::vector<std::string>{});
+  const json validated = webhook_->review("/validate", admission_review(patched));
+  EXPECT_TRUE(validated["response"]["allowed"].get<bool>()) << validated.dump();
+  EXPECT_FALSE(webhook_->review("/mutate", admission_review(patched))["response"].contains("patch"));
+}
+
+TEST_F(AcceleratorsWebhook, SlicesSharesFractionsAndTpusAreWarnedAndNotPatched) {
+  const std::vector<std::string> expected = {
+      "container \"server\": 2 nvidia.com/mig-3g.40gb (MIG slice) not sized; as 2 GPUs, train: cpu 16, memory 96Gi",
+      "container \"jupyter\": 1 nvidia.com/gpu.shared (shared GPU replica) not sized; as 1 GPU, train: cpu 16, "
+      "memory 64Gi",
+      "annotation gpu-fraction=0.5 (fraction of a GPU) not sized; as 1 GPU, train: cpu 16, memory 64Gi",
+      "spec.template container \"jax\": 4 google.com/tpu (TPU chip) not sized; as 4 GPUs, train: cpu 32, memory "
+      "192Gi"};
+  const std::vector<json> objects = objects_of("shared-and-sliced.yaml");
+  ASSERT_EQ(objects.size(), expected.size());
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    const json review = objects[i]["kind"] == "Pod" ? admission_review(objects[i]) : workload_review(objects[i]);
+    EXPECT_FALSE(webhook_->review("/mutate", review)["response"].contains("patch")) << objects[i].dump();
+    const json validated = webhook_->review("/validate", review);
+    EXPECT_TRUE(validated["response"]["allowed"].get<bool>()) << validated.dump();
+    EXPECT_EQ(validated["response"].value("warnings", json::array()), json::array({expected[i]}));
+  }
+}
+
+TEST(CliAccelerators, CheckFixesThePodLevelPodAndWarnsOfTheRest) {
+  const auto result = cli_test::run("check " + kAccelerators);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  for (const char* part :
+       {"change   spec.resources: memory request 64Gi->193Gi, limit 64Gi->193Gi (4 GPUs, train profile)",
+        "warning  container \"server\": 2 nvidia.com/mig-3g.40gb (MIG slice) not sized",
+        "warning  annotation gpu-fraction=0.5 (fraction of a GPU) not sized",
+        "5 objects with pods checked: 1 would be changed, 0 denied, 4 admitted unchanged"}) {
+    EXPECT_NE(result.output.find(part), std::string::npos) << part << "\n" << result.output;
+  }
+}
+
+TEST(CliAccelerators, ExplainPrintsTheDemandModel) {
+  const auto result = cli_test::run("explain " + kAccelerators + "shared-and-sliced.yaml");
+  for (const char* part :
+       {"ask          container \"server\": 2 nvidia.com/mig-3g.40gb  MIG slice, NVIDIA, 3g.40gb, 40 GB GPU memory "
+        "each; warned, not sized (policy accelerators); at spec.containers[0].resources.limits",
+        "ask          pod: 0.5 gpu-fraction", "at metadata.annotations.gpu-fraction",
+        "ask          container \"jax\": 4 google.com/tpu             TPU chip, Google"}) {
+    EXPECT_NE(result.output.find(part), std::string::npos) << part << "\n" << result.output;
+  }
+}
+
+}  // namespace
+}  // namespace gpusizer::testing

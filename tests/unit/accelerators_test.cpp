@@ -1,0 +1,168 @@
+// The accelerator demand model: which resources and annotations ask for
+// accelerators, how the policy counts each, and what decide_pod says of
+// the asks the tables do not size (MIG slices, shared and fractional GPUs,
+// other vendors' devices).
+
+#include "gpusizer/sizing/accelerators.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "gpusizer/admission/pod_decision.h"
+#include "gpusizer/check/explain.h"
+#include "support/pod_decision_support.h"
+
+namespace gpusizer {
+namespace {
+
+using namespace pod_decision_test;  // NOLINT(google-build-using-namespace)
+
+struct Classified {
+  std::string resource;
+  std::optional<AcceleratorForm> form;  // nullopt: not an accelerator
+  AcceleratorSizing sizing = AcceleratorSizing::kWarn;
+};
+
+TEST(ClassifyResource, TheDefaultPolicyNamesEachForm) {
+  const Policy& policy = default_policy();
+  const std::vector<Classified> cases = {
+      {"nvidia.com/gpu", AcceleratorForm::kDevice, AcceleratorSizing::kGpus},
+      {"amd.com/gpu", AcceleratorForm::kDevice, AcceleratorSizing::kGpus},
+      {"nvidia.com/mig-3g.40gb", AcceleratorForm::kMigSlice},
+      {"nvidia.com/mig-1g.10gb.me", AcceleratorForm::kMigSlice},
+      {"nvidia.com/gpu.shared", AcceleratorForm::kShared},
+      {"nvidia.com/gpumem", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
+      {"amd.com/cpx_nps4", AcceleratorForm::kMigSlice},
+      {"google.com/tpu", AcceleratorForm::kDevice},
+      {"habana.ai/gaudi", AcceleratorForm::kDevice},
+      {"aws.amazon.com/neuroncore", AcceleratorForm::kFraction},
+      {"huawei.com/Ascend910", AcceleratorForm::kDevice},
+      // Not listed, but named for GPUs, or a DRA extended resource: warned.
+      {"example.com/my-GPU", AcceleratorForm::kUnknown},
+      {"deviceclass.resource.kubernetes.io/gpu.example.com", AcceleratorForm::kUnknown},
+      // Neither.
+      {"example.com/fpga", std::nullopt},
+      {"gpu.intel.com/monitoring", std::nullopt},
+      {"hugepages-2Mi", std::nullopt},
+  };
+  for (const Classified& c : cases) {
+    const auto found = policy.accelerator_for(c.resource);
+    ASSERT_EQ(found.has_value(), c.form.has_value()) << c.resource;
+    if (!found) continue;
+    EXPECT_EQ(found->form, *c.form) << c.resource;
+    EXPECT_EQ(found->sizing, c.sizing) << c.resource;
+    EXPECT_EQ(policy.is_gpu_resource(c.resource), c.sizing == AcceleratorSizing::kGpus) << c.resource;
+  }
+}
+
+TEST(MigProfile, ReadsTheProfileAndItsMemoryFromResourceAndProductNames) {
+  const auto slice = mig_profile("nvidia.com/mig-3g.40gb");
+  ASSERT_TRUE(slice);
+  EXPECT_EQ(slice->profile, "3g.40gb");
+  EXPECT_EQ(slice->memory_gb, 40);
+  const auto product = mig_profile("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED");
+  ASSERT_TRUE(product);
+  EXPECT_EQ(product->profile, "1g.5gb");
+  EXPECT_EQ(product->memory_gb, 5);
+  EXPECT_FALSE(mig_profile("nvidia.com/mig-x"));
+  EXPECT_FALSE(mig_profile("NVIDIA-A100-SXM4-40GB"));
+  EXPECT_FALSE(mig_profile("mig-3g.99999999gb"));
+}
+
+json pod_asking(const json& limits, const json& annotations = nullptr) {
+  return pod_of(json::array({{{"name", "worker"}, {"image", "vllm"}, {"resources", {{"limits", limits}}}}}), nullptr,
+                annotations);
+}
+
+TEST(UnsizedAsks, AMigSliceIsWarnedWithTheTablesArithmeticAndNotPatched) {
+  const json pod = pod_asking({{"nvidia.com/mig-3g.40gb", "2"}});
+  EXPECT_TRUE(run(pod).ops.empty()) << run(pod).ops.dump();
+  const Outcome v = validate(pod, Mode::kEnforce);
+  EXPECT_TRUE(v.decision.denials.empty()) << all(v.decision.denials);
+  EXPECT_EQ(v.decision.warnings,
+            std::vector<std::string>{"container \"worker\": 2 nvidia.com/mig-3g.40gb (MIG slice) not sized; "
+                                     "as 2 GPUs, train: cpu 16, memory 96Gi"});
+}
+
+TEST(UnsizedAsks, SharedReplicasOtherVendorsAndUnknownGpuNamesAreWarned) {
+  for (const std::string resource : {"nvidia.com/gpu.shared", "google.com/tpu", "habana.ai/gaudi", "example.com/gpu"}) {
+    const Outcome v = validate(pod_asking({{resource, "4"}}));
+    EXPECT_TRUE(has_line(v.decision.warnings, {"4 " + resource, "not sized; as 4 GPUs, train: cpu 32, memory 192Gi"}))
+        << resource << "\n"
+        << all(v.decision.warnings);
+  }
+}
+
+TEST(UnsizedAsks, AFractionByAnnotationIsWarnedAsOneGpu) {
+  json pod = pod_of(json::array({{{"name", "nb"}, {"image", "jupyter"}}}), nullptr, {{"gpu-fraction", "0.5"}});
+  const Outcome v = validate(pod);
+  EXPECT_EQ(v.decision.warnings, std::vector<std::string>{"annotation gpu-fraction=0.5 (fraction of a GPU) not sized; "
+                                                          "as 1 GPU, train: cpu 16, memory 64Gi"});
+}
+
+TEST(UnsizedAsks, HamisMemoryShareDescribesTheGpuItComesWith) {
+  // Sized as the 1 GPU it asks for; the share is a detail of that GPU.
+  const Outcome sized = validate(pod_asking({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}}));
+  EXPECT_FALSE(has_line(sized.decision.warnings, {"not sized"})) << all(sized.decision.warnings);
+  EXPECT_EQ(sized.decision.gpus, 1);
+  // Alone, it is the only word of a GPU: warned.
+  const Outcome alone = validate(pod_asking({{"nvidia.com/gpumem", "3000"}}));
+  EXPECT_TRUE(has_line(alone.decision.warnings, {"3000 nvidia.com/gpumem (MiB of GPU memory) not sized"}))
+      << all(alone.decision.warnings);
+}
+
+TEST(UnsizedAsks, APodWithGpusAndSlicesIsSizedAndWarned) {
+  json pod = pod_of(json::array(
+      {gpu_container("trainer", "2", "1", "1Gi"),
+       {{"name", "sidecar"}, {"image", "x"}, {"resources", {{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}}}}}));
+  const Outcome m = run(pod);
+  EXPECT_EQ(resources_of(m.patched)["requests"]["memory"], "96Gi");
+  const Outcome v = validate(pod);
+  EXPECT_TRUE(has_line(v.decision.warnings, {"container \"sidecar\": 1 nvidia.com/mig-1g.10gb (MIG slice) not sized"}))
+      << all(v.decision.warnings);
+}
+
+TEST(UnsizedAsks, ManyContainersGetThreeLinesAndACount) {
+  json containers = json::array();
+  for (int i = 0; i < 10; ++i) {
+    containers.push_back({{"name", "c" + std::to_string(i)},
+                          {"image", "x"},
+                          {"resources", {{"limits", {{"nvidia.com/gpu.shared", "1"}}}}}});
+  }
+  const Outcome v = validate(pod_of(containers));
+  ASSERT_EQ(v.decision.warnings.size(), 4u) << all(v.decision.warnings);
+  EXPECT_EQ(v.decision.warnings.back(), "and 7 more accelerator asks not sized");
+}
+
+TEST(UnsizedAsks, APolicyCanSizeAnAcceleratorAsGpus) {
+  const Policy policy = policy_from(
+      "accelerators:\n  - {resource: habana.ai/gaudi, form: device, sizing: gpus, vendor: Intel Gaudi, unit: HPU}\n");
+  const json pod = pod_asking({{"habana.ai/gaudi", "8"}});
+  const Outcome m = run(pod, Endpoint::kMutate, Mode::kMutate, policy);
+  EXPECT_EQ(m.decision.gpus, 8);
+  EXPECT_EQ(resources_of(m.patched)["requests"]["memory"], "384Gi");
+  EXPECT_TRUE(validate(m.patched, Mode::kEnforce, policy).decision.warnings.empty());
+}
+
+TEST(UnsizedAsks, ExplainPrintsEveryAskWithItsField) {
+  JsonReader reader;
+  const json pod = pod_asking({{"nvidia.com/mig-3g.40gb", "2"}});
+  const JsonView view = reader.view_of(pod);
+  PatchBuilder patch(view);
+  PodTarget target{{view}, {kDescription, Mode::kMutate}};
+  target.explain = true;
+  const PodDecision decision = decide_pod(default_policy(), Endpoint::kValidate, target, patch);
+  const auto rows = explain_rows(decision.explanation, decision.explanation);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0].title, "ask");
+  EXPECT_EQ(rows[0].floor, "container \"worker\": 2 nvidia.com/mig-3g.40gb");
+  EXPECT_EQ(rows[0].detail,
+            "MIG slice, NVIDIA, 3g.40gb, 40 GB GPU memory each; warned, not sized (policy accelerators); "
+            "at spec.containers[0].resources.limits");
+}
+
+}  // namespace
+}  // namespace gpusizer
