@@ -4,8 +4,8 @@
 
 #include "gpusizer/json/json_text.h"
 #include "gpusizer/json/paths.h"
+#include "gpusizer/sizing/accelerator_asks.h"
 #include "gpusizer/sizing/messages.h"
-#include "gpusizer/sizing/unsized_asks.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -58,29 +58,30 @@ void write_edit(const PodEdit& edit, PatchBuilder& patch, std::vector<std::strin
 }
 
 // The pod's accelerator asks as explain shows them.
-std::vector<AskRow> ask_rows(const PodFacts& pod, const std::vector<std::string>& pod_path) {
+std::vector<AskRow> ask_rows(const Policy& policy, const PodFacts& pod, const std::vector<std::string>& pod_path) {
   std::vector<AskRow> rows;
   const auto row = [&](const AcceleratorAsk& ask, std::string holder, const std::string& at) {
-    std::string detail = ask.unit;
-    if (!ask.vendor.empty()) detail += ", " + ask.vendor;
-    if (!ask.model.empty()) detail += ", " + ask.model;
-    if (ask.gpu_memory_gb > 0) detail += ", " + std::to_string(ask.gpu_memory_gb) + " GB GPU memory each";
-    switch (ask.sizing) {
+    std::string detail = ask.of->unit + ", " + ask.vendor();
+    if (const auto mig = ask.mig()) {
+      detail += ", " + mig->profile + ", " + std::to_string(mig->memory_gb) + " GB GPU memory each";
+    }
+    switch (ask.sizing()) {
       case AcceleratorSizing::kGpus: detail += "; counted as GPUs"; break;
       case AcceleratorSizing::kWarn: detail += "; warned, not sized (policy accelerators)"; break;
       case AcceleratorSizing::kDetail: detail += "; describes the container's devices"; break;
     }
-    rows.push_back({std::move(holder), ask.amount_text() + " " + ask.name, detail + "; at " + at});
+    rows.push_back({std::move(holder), ask.amount_text() + " " + std::string(ask.name), detail + "; at " + at});
   };
-  for (const AcceleratorAsk& ask : pod.accelerators) {
+  for (const AcceleratorAsk& ask : annotation_asks(policy, pod)) {
     std::vector<std::string> path = pod_path;
-    path.insert(path.end(), {"metadata", "annotations", ask.name});
+    path.insert(path.end(), {"metadata", "annotations", std::string(ask.name)});
     row(ask, "pod", field_path(path));
   }
   for (const auto* list : {&pod.app, &pod.init}) {
     for (const ContainerFacts& c : *list) {
-      for (const AcceleratorAsk& ask : c.accelerators) {
-        row(ask, "container " + in_quotes(c.name), field_path(c.path) + "." + c.resources_key + "." + ask.field);
+      for (const AcceleratorAsk& ask : container_asks(policy, c)) {
+        row(ask, "container " + in_quotes(c.name),
+            field_path(c.path) + "." + c.resources_key + "." + std::string(ask.field));
       }
     }
   }
@@ -140,10 +141,10 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
   }
   if (decision.gpus == 0 && !reading.gpu_problem) {
     // Said by the validating endpoint, which always runs.
-    if (endpoint == Endpoint::kValidate && has_unsized_asks(reading.facts)) {
+    if (endpoint == Endpoint::kValidate && has_unsized_asks(policy, reading.facts)) {
       decision.warnings = unsized_ask_warnings(policy, reading.facts);
     }
-    if (target.explain) decision.explanation.asks = ask_rows(reading.facts, target.ref.path);
+    if (target.explain) decision.explanation.asks = ask_rows(policy, reading.facts, target.ref.path);
     return decision;
   }
 
@@ -161,14 +162,14 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
   decision.capped.assign(sizing.capped.begin(), sizing.capped.end());
   decision.nodes_holding = sizing.nodes_holding;
   decision.explanation = std::move(sizing.explanation);
-  if (target.explain) decision.explanation.asks = ask_rows(reading.facts, target.ref.path);
+  if (target.explain) decision.explanation.asks = ask_rows(policy, reading.facts, target.ref.path);
   if (endpoint == Endpoint::kMutate) {
     apply_fixes(target, sizing, decision, patch);
   } else {
     decision.denials = std::move(sizing.report.denials);
     decision.denial_reasons = std::move(sizing.report.denial_reasons);
     decision.warnings = std::move(sizing.report.warnings);
-    if (has_unsized_asks(reading.facts)) append(decision.warnings, unsized_ask_warnings(policy, reading.facts));
+    if (has_unsized_asks(policy, reading.facts)) append(decision.warnings, unsized_ask_warnings(policy, reading.facts));
   }
   return decision;
 }

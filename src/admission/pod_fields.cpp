@@ -77,8 +77,12 @@ void read_quantities(const Policy& policy, JsonView resources, std::string_view 
   map.for_each_member([&](std::string_view resource, JsonView value) {
     const bool sized = resource == kCpu || resource == kMemory || resource == kEphemeralStorage;
     const bool gpu = !sized && policy.is_gpu_resource(resource);
+    if (gpu && !contains(policy.gpu_resources, resource)) read.accelerator_gpus = true;
     // Accelerators the tables do not count are read for what they say.
-    if (!sized && !gpu && !policy.accelerator_for(resource)) return;
+    if (!sized && !gpu) {
+      if (!policy.accelerator_for(resource)) return;
+      read.other_accelerators = true;
+    }
     auto quantity = quantity_from_json(value);
     if (!quantity && is_unresolved(value)) {
       // A template parameter, filled in when the workflow runs: not an
@@ -159,10 +163,13 @@ void read_scheduling(const Policy& policy, JsonView spec, PodFacts& facts) {
 
 ResourcesRead read_resources(const Policy& policy, JsonView item, const std::string& resources_key,
                              const std::function<std::string()>& field) {
+  return read_resources_at(policy, item[resources_key], [&] { return field() + "." + resources_key; });
+}
+
+ResourcesRead read_resources_at(const Policy& policy, JsonView resources,
+                                const std::function<std::string()>& resources_field) {
   ResourcesRead read;
-  const JsonView resources = item[resources_key];
   if (resources.is_null()) return read;
-  const std::function<std::string()> resources_field = [&] { return field() + "." + resources_key; };
   if (!resources.is_object()) {
     read.problems.push_back({ProblemCode::kWrongType, resources_field(), "is not an object"});
     return read;
@@ -184,7 +191,7 @@ void read_wanted_metadata(const Policy& policy, JsonView metadata, bool pod_keys
     return key == kDataLoaderKey || key == kModelKey || key == kGpuKey;
   };
   const auto asks_accelerator = [&](std::string_view key) {
-    return std::any_of(policy.accelerators.begin(), policy.accelerators.end(),
+    return std::any_of(policy.accelerator_annotations.begin(), policy.accelerator_annotations.end(),
                        [&](const AcceleratorClass& each) { return each.annotation == key; });
   };
   auto wanted_annotation = [&](std::string_view key) {

@@ -121,22 +121,9 @@ class PodReader {
     selection.owner_kind = controller_kind(metadata["ownerReferences"]);
     const std::string* opt_out = facts().annotation(kMutateOptOutKey);
     facts().opted_out = opt_out && *opt_out == "false";
-    read_annotation_asks();
-  }
-
-  // Accelerators asked for by pod annotation (a fraction of a GPU); a
-  // value that is not a number counts as 0 and is said as written.
-  void read_annotation_asks() {
-    for (const AcceleratorClass& each : policy_.accelerators) {
-      if (each.annotation.empty()) continue;
-      const std::string* value = facts().annotation(each.annotation);
-      if (!value) continue;
-      const auto amount = Quantity::parse(*value);
-      AcceleratorAsk ask =
-          make_ask(each, each.annotation, amount ? amount.value() : Quantity(), "metadata.annotations", "");
-      ask.written = *value;
-      facts().accelerators.push_back(std::move(ask));
-    }
+    facts().annotation_accelerators =
+        std::any_of(policy_.accelerator_annotations.begin(), policy_.accelerator_annotations.end(),
+                    [&](const AcceleratorClass& each) { return facts().annotation(each.annotation) != nullptr; });
   }
 
   // The kind of the owner that controls a Pod (controller: true), else of
@@ -163,21 +150,27 @@ class PodReader {
       problem(ProblemCode::kWrongType, field_path(absolute(tokens)), "is missing or not an object");
       return;
     }
-    const JsonView containers = spec["containers"];
+    // The fields read here, in one pass over the spec's.
+    JsonView containers, init_containers, volumes, resources;
+    spec.for_each_member([&](std::string_view key, JsonView value) {
+      if (key == "containers") containers = value;
+      if (key == "initContainers") init_containers = value;
+      if (key == "volumes") volumes = value;
+      if (key == "resources") resources = value;
+    });
     if (!containers.is_array()) {
       problem(ProblemCode::kWrongType, field_path(absolute(below("containers"))), "is missing or not a list");
       return;
     }
     read_list(containers, below("containers"), Role::kApp);
-    read_list(spec["initContainers"], below("initContainers"), Role::kInit);
-    check_volumes_list(spec["volumes"], below("volumes"));
-    read_pod_level(spec, absolute(tokens));
+    read_list(init_containers, below("initContainers"), Role::kInit);
+    check_volumes_list(volumes, below("volumes"));
+    if (!resources.is_null()) read_pod_level(spec, absolute(tokens));
   }
 
   // spec.resources, as a container at the spec's path named for the field.
   // Only cpu and memory count there (the API server refuses the rest).
   void read_pod_level(JsonView spec, std::vector<std::string> spec_path) {
-    if (spec["resources"].is_null()) return;
     ContainerFacts pod_level;
     pod_level.name = "spec.resources";
     pod_level.path = std::move(spec_path);
@@ -269,54 +262,65 @@ class PodReader {
     container.init_index = init_index;
     container.resources_key = resources_key;
     const FieldName where(container.path);
-    container.name = string_member(item, "name");
+    // The fields read here, in one pass over the container's.
+    JsonView name, resources, restart_policy, mounts, command, args;
+    item.for_each_member([&](std::string_view key, JsonView value) {
+      if (key == "name") name = value;
+      if (key == resources_key) resources = value;
+      if (key == "restartPolicy") restart_policy = value;
+      if (key == "volumeMounts") mounts = value;
+      if (key == "command") command = value;
+      if (key == "args") args = value;
+    });
+    container.name = name.string();
     if (container.name.empty()) container.name = unnamed.empty() ? where.text() : unnamed;
     // The template's values win over its defaults, key by key.
-    take(read_resources(policy_, item, container.resources_key, [&] { return where.text(); }), container);
+    take(read_resources_at(policy_, resources, [&] { return where.text() + "." + resources_key; }), container);
     if (defaults) take(*defaults, container);
-    read_asks(container, where);
+    count_gpus(container, where);
     // Sidecars (init containers that keep running) hold resources alongside
     // the app containers, so they count with them.
-    const bool sidecar = role == Role::kInit && item["restartPolicy"].string() == "Always";
+    const bool sidecar = role == Role::kInit && restart_policy.string() == "Always";
     container.sidecar = sidecar;
     if ((role == Role::kApp || sidecar) && container.gpus > 0) {
       // The /dev/shm mount is appended here: a JSON Patch adds to a list only.
-      const JsonView mounts = item["volumeMounts"];
       if (!mounts.is_null() && !mounts.is_array())
         problem(ProblemCode::kWrongType, where.text() + ".volumeMounts", "is not a list");
-      container.shm_volume = shm_mount(item);
-      read_serving_flags(item, container);
+      container.shm_volume = shm_mount(mounts);
+      read_serving_flags(command, args, container);
     }
     (role == Role::kInit && !sidecar ? facts().init : facts().app).push_back(std::move(container));
   }
 
-  // Each accelerator the container asks for, from its limits (its requests
-  // default to them), then the requests its limits lack; and the GPUs the
-  // tables count among them.
-  void read_asks(ContainerFacts& container, const FieldName& where) {
-    const auto add = [&](std::string_view resource, const Quantity& amount, const char* map) {
-      if (resource == kCpu || resource == kMemory || resource == kEphemeralStorage) return;
-      for (const AcceleratorAsk& seen : container.accelerators) {
-        if (seen.name == resource) return;
-      }
-      if (auto of = policy_.accelerator_for(resource)) {
-        container.accelerators.push_back(make_ask(*of, resource, amount, map, container.name));
-      }
+  // The GPUs the tables count among the container's accelerator asks:
+  // gpuResources, then, when it asks for them, the policy's accelerators
+  // with sizing gpus. What else it asks for is worked out when said
+  // (sizing/accelerator_asks.h).
+  void count_gpus(ContainerFacts& container, const FieldName& where) {
+    const auto count = [&](std::string_view resource) {
+      const int64_t gpus = gpu_count(container, resource, where);
+      if (gpus > 0 && container.gpu_resource.empty()) container.gpu_resource = resource;
+      container.gpus += gpus;
     };
-    container.limits.for_each([&](std::string_view resource, const Quantity& q) { add(resource, q, "limits"); });
-    container.requests.for_each([&](std::string_view resource, const Quantity& q) { add(resource, q, "requests"); });
-    for (AcceleratorAsk& ask : container.accelerators) {
-      if (ask.sizing != AcceleratorSizing::kGpus) continue;
-      const int64_t count = gpu_count(container, ask.name, where);
-      if (count > 0 && container.gpu_resource.empty()) container.gpu_resource = ask.name;
-      container.gpus += count;
-    }
+    for (const std::string& resource : policy_.gpu_resources) count(resource);
+    if (!container.accelerator_gpus) return;
+    std::vector<std::string_view> counted;
+    const auto count_once = [&](std::string_view resource, const Quantity&) {
+      if (contains(policy_.gpu_resources, resource) || !policy_.is_gpu_resource(resource) ||
+          std::find(counted.begin(), counted.end(), resource) != counted.end()) {
+        return;
+      }
+      counted.push_back(resource);
+      count(resource);
+    };
+    container.limits.for_each(count_once);
+    container.requests.for_each(count_once);
   }
 
-  // The volume a container mounts at /dev/shm, or empty.
-  static std::string shm_mount(JsonView item) {
+  // The volume a container's volumeMounts mount at /dev/shm, or empty.
+  static std::string shm_mount(JsonView mounts) {
     std::string volume;
-    item["volumeMounts"].for_each_element([&](JsonView mount) {
+    mounts.for_each_element([&](JsonView mount) {
       const std::string_view path = mount["mountPath"].string();
       if (volume.empty() && (path == "/dev/shm" || path == "/dev/shm/")) volume = string_member(mount, "name");
     });
@@ -330,6 +334,8 @@ class PodReader {
     for (const ResourcesRead::Problem& each : read.problems) problem(each.code, each.field, each.what, each.gpu);
     reading_.unresolved.insert(reading_.unresolved.end(), read.unresolved.begin(), read.unresolved.end());
     reading_.unresolved_gpu = reading_.unresolved_gpu || read.unresolved_gpu;
+    container.accelerator_gpus = container.accelerator_gpus || read.accelerator_gpus;
+    container.other_accelerators = container.other_accelerators || read.other_accelerators;
   }
 
   // The Argo template's workflow, as decide_object read it for all of its
@@ -339,27 +345,27 @@ class PodReader {
     return *workflow_;
   }
 
-  int64_t gpu_count(const ContainerFacts& container, const std::string& resource, const FieldName& field) {
+  int64_t gpu_count(const ContainerFacts& container, std::string_view resource, const FieldName& field) {
     const Quantity* request = container.requests.find(resource);
     const Quantity* limit = container.limits.find(resource);
     if (!request && !limit) return 0;
     auto where = [&] { return field.text() + "." + container.resources_key; };
     if (request && limit && *request != *limit) {
       problem(ProblemCode::kInconsistent, where(),
-              resource + " request " + request->to_string() + " and limit " + limit->to_string() +
+              std::string(resource) + " request " + request->to_string() + " and limit " + limit->to_string() +
                   " differ; GPUs are not overcommitted: set both to the same number",
               true);
       return 0;
     }
     const Quantity& count = limit ? *limit : *request;
     if (!count.is_whole()) {
-      problem(ProblemCode::kBadValue, where(), resource + " must be a whole number of GPUs, found " + count.to_string(),
-              true);
+      problem(ProblemCode::kBadValue, where(),
+              std::string(resource) + " must be a whole number of GPUs, found " + count.to_string(), true);
       return 0;
     }
     if (count.value_ceil() > kMaxGpusPerContainer) {
       problem(ProblemCode::kTooLarge, where(),
-              resource + " asks for " + count.to_string() + " GPUs, more than any node has", true);
+              std::string(resource) + " asks for " + count.to_string() + " GPUs, more than any node has", true);
       return 0;
     }
     return count.value_ceil();

@@ -187,7 +187,7 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
   const bool sized_at_creation = !is_pod && mode == Mode::kMutate && !policy.long_lived.patch_templates &&
                                  std::find(long_lived.begin(), long_lived.end(), id.kind) != long_lived.end();
   // Every accelerator, sized or not: none may pass with no word.
-  const IsGpuResource is_gpu = [&](std::string_view name) { return policy.accelerator_for(name).has_value(); };
+  const IsGpuResource is_gpu = [&](std::string_view name) { return policy.accelerator_for(name) != nullptr; };
   const WorkloadKind* kind = find_workload_kind(id.group, id.kind, policy.workloads);
   // A kind no table names is searched for pods by their shape; an object
   // without a kind (a Helm values file given to check) is not a workload,

@@ -21,10 +21,10 @@ std::string_view trim_quotes(std::string_view value) {
 
 }  // namespace
 
-void read_serving_flags(JsonView item, ContainerFacts& container) {
+void read_serving_flags(JsonView command, JsonView args, ContainerFacts& container) {
   std::vector<std::string_view> words;
-  for (const char* list : {"command", "args"}) {
-    item[list].for_each_element([&](JsonView element) {
+  for (const JsonView list : {command, args}) {
+    list.for_each_element([&](JsonView element) {
       const std::string_view text = element.string();
       std::size_t start = 0;
       while (start < text.size()) {

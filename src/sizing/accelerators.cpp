@@ -49,28 +49,12 @@ bool AcceleratorClass::matches(std::string_view name) const {
   return name == resource;
 }
 
-std::optional<AcceleratorClass> classify_resource(const std::vector<std::string>& gpu_resources,
-                                                  const std::vector<AcceleratorClass>& classes,
-                                                  std::string_view resource) {
-  if (std::find(gpu_resources.begin(), gpu_resources.end(), resource) != gpu_resources.end()) {
-    return AcceleratorClass{std::string(resource),
-                            "",
-                            AcceleratorForm::kDevice,
-                            AcceleratorSizing::kGpus,
-                            std::string(resource.substr(0, resource.find('/'))),
-                            "GPU"};
-  }
-  for (const AcceleratorClass& candidate : classes) {
-    if (candidate.matches(resource)) return candidate;
-  }
-  const bool dra = resource.substr(0, kDraExtendedPrefix.size()) == kDraExtendedPrefix;
-  if (!dra && !names_gpu(resource)) return std::nullopt;
-  return AcceleratorClass{std::string(resource),
-                          "",
-                          AcceleratorForm::kUnknown,
-                          AcceleratorSizing::kWarn,
-                          std::string(resource.substr(0, resource.find('/'))),
-                          dra ? "device of a DRA class" : "device"};
+const AcceleratorClass* unknown_accelerator_class(std::string_view resource) {
+  static const AcceleratorClass kNamedGpu{"", "", AcceleratorForm::kUnknown, AcceleratorSizing::kWarn, "", "device"};
+  static const AcceleratorClass kDraExtended{
+      "", "", AcceleratorForm::kUnknown, AcceleratorSizing::kWarn, "", "device of a DRA class"};
+  if (resource.substr(0, kDraExtendedPrefix.size()) == kDraExtendedPrefix) return &kDraExtended;
+  return names_gpu(resource) ? &kNamedGpu : nullptr;
 }
 
 std::optional<MigProfile> mig_profile(std::string_view name) {
@@ -96,18 +80,12 @@ std::optional<MigProfile> mig_profile(std::string_view name) {
   return MigProfile{lower.substr(start, i - start), std::stoll(memory)};
 }
 
-AcceleratorAsk make_ask(const AcceleratorClass& of, std::string_view name, const Quantity& amount, std::string field,
-                        std::string holder) {
-  AcceleratorAsk ask{std::string(name), of.form, of.sizing, of.vendor, of.unit, amount};
-  ask.field = std::move(field);
-  ask.holder = std::move(holder);
-  if (of.form == AcceleratorForm::kMigSlice) {
-    if (const auto profile = mig_profile(name)) {
-      ask.model = profile->profile;
-      ask.gpu_memory_gb = profile->memory_gb;
-    }
-  }
-  return ask;
+std::string AcceleratorAsk::vendor() const {
+  return of->vendor.empty() ? std::string(name.substr(0, name.find('/'))) : of->vendor;
+}
+
+std::optional<MigProfile> AcceleratorAsk::mig() const {
+  return of->form == AcceleratorForm::kMigSlice ? mig_profile(name) : std::nullopt;
 }
 
 std::string AcceleratorAsk::amount_text() const {
@@ -115,6 +93,6 @@ std::string AcceleratorAsk::amount_text() const {
   return amount.is_whole() ? std::to_string(amount.value_ceil()) : amount.to_string();
 }
 
-std::string AcceleratorAsk::describe() const { return amount_text() + " " + name + " (" + unit + ")"; }
+std::string AcceleratorAsk::describe() const { return amount_text() + " " + std::string(name) + " (" + of->unit + ")"; }
 
 }  // namespace gpusizer

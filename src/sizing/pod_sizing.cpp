@@ -321,8 +321,9 @@ class PodSizer {
     std::string found = "request " + show(s.request);
     if (s.limit) found += ", limit " + s.limit->to_string();
     const bool pod_level = is_pod_level(*s.container);
-    std::string fix = std::string(pod_level ? "set spec.resources memory to " : s.limit_only ? "set its memory limit to "
-                                                                                             : "set memory to ") +
+    std::string fix = std::string(pod_level      ? "set spec.resources memory to "
+                                  : s.limit_only ? "set its memory limit to "
+                                                 : "set memory to ") +
                       s.need.to_string();
     if (const Shortfall* cpu = shortfall(*s.container, kCpu)) fix += " and cpu to " + cpu->need.to_string();
     fix +=
@@ -335,8 +336,8 @@ class PodSizer {
 
   std::string short_finding(const Shortfall& s) const {
     const std::string found = s.limit_only ? "limit " + show(s.limit) : show(s.request);
-    return std::string(s.floor->resource) + " " + found + " is below " + s.need.to_string() + " for " +
-           holder_gpus(s) + " (" + s.floor->basis + ")";
+    return std::string(s.floor->resource) + " " + found + " is below " + s.need.to_string() + " for " + holder_gpus(s) +
+           " (" + s.floor->basis + ")";
   }
 
   // The notes of the binding memory floors that some container is below
@@ -424,7 +425,7 @@ class PodSizer {
       // rises with it (under pod-level resources, to the container's share).
       const Quantity& new_limit = s.limit_only ? s.need : new_request;
       if (s.limit && *s.limit < new_limit) {
-        const std::string limit_text = new_limit.to_string();
+        const std::string limit_text = s.limit_only ? new_limit.to_string() : new_text;
         requests.edits.emplace_back(SetResource{s.container, true, resource, limit_text});
         change +=
             (raise_request ? ", limit " : std::string(resource) + " limit ") + s.limit->to_string() + "->" + limit_text;

@@ -50,8 +50,13 @@ bool Policy::is_gpu_resource(std::string_view resource) const {
   return false;
 }
 
-std::optional<AcceleratorClass> Policy::accelerator_for(std::string_view resource) const {
-  return classify_resource(gpu_resources, accelerators, resource);
+const AcceleratorClass* Policy::accelerator_for(std::string_view resource) const {
+  static const AcceleratorClass kGpu{"", "", AcceleratorForm::kDevice, AcceleratorSizing::kGpus, "", "GPU"};
+  if (contains(gpu_resources, resource)) return &kGpu;
+  for (const AcceleratorClass& each : accelerators) {
+    if (each.matches(resource)) return &each;
+  }
+  return unknown_accelerator_class(resource);
 }
 
 const Profile* Policy::find_profile(std::string_view name) const {
@@ -125,7 +130,7 @@ std::vector<WorkloadKind> read_workloads(const YAML::Node& node) {
   return kinds;
 }
 
-// `accelerators:`, a list that replaces the base's.
+// `accelerators:`, a list put before the base's.
 std::vector<AcceleratorClass> read_accelerators(const YAML::Node& node) {
   if (!node.IsSequence())
     fail(ProblemCode::kWrongType, "accelerators", node,
@@ -344,7 +349,17 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
     if (policy.gpu_resources.empty())
       fail(ProblemCode::kMissingField, "gpuResources", root["gpuResources"], "must name at least one resource");
   }
-  if (const YAML::Node accelerators = root["accelerators"]) policy.accelerators = read_accelerators(accelerators);
+  if (const YAML::Node list = root["accelerators"]) {
+    // Before the base's, so that an entry given wins over a default one.
+    std::vector<AcceleratorClass> by_resource;
+    std::vector<AcceleratorClass> by_annotation;
+    for (AcceleratorClass& each : read_accelerators(list)) {
+      (each.annotation.empty() ? by_resource : by_annotation).push_back(std::move(each));
+    }
+    policy.accelerators.insert(policy.accelerators.begin(), by_resource.begin(), by_resource.end());
+    policy.accelerator_annotations.insert(policy.accelerator_annotations.begin(), by_annotation.begin(),
+                                          by_annotation.end());
+  }
   if (root["denyFromGpus"]) policy.deny_from_gpus = read_int(root["denyFromGpus"], "denyFromGpus", 1);
   if (const YAML::Node profiles = root["profiles"]) {
     require_map(profiles, "profiles");

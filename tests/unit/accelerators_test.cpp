@@ -50,7 +50,7 @@ TEST(ClassifyResource, TheDefaultPolicyNamesEachForm) {
   };
   for (const Classified& c : cases) {
     const auto found = policy.accelerator_for(c.resource);
-    ASSERT_EQ(found.has_value(), c.form.has_value()) << c.resource;
+    ASSERT_EQ(found != nullptr, c.form.has_value()) << c.resource;
     if (!found) continue;
     EXPECT_EQ(found->form, *c.form) << c.resource;
     EXPECT_EQ(found->sizing, c.sizing) << c.resource;

@@ -52,12 +52,20 @@ struct ResourcesRead {
   std::vector<Problem> problems;
   std::vector<std::string> unresolved;  // resources holding {{...}} or $(VAR) expressions
   bool unresolved_gpu = false;          // ... among them a GPU count
+  // Accelerators beside gpuResources: counted as GPUs by the policy's
+  // accelerators (sizing gpus), or not.
+  bool accelerator_gpus = false;
+  bool other_accelerators = false;
 };
 
 // item[resources_key]; `field` names the item in problems (called only
 // when there is one: most containers have none).
 ResourcesRead read_resources(const Policy& policy, JsonView item, const std::string& resources_key,
                              const std::function<std::string()>& field);
+// The same, of the ResourceRequirements `resources` (absent: none), named
+// `resources_field` in problems ("spec.containers[0].resources").
+ResourcesRead read_resources_at(const Policy& policy, JsonView resources,
+                                const std::function<std::string()>& resources_field);
 
 // Where read_wanted_metadata puts what it reads.
 struct SelectionMaps {

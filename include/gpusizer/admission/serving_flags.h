@@ -12,6 +12,7 @@ namespace gpusizer {
 // the GPU it allocates up front, in thousandths), --tensor-parallel-size
 // (-tp) and --pipeline-parallel-size (-pp). A value that is not a number
 // in range (an environment variable vLLM expands) is not read.
-void read_serving_flags(JsonView item, ContainerFacts& container);
+// REQUIRES: command and args are the container's (absent when it has none).
+void read_serving_flags(JsonView command, JsonView args, ContainerFacts& container);
 
 }  // namespace gpusizer

@@ -51,44 +51,6 @@ struct AcceleratorClass {
   bool matches(std::string_view name) const;
 };
 
-// One ask of one container (or of the pod, for an annotation).
-struct AcceleratorAsk {
-  std::string name;  // the resource or annotation key
-  AcceleratorForm form = AcceleratorForm::kDevice;
-  AcceleratorSizing sizing = AcceleratorSizing::kWarn;
-  std::string vendor;
-  std::string unit;
-  Quantity amount;    // how many units
-  std::string model;  // when the ask states it: a MIG profile ("3g.40gb")
-  // A MIG profile's GPU memory, in GB as its name writes it; 0: not stated.
-  int64_t gpu_memory_gb = 0;
-  // Where it was read, below its holder: "limits" or "requests" of the
-  // container's resources, or "metadata.annotations" of the pod.
-  std::string field;
-  std::string holder;  // the container's name; empty for the pod
-
-  std::string written;  // an annotation's value as written; empty for a resource
-
-  // The amount as a person wrote it: "2", "3000", an annotation's "0.5".
-  std::string amount_text() const;
-  // "2 nvidia.com/mig-3g.40gb (MIG slice)".
-  std::string describe() const;
-};
-
-// The class of an extended resource: a gpuResources entry (a whole GPU,
-// counted), an `accelerators` entry, or a name that says GPU ("gpu" in the
-// part after the domain, any case) or a DRA extended resource
-// (deviceclass.resource.kubernetes.io/<class>) the policy does not list
-// (kUnknown, warned); nullopt for anything else.
-std::optional<AcceleratorClass> classify_resource(const std::vector<std::string>& gpu_resources,
-                                                  const std::vector<AcceleratorClass>& classes,
-                                                  std::string_view resource);
-
-// The ask for `amount` units of a class, with what the name states: a MIG
-// profile and its memory ("nvidia.com/mig-3g.40gb" -> "3g.40gb", 40 GB).
-AcceleratorAsk make_ask(const AcceleratorClass& of, std::string_view name, const Quantity& amount, std::string field,
-                        std::string holder);
-
 // A MIG profile in a resource or product name ("mig-3g.40gb",
 // "A100-SXM4-40GB-MIG-1g.5gb"): the profile and its memory in GB.
 struct MigProfile {
@@ -96,5 +58,38 @@ struct MigProfile {
   int64_t memory_gb = 0;
 };
 std::optional<MigProfile> mig_profile(std::string_view name);
+
+// One ask of one container (or of the pod, for an annotation). Small and
+// cheap to make: GPU containers have one each, on every review.
+struct AcceleratorAsk {
+  // Its class: in the policy, or a built-in one for a name the policy
+  // does not list (unknown_accelerator_class).
+  const AcceleratorClass* of = nullptr;
+  // The resource or annotation key. Points into the reviewed document or
+  // the policy, which outlive the decision.
+  std::string_view name;
+  Quantity amount;  // how many units
+  // Where it was read, below its holder: "limits" or "requests" of the
+  // container's resources, or "metadata.annotations" of the pod.
+  std::string_view field;
+  std::string written;  // an annotation's value as written; empty for a resource
+
+  AcceleratorForm form() const { return of->form; }
+  AcceleratorSizing sizing() const { return of->sizing; }
+  // The class's vendor, else the name's domain ("example.com").
+  std::string vendor() const;
+  // A MIG slice's profile and memory, as its name states them.
+  std::optional<MigProfile> mig() const;
+  // The amount as a person wrote it: "2", "3000", an annotation's "0.5".
+  std::string amount_text() const;
+  // "2 nvidia.com/mig-3g.40gb (MIG slice)".
+  std::string describe() const;
+};
+
+// The built-in class of a resource the policy does not list: named for
+// GPUs ("gpu" in the part after the domain, any case), or a DRA extended
+// resource (deviceclass.resource.kubernetes.io/<class>); both kUnknown and
+// warned. nullptr for anything else.
+const AcceleratorClass* unknown_accelerator_class(std::string_view resource);
 
 }  // namespace gpusizer

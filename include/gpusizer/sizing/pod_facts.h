@@ -79,10 +79,12 @@ struct ContainerFacts {
   std::string shm_volume;  // the volume mounted at /dev/shm; empty: none
   Quantities requests;
   Quantities limits;
-  // What it asks of accelerators (sizing/accelerators.h): each resource the
-  // policy counts as one, from its limits, then the requests they lack.
-  std::vector<AcceleratorAsk> accelerators;
-  int64_t gpus = 0;          // the asks the tables count as GPUs, summed
+  int64_t gpus = 0;  // its accelerator asks the tables count as GPUs, summed
+  // It asks for accelerators beside gpuResources: the policy's accelerators
+  // that count as GPUs, or others. Its asks (container_asks,
+  // sizing/accelerator_asks.h) are worked out when said.
+  bool accelerator_gpus = false;
+  bool other_accelerators = false;
   std::string gpu_resource;  // the first of those asks' resources; empty: none
   bool sidecar = false;      // an init container with restartPolicy Always (in PodFacts::app)
   // Its place in the pod's initContainers, which start in that order (a
@@ -179,8 +181,9 @@ struct PodFacts : PodContext {
   // spec has none. For cpu and memory it sets, the pod's cgroup and the
   // scheduler's request are its values, not the containers' sum.
   std::optional<ContainerFacts> pod_level;
-  // Accelerators the pod asks for by annotation (KAI's gpu-fraction).
-  std::vector<AcceleratorAsk> accelerators;
+  // It asks for an accelerator by annotation (KAI's gpu-fraction): its
+  // asks (annotation_asks) are worked out when said.
+  bool annotation_accelerators = false;
 
   // Read only for pods that hold GPUs: where the pod's volume lists are
   // (a Pod's spec.volumes; an Argo template's volumes, then its

@@ -102,8 +102,11 @@ struct Policy {
   std::map<std::string, Mode, std::less<>> namespace_modes;
   Exemptions exemptions;
   std::vector<std::string> gpu_resources;
-  // The other ways a pod asks for accelerators (sizing/accelerators.h).
+  // The other ways a pod asks for accelerators (sizing/accelerators.h), as
+  // the policy's `accelerators` list gives them before the default's: by
+  // resource, and by pod annotation.
   std::vector<AcceleratorClass> accelerators;
+  std::vector<AcceleratorClass> accelerator_annotations;
   int64_t deny_from_gpus = 2;
   std::vector<ProfileRule> profile_rules;
   std::string default_profile;
@@ -128,9 +131,10 @@ struct Policy {
   // Whether the tables count the resource as GPUs: gpuResources, and
   // accelerators with sizing gpus.
   bool is_gpu_resource(std::string_view resource) const;
-  // The accelerator class of an extended resource (classify_resource);
-  // nullopt: not an accelerator.
-  std::optional<AcceleratorClass> accelerator_for(std::string_view resource) const;
+  // The accelerator class of an extended resource: a gpuResources entry
+  // (a whole GPU, counted), the first accelerators entry that matches, or
+  // unknown_accelerator_class; nullptr: not an accelerator.
+  const AcceleratorClass* accelerator_for(std::string_view resource) const;
   // nullptr when there is no such profile.
   const Profile* find_profile(std::string_view name) const;
   // The profiles' names, sorted, for a message naming an unknown one:

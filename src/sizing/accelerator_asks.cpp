@@ -1,0 +1,110 @@
+#include "gpusizer/sizing/accelerator_asks.h"
+
+#include <algorithm>
+
+#include "gpusizer/sizing/messages.h"
+#include "gpusizer/sizing/sizing.h"
+#include "gpusizer/util/strings.h"
+
+namespace gpusizer {
+
+namespace {
+
+// A detail (HAMi's nvidia.com/gpumem) says something of the container's
+// devices; alone, it is the only word of an accelerator.
+bool unsized(const AcceleratorAsk& ask, const std::vector<AcceleratorAsk>& beside) {
+  if (ask.sizing() == AcceleratorSizing::kWarn) return true;
+  if (ask.sizing() != AcceleratorSizing::kDetail) return false;
+  return std::none_of(beside.begin(), beside.end(),
+                      [](const AcceleratorAsk& other) { return other.sizing() != AcceleratorSizing::kDetail; });
+}
+
+// The tables' row for the ask's units taken as GPUs: a fraction of one
+// GPU as one.
+int64_t as_gpus(const AcceleratorAsk& ask) {
+  if (ask.form() == AcceleratorForm::kFraction) return 1;
+  return std::max<int64_t>(1, ask.amount.value_ceil());
+}
+
+}  // namespace
+
+std::vector<AcceleratorAsk> container_asks(const Policy& policy, const ContainerFacts& container) {
+  std::vector<AcceleratorAsk> asks;
+  const auto add = [&](std::string_view resource, const Quantity& amount, std::string_view map) {
+    if (resource == kCpu || resource == kMemory || resource == kEphemeralStorage) return;
+    for (const AcceleratorAsk& seen : asks) {
+      if (seen.name == resource) return;
+    }
+    if (const AcceleratorClass* of = policy.accelerator_for(resource)) asks.push_back({of, resource, amount, map});
+  };
+  container.limits.for_each([&](std::string_view resource, const Quantity& q) { add(resource, q, "limits"); });
+  container.requests.for_each([&](std::string_view resource, const Quantity& q) { add(resource, q, "requests"); });
+  return asks;
+}
+
+std::vector<AcceleratorAsk> annotation_asks(const Policy& policy, const PodFacts& pod) {
+  std::vector<AcceleratorAsk> asks;
+  if (!pod.annotation_accelerators) return asks;
+  for (const AcceleratorClass& each : policy.accelerator_annotations) {
+    const std::string* value = pod.annotation(each.annotation);
+    if (!value) continue;
+    // A value that is not a number counts as 0 and is said as written.
+    const auto amount = Quantity::parse(*value);
+    asks.push_back({&each, each.annotation, amount ? amount.value() : Quantity(), "metadata.annotations", *value});
+  }
+  return asks;
+}
+
+bool has_unsized_asks(const Policy& policy, const PodFacts& pod) {
+  const auto any = [](const std::vector<AcceleratorAsk>& asks) {
+    return std::any_of(asks.begin(), asks.end(), [&](const AcceleratorAsk& ask) { return unsized(ask, asks); });
+  };
+  const auto in = [&](const std::vector<ContainerFacts>& list) {
+    return std::any_of(list.begin(), list.end(),
+                       [&](const ContainerFacts& c) { return c.other_accelerators && any(container_asks(policy, c)); });
+  };
+  return any(annotation_asks(policy, pod)) || in(pod.app) || in(pod.init);
+}
+
+std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFacts& pod) {
+  std::vector<std::string> out;
+  std::size_t more = 0;
+  const auto choice = select_profile(policy, pod.selection);
+  const auto say = [&](const AcceleratorAsk& ask, const std::string* container) {
+    if (out.size() == kMaxUnsizedAskWarnings) {
+      ++more;
+      return;
+    }
+    std::string rest =
+        (container ? ask.describe() : std::string(ask.name) + "=" + ask.amount_text() + " (" + ask.of->unit + ")") +
+        " not sized";
+    const int64_t gpus = as_gpus(ask);
+    const Profile* profile = choice ? choice.value().profile : nullptr;
+    const bool within = profile && (!profile->max_gpus || gpus <= *profile->max_gpus);
+    const auto row = within ? required_resources(*profile, gpus) : std::nullopt;
+    if (row) {
+      rest += "; as " + gpus_text(gpus) + ", " + profile->name + ": cpu " + row->cpu.to_string() + ", memory " +
+              row->memory.to_string();
+    } else {
+      rest += "; set its cpu and memory";
+    }
+    out.push_back(container ? fit_warning(pod.label, *container, rest) : fit(pod.label + "annotation " + rest));
+  };
+  const std::vector<AcceleratorAsk> by_annotation = annotation_asks(policy, pod);
+  for (const AcceleratorAsk& ask : by_annotation) {
+    if (unsized(ask, by_annotation)) say(ask, nullptr);
+  }
+  for (const auto* list : {&pod.app, &pod.init}) {
+    for (const ContainerFacts& c : *list) {
+      if (!c.other_accelerators) continue;
+      const std::vector<AcceleratorAsk> asks = container_asks(policy, c);
+      for (const AcceleratorAsk& ask : asks) {
+        if (unsized(ask, asks)) say(ask, &c.name);
+      }
+    }
+  }
+  if (more > 0) out.push_back(fit(pod.label + "and " + std::to_string(more) + " more accelerator asks not sized"));
+  return out;
+}
+
+}  // namespace gpusizer
