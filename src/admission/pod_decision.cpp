@@ -77,6 +77,13 @@ std::vector<AskRow> ask_rows(const Policy& policy, const PodFacts& pod, const st
     path.insert(path.end(), {"metadata", "annotations", std::string(ask.name)});
     row(ask, "pod", field_path(path));
   }
+  for (const ClaimUse& use : pod.claim_uses) {
+    const std::string source =
+        use.source_kind.empty() ? "not in spec.resourceClaims" : use.source_kind + " " + use.source;
+    rows.push_back({"container " + in_quotes(use.container),
+                    "claim " + use.claim + (use.request.empty() ? "" : "/" + use.request) + " (" + source + ")",
+                    "DRA claim; its devices are not read: not sized; at " + use.field});
+  }
   for (const auto* list : {&pod.app, &pod.init}) {
     for (const ContainerFacts& c : *list) {
       for (const AcceleratorAsk& ask : container_asks(policy, c)) {

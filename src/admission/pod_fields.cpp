@@ -65,9 +65,9 @@ void read_tolerations(JsonView tolerations, std::vector<Toleration>& out) {
   });
 }
 
-void read_quantities(const Policy& policy, JsonView resources, std::string_view key,
+// resources.<key> (requests or limits), given as `map`.
+void read_quantities(const Policy& policy, JsonView map, std::string_view key,
                      const std::function<std::string()>& resources_field, Quantities& out, ResourcesRead& read) {
-  const JsonView map = resources[key];
   if (map.is_null()) return;
   auto map_field = [&] { return resources_field() + "." + std::string(key); };
   if (!map.is_object()) {
@@ -174,8 +174,14 @@ ResourcesRead read_resources_at(const Policy& policy, JsonView resources,
     read.problems.push_back({ProblemCode::kWrongType, resources_field(), "is not an object"});
     return read;
   }
-  read_quantities(policy, resources, "requests", resources_field, read.requests, read);
-  read_quantities(policy, resources, "limits", resources_field, read.limits, read);
+  JsonView requests, limits;
+  resources.for_each_member([&](std::string_view key, JsonView value) {
+    if (key == "requests") requests = value;
+    if (key == "limits") limits = value;
+    if (key == "claims") read.claims = value;
+  });
+  read_quantities(policy, requests, "requests", resources_field, read.requests, read);
+  read_quantities(policy, limits, "limits", resources_field, read.limits, read);
   return read;
 }
 

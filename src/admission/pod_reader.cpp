@@ -157,6 +157,7 @@ class PodReader {
       if (key == "initContainers") init_containers = value;
       if (key == "volumes") volumes = value;
       if (key == "resources") resources = value;
+      if (key == "resourceClaims") pod_claims_ = value;
     });
     if (!containers.is_array()) {
       problem(ProblemCode::kWrongType, field_path(absolute(below("containers"))), "is missing or not a list");
@@ -275,7 +276,10 @@ class PodReader {
     container.name = name.string();
     if (container.name.empty()) container.name = unnamed.empty() ? where.text() : unnamed;
     // The template's values win over its defaults, key by key.
-    take(read_resources_at(policy_, resources, [&] { return where.text() + "." + resources_key; }), container);
+    const ResourcesRead read =
+        read_resources_at(policy_, resources, [&] { return where.text() + "." + resources_key; });
+    take(read, container);
+    if (read.claims.is_array()) read_claim_uses(read.claims, container.name, where.text() + "." + resources_key);
     if (defaults) take(*defaults, container);
     count_gpus(container, where);
     // Sidecars (init containers that keep running) hold resources alongside
@@ -290,6 +294,29 @@ class PodReader {
       read_serving_flags(command, args, container);
     }
     (role == Role::kInit && !sidecar ? facts().init : facts().app).push_back(std::move(container));
+  }
+
+  // A container's resources.claims, each named by the pod's
+  // spec.resourceClaims entry of the same name (read before the containers
+  // by read_pod_spec's pass over the spec).
+  void read_claim_uses(JsonView claims, const std::string& container, const std::string& resources_field) {
+    int index = 0;
+    claims.for_each_element([&](JsonView use) {
+      ClaimUse read{container, resources_field + ".claims[" + std::to_string(index++) + "]",
+                    std::string(use["name"].string()), std::string(use["request"].string())};
+      pod_claims_.for_each_element([&](JsonView claim) {
+        if (!read.source_kind.empty() || claim["name"].string() != read.claim) return;
+        for (const auto& [key, kind] : {std::pair{"resourceClaimTemplateName", "ResourceClaimTemplate"},
+                                        std::pair{"resourceClaimName", "ResourceClaim"}}) {
+          const std::string_view name = claim[key].string();
+          if (!name.empty() && read.source_kind.empty()) {
+            read.source_kind = kind;
+            read.source = name;
+          }
+        }
+      });
+      facts().claim_uses.push_back(std::move(read));
+    });
   }
 
   // The GPUs the tables count among the container's accelerator asks:
@@ -375,6 +402,7 @@ class PodReader {
   const PodTarget& target_;
   PodReading reading_;
   std::shared_ptr<const ArgoWorkflow> workflow_;
+  JsonView pod_claims_;  // the pod spec's resourceClaims; absent: none
 };
 
 }  // namespace

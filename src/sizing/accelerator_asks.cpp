@@ -63,7 +63,7 @@ bool has_unsized_asks(const Policy& policy, const PodFacts& pod) {
     return std::any_of(list.begin(), list.end(),
                        [&](const ContainerFacts& c) { return c.other_accelerators && any(container_asks(policy, c)); });
   };
-  return any(annotation_asks(policy, pod)) || in(pod.app) || in(pod.init);
+  return !pod.claim_uses.empty() || any(annotation_asks(policy, pod)) || in(pod.app) || in(pod.init);
 }
 
 std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFacts& pod) {
@@ -102,6 +102,18 @@ std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFac
         if (unsized(ask, asks)) say(ask, &c.name);
       }
     }
+  }
+  for (const ClaimUse& use : pod.claim_uses) {
+    if (out.size() == kMaxUnsizedAskWarnings) {
+      ++more;
+      continue;
+    }
+    const std::string claim = "DRA claim " + in_quotes(use.claim);
+    out.push_back(fit_warning(pod.label, use.container,
+                              use.source_kind.empty()
+                                  ? claim + ": no spec.resourceClaims entry has that name"
+                                  : claim + " (" + (use.source_kind == "ResourceClaim" ? "claim " : "template ") +
+                                        in_quotes(use.source) + ") is not sized; set its cpu and memory"));
   }
   if (more > 0) out.push_back(fit(pod.label + "and " + std::to_string(more) + " more accelerator asks not sized"));
   return out;

@@ -188,8 +188,9 @@ def refused_once_fixed(path, fixed):
 def asks_for_gpus(path):
     """An accelerator resource (is_accelerator) with a count other than 0 in
     a ResourceRequirements (under resources*.limits or .requests) anywhere
-    in the file's documents, a GPU fraction annotation, or a field named for
-    GPUs whose value is a GPU resource (gpuType: nvidia.com/gpu). OSMO specs (Jinja templates) are read as text: a
+    in the file's documents, a GPU fraction annotation, a pod spec whose
+    containers use DRA claims, or a field named for GPUs whose value is a
+    GPU resource (gpuType: nvidia.com/gpu). OSMO specs (Jinja templates) are read as text: a
     `gpu:` line with a value other than 0 in a resources block."""
     text = Path(path).read_text(errors="replace")
     if is_osmo(text):
@@ -208,6 +209,8 @@ def asks_for_gpus(path):
                     return True
                 if key in FRACTION_ANNOTATIONS and parents[-1:] == ("annotations",):
                     return True
+                if key == "containers" and uses_device_claims(node):
+                    return True
                 if isinstance(value, str) and value in GPU_RESOURCES and "gpu" in str(key).lower():
                     return True
                 if walk(value, parents + (key,)):
@@ -217,6 +220,14 @@ def asks_for_gpus(path):
         return False
 
     return any(walk(document) for document in documents)
+
+
+def uses_device_claims(spec):
+    """A pod spec whose containers use DRA claims (resources.claims) of its
+    spec.resourceClaims: devices that may be GPUs."""
+    containers = [c for key in ("containers", "initContainers") for c in spec.get(key) or [] if isinstance(c, dict)]
+    return bool(spec.get("resourceClaims")) and any(
+        isinstance(c.get("resources"), dict) and c["resources"].get("claims") for c in containers)
 
 
 def is_osmo(text):
@@ -268,7 +279,8 @@ def main():
                     said.append(file["error"])
                 for obj in file.get("objects", []):
                     said.extend(obj.get("unsized", []))
-                    said.extend(w for w in obj.get("warnings", []) if "asks for GPUs" in w or " not sized" in w)
+                    said.extend(w for w in obj.get("warnings", []) if "asks for GPUs" in w or " not sized" in w or
+                                " is not sized" in w)
             if code == 2:
                 print(f"{name}  error: {(said[0] if said else out.strip())[:300]}")
             notes = []

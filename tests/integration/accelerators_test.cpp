@@ -62,6 +62,16 @@ TEST_F(AcceleratorsWebhook, SlicesSharesFractionsAndTpusAreWarnedAndNotPatched) 
   }
 }
 
+TEST_F(AcceleratorsWebhook, ADraPodIsWarnedNamingItsClaim) {
+  const json pod = objects_of("dra-4gpu-template.yaml").at(1);
+  EXPECT_FALSE(webhook_->review("/mutate", admission_review(pod))["response"].contains("patch"));
+  const json validated = webhook_->review("/validate", admission_review(pod));
+  EXPECT_TRUE(validated["response"]["allowed"].get<bool>()) << validated.dump();
+  EXPECT_EQ(validated["response"]["warnings"],
+            json::array({"container \"trainer\": DRA claim \"gpus\" (template \"four-gpus\") is not sized; set its cpu "
+                         "and memory"}));
+}
+
 TEST(CliAccelerators, CheckFixesThePodLevelPodAndWarnsOfTheRest) {
   const auto result = cli_test::run("check " + kAccelerators);
   EXPECT_EQ(result.exit_code, 1) << result.output;
@@ -69,7 +79,8 @@ TEST(CliAccelerators, CheckFixesThePodLevelPodAndWarnsOfTheRest) {
        {"change   spec.resources: memory request 64Gi->193Gi, limit 64Gi->193Gi (4 GPUs, train profile)",
         "warning  container \"server\": 2 nvidia.com/mig-3g.40gb (MIG slice) not sized",
         "warning  annotation gpu-fraction=0.5 (fraction of a GPU) not sized",
-        "5 objects with pods checked: 1 would be changed, 0 denied, 4 admitted unchanged"}) {
+        "warning  container \"trainer\": DRA claim \"gpus\" (template \"four-gpus\") is not sized",
+        "6 objects with pods checked: 1 would be changed, 0 denied, 5 admitted unchanged"}) {
     EXPECT_NE(result.output.find(part), std::string::npos) << part << "\n" << result.output;
   }
 }
@@ -82,6 +93,12 @@ TEST(CliAccelerators, ExplainPrintsTheDemandModel) {
         "ask          pod: 0.5 gpu-fraction", "at metadata.annotations.gpu-fraction",
         "ask          container \"jax\": 4 google.com/tpu             TPU chip, Google"}) {
     EXPECT_NE(result.output.find(part), std::string::npos) << part << "\n" << result.output;
+  }
+  const auto dra = cli_test::run("explain " + kAccelerators + "dra-4gpu-template.yaml");
+  for (const char* part :
+       {"ask          container \"trainer\": claim gpus (ResourceClaimTemplate four-gpus)",
+        "DRA claim; its devices are not read: not sized; at spec.containers[0].resources.claims[0]"}) {
+    EXPECT_NE(dra.output.find(part), std::string::npos) << part << "\n" << dra.output;
   }
 }
 

@@ -147,6 +147,29 @@ TEST(UnsizedAsks, APolicyCanSizeAnAcceleratorAsGpus) {
   EXPECT_TRUE(validate(m.patched, Mode::kEnforce, policy).decision.warnings.empty());
 }
 
+TEST(UnsizedAsks, EachUseOfADraClaimIsWarnedNamingTheClaim) {
+  json pod = pod_of(
+      json::array({{{"name", "trainer"},
+                    {"image", "pytorch"},
+                    {"resources", {{"requests", {{"memory", "64Gi"}}}, {"claims", json::array({{{"name", "gpus"}}})}}}},
+                   {{"name", "helper"},
+                    {"image", "x"},
+                    {"resources", {{"claims", json::array({{{"name", "nic"}, {"request", "port"}}})}}}}}));
+  pod["spec"]["resourceClaims"] = json::array({{{"name", "gpus"}, {"resourceClaimTemplateName", "four-gpus"}},
+                                               {{"name", "shared"}, {"resourceClaimName", "cluster-gpu"}}});
+  EXPECT_TRUE(run(pod).ops.empty()) << run(pod).ops.dump();
+  const Outcome v = validate(pod, Mode::kEnforce);
+  EXPECT_TRUE(v.decision.denials.empty()) << all(v.decision.denials);
+  EXPECT_EQ(
+      v.decision.warnings,
+      (std::vector<std::string>{
+          "container \"trainer\": DRA claim \"gpus\" (template \"four-gpus\") is not sized; set its cpu and memory",
+          "container \"helper\": DRA claim \"nic\": no spec.resourceClaims entry has that name"}));
+  // A claim of the cluster's, by name.
+  pod["spec"]["containers"][0]["resources"]["claims"][0]["name"] = "shared";
+  EXPECT_TRUE(has_line(validate(pod).decision.warnings, {"DRA claim \"shared\" (claim \"cluster-gpu\") is not sized"}));
+}
+
 TEST(UnsizedAsks, ExplainPrintsEveryAskWithItsField) {
   JsonReader reader;
   const json pod = pod_asking({{"nvidia.com/mig-3g.40gb", "2"}});

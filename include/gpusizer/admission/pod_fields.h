@@ -56,6 +56,7 @@ struct ResourcesRead {
   // accelerators (sizing gpus), or not.
   bool accelerator_gpus = false;
   bool other_accelerators = false;
+  JsonView claims;  // resources.claims: the pod's DRA claims the container uses; absent: none
 };
 
 // item[resources_key]; `field` names the item in problems (called only

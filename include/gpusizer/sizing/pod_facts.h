@@ -145,6 +145,21 @@ struct VolumeFacts {
 
 struct WorkflowFields;
 
+// A container's use of one of the pod's DRA claims (its resources.claims,
+// KEP-4381). What devices it gets is in the claim (a ResourceClaimTemplate
+// or ResourceClaim), which gpu-sizer does not resolve yet: each use is
+// warned about, never counted or denied.
+struct ClaimUse {
+  std::string container;  // the container's name
+  std::string field;      // "spec.containers[0].resources.claims[0]"
+  std::string claim;      // the pod's spec.resourceClaims[].name
+  std::string request;    // the claim's request it uses; empty: all of them
+  // "ResourceClaimTemplate" or "ResourceClaim", and its name; empty when
+  // the pod lists no claim of that name.
+  std::string source_kind;
+  std::string source;
+};
+
 // What the admission layer knows of a pod before reading its fields: how
 // messages name it, and how the policy and the reviewed object treat it.
 // The review decides it once (admission/review.cpp); the reader passes it
@@ -184,6 +199,8 @@ struct PodFacts : PodContext {
   // It asks for an accelerator by annotation (KAI's gpu-fraction): its
   // asks (annotation_asks) are worked out when said.
   bool annotation_accelerators = false;
+  // Its containers' uses of DRA claims, in container order.
+  std::vector<ClaimUse> claim_uses;
 
   // Read only for pods that hold GPUs: where the pod's volume lists are
   // (a Pod's spec.volumes; an Argo template's volumes, then its
