@@ -4,11 +4,10 @@
 #include <array>
 #include <deque>
 #include <span>
-#include <unordered_map>
 #include <utility>
 
 #include "gpusizer/sizing/messages.h"
-#include "gpusizer/sizing/shares.h"
+#include "gpusizer/sizing/shortfalls.h"
 #include "gpusizer/sizing/sizing.h"
 #include "gpusizer/util/contract.h"
 #include "gpusizer/util/numbers.h"
@@ -24,25 +23,6 @@ constexpr const char* kAtCreation = "at pod creation: ";
 // More GPUs than this in one pod (one node) is a typo, not a machine;
 // refusing it keeps all arithmetic far from overflow.
 constexpr int64_t kMaxGpusPerPod = 1 << 20;
-
-// The resources in the order each container's are compared and raised.
-constexpr std::string_view kResources[] = {kCpu, kMemory, kEphemeralStorage};
-
-// One resource of one container below what its share of its phase needs.
-struct Shortfall {
-  const ContainerFacts* container;
-  const Phase* phase;
-  const Floor* floor;               // the binding floor it falls short of
-  Quantity need;                    // the container's share of it
-  std::optional<Quantity> request;  // effective: the request or the limit it defaults to
-  std::optional<Quantity> limit;
-  // The pod's spec.resources holds the request (pod-level resources): only
-  // a container limit below its share is raised, as its own cgroup's.
-  bool limit_only = false;
-};
-
-// Per container, its share of a resource that the pod's spec.resources holds.
-using PodLevelShares = std::unordered_map<const ContainerFacts*, Quantity>;
 
 // A finding as the report orders it.
 struct Entry {
@@ -124,8 +104,7 @@ class PodSizer {
     }
     bind_floors();
     run_cap_rules();
-    find_shortfalls();
-    index_shortfalls();
+    shortfalls_.find(pod_, phases_, binding_);
   }
 
   // Each ceiling replaces its binding floor with a copy that holds it, and
@@ -137,11 +116,11 @@ class PodSizer {
       if (rule->stage() != Rule::Stage::kCap) continue;
       keep(rule->evaluate(input));
       for (const Ceiling& ceiling : results_.back().ceilings) {
-        const Floor*& slot = binding_[ceiling.phase][resource_index(ceiling.resource)];
+        const Floor*& slot = binding_[ceiling.phase][sized_resource_index(ceiling.resource)];
         if (!slot) continue;
         // At most one per slot: reserved once, the vector never moves the
         // floors the slots point at.
-        if (capped_.empty()) capped_.reserve(std::size(kResources) * phases_.phases.size());
+        if (capped_.empty()) capped_.reserve(std::size(kSizedResources) * phases_.phases.size());
         Floor held = *slot;
         held.most = ceiling.amount;
         held.basis = ceiling.basis;
@@ -180,19 +159,14 @@ class PodSizer {
     binding_.assign(phases_.phases.size(), {});
     for (const RuleResult& result : results_) {
       for (const Floor& floor : result.floors) {
-        auto& slot = binding_[floor.phase][resource_index(floor.resource)];
+        auto& slot = binding_[floor.phase][sized_resource_index(floor.resource)];
         if (!slot || floor.amount > slot->amount) slot = &floor;
       }
     }
   }
 
-  static std::size_t resource_index(std::string_view resource) {
-    return static_cast<std::size_t>(std::find(std::begin(kResources), std::end(kResources), resource) -
-                                    std::begin(kResources));
-  }
-
   const Floor* binding(std::size_t phase, std::string_view resource) const {
-    return binding_[phase][resource_index(resource)];
+    return binding_[phase][sized_resource_index(resource)];
   }
 
   // What the phase needs in all, as OSMO's --set line gives it.
@@ -205,91 +179,11 @@ class PodSizer {
     return need;
   }
 
-  // Each holder's share of its phase's binding floors; rounding up keeps
-  // the shares' sum at or above the floor. Under a node cap the phase may
-  // have at most the cap in all: its holders share out only the room left
-  // by what they already ask, so the phase never passes it.
-  void find_shortfalls() {
-    std::array<PodLevelShares, std::size(kResources)> pod_level_shares;
-    for (std::size_t p = 0; p < phases_.phases.size(); ++p) {
-      const Phase& phase = phases_.phases[p];
-      std::array<std::vector<Quantity>, std::size(kResources)> needs;
-      for (std::size_t r = 0; r < std::size(kResources); ++r) {
-        if (const Floor* floor = binding(p, kResources[r])) needs[r] = holder_needs(phase, *floor);
-      }
-      // Holder by holder, so that each container's changes read together.
-      for (std::size_t i = 0; i < phase.holders.size(); ++i) {
-        const ContainerFacts* holder = phase.holders[i];
-        for (std::size_t r = 0; r < std::size(kResources); ++r) {
-          if (needs[r].empty()) continue;
-          const Quantity& need = needs[r][i];
-          const auto request = holder->effective_request(kResources[r]);
-          const auto limit = holder->limit(kResources[r]);
-          if (pod_.sized_at_pod_level(kResources[r])) {
-            pod_level_shares[r].emplace(holder, need);
-            if (limit && *limit < need) {
-              shortfalls_.push_back({holder, &phase, binding(p, kResources[r]), need, request, limit, true});
-            }
-            continue;
-          }
-          if (request && *request >= need && (!limit || *limit >= need)) continue;
-          if (!request && need.is_zero()) continue;  // no room under a cap: nothing to set
-          shortfalls_.push_back({holder, &phase, binding(p, kResources[r]), need, request, limit});
-        }
-      }
-    }
-    for (std::size_t r = 0; r < std::size(kResources); ++r) {
-      if (!pod_level_shares[r].empty()) find_pod_level_shortfall(kResources[r], pod_level_shares[r]);
-    }
-  }
-
-  // The pod's spec.resources below what its containers ask once each holder
-  // has its share: the API server refuses a pod whose request is below its
-  // containers' sum, and the pod's cgroup is what would run out. The
-  // containers' requests are left as written, so that sum never grows.
-  void find_pod_level_shortfall(std::string_view resource, const PodLevelShares& shares) {
-    const ContainerFacts& pod_level = *pod_.pod_level;
-    const PodRequest sum = pod_request(pod_, phases_.gpus, [&](const ContainerFacts& c, std::string_view asked) {
-      std::optional<Quantity> request = &c == &pod_level ? std::nullopt : c.effective_request(asked);
-      const auto share = asked == resource ? shares.find(&c) : shares.end();
-      if (share != shares.end() && (!request || *request < share->second)) request = share->second;
-      return request;
-    });
-    const Quantity need = resource == kCpu ? sum.cpu : sum.memory;
-    const auto request = pod_level.effective_request(resource);
-    const auto limit = pod_level.limit(resource);
-    if (request && *request >= need && (!limit || *limit >= need)) return;
-    // The app phase's floor explains it, else the first init container's.
-    for (std::size_t p = 0; p < phases_.phases.size(); ++p) {
-      if (const Floor* floor = binding(p, resource)) {
-        shortfalls_.push_back({&pod_level, &phases_.phases[p], floor, need, request, limit});
-        return;
-      }
-    }
-  }
-
-  // Each container's shortfalls by resource, so that what one container
-  // needs is found without a walk over every container's (pods have
-  // tens of thousands). A container holds GPUs in one phase, which has one
-  // binding floor per resource: one shortfall at most per slot.
-  void index_shortfalls() {
-    shortfalls_of_.reserve(shortfalls_.size());
-    for (const Shortfall& s : shortfalls_) shortfalls_of_[s.container][resource_index(s.floor->resource)] = &s;
-  }
-
-  const Shortfall* shortfall(const ContainerFacts& c, std::string_view resource) const {
-    const auto found = shortfalls_of_.find(&c);
-    return found == shortfalls_of_.end() ? nullptr : found->second[resource_index(resource)];
-  }
-
-  // What a container asks for once sized: its effective request, or the
-  // need gpu-sizer raises it to (in every mode: checks judge the pod as it
-  // must run, not as written).
   std::optional<Quantity> sized_request(const ContainerFacts& c, std::string_view resource) const {
-    std::optional<Quantity> request = c.effective_request(resource);
-    const Shortfall* s = shortfall(c, resource);
-    if (s && !s->limit_only && (!request || *request < s->need)) request = s->need;
-    return request;
+    return shortfalls_.sized_request(c, resource);
+  }
+  const Shortfall* shortfall(const ContainerFacts& c, std::string_view resource) const {
+    return shortfalls_.of(c, resource);
   }
 
   // The scheduler's view of the sized pod: its app containers and sidecars
@@ -344,7 +238,7 @@ class PodSizer {
   // (a data loader's arithmetic), each once.
   std::vector<std::string> binding_notes() const {
     std::vector<std::string> notes;
-    for (const Shortfall& s : shortfalls_) {
+    for (const Shortfall& s : shortfalls_.all()) {
       const std::string& note = s.floor->note;
       if (s.floor->resource == kMemory && !note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end()) {
         notes.push_back(note);
@@ -362,7 +256,7 @@ class PodSizer {
     const bool deny = !audit && !pod_.found_by_shape;
     const std::string would_deny = audit ? "audit: would deny: " : "would deny: ";
     std::vector<Entry> entries;
-    entries.reserve(findings_.size() + shortfalls_.size() + 1);
+    entries.reserve(findings_.size() + shortfalls_.all().size() + 1);
     for (Finding& finding : findings_) {
       if (!finding.deny) {
         entries.push_back({finding.reason, false, std::move(finding.brief)});
@@ -373,7 +267,7 @@ class PodSizer {
       }
     }
     for (const std::string& note : binding_notes()) entries.push_back({DenialReason::kMemory, false, note});
-    for (const Shortfall& s : shortfalls_) {
+    for (const Shortfall& s : shortfalls_.all()) {
       if (pod_.sized_at_creation) {
         entries.push_back({DenialReason::kMemory, false,
                            warning(std::string(kAtCreation) + pod_.label, *s.container, short_finding(s))});
@@ -404,11 +298,11 @@ class PodSizer {
   void fix() {
     Fix requests;
     // A raise of the request and of the limit at most for each.
-    requests.edits.reserve(2 * shortfalls_.size());
-    requests.warnings.reserve(shortfalls_.size() + 1);
-    requests.raised.reserve(shortfalls_.size());
+    requests.edits.reserve(2 * shortfalls_.all().size());
+    requests.warnings.reserve(shortfalls_.all().size() + 1);
+    requests.raised.reserve(shortfalls_.all().size());
     const ContainerFacts* changed = nullptr;  // the container of requests.changes.back()
-    for (const Shortfall& s : shortfalls_) {
+    for (const Shortfall& s : shortfalls_.all()) {
       const std::string_view resource = s.floor->resource;
       const bool raise_request = !s.limit_only && (!s.request || *s.request < s.need);
       const Quantity new_request = raise_request ? s.need : *s.request;
@@ -469,7 +363,7 @@ class PodSizer {
     for (const Phase& phase : phases_.phases) {
       for (const ContainerFacts* holder : phase.holders) {
         std::vector<std::string> values;
-        for (std::string_view resource : kResources) {
+        for (std::string_view resource : kSizedResources) {
           if (auto value = sized_request(*holder, resource))
             values.push_back(std::string(resource) + " " + value->to_string());
         }
@@ -514,11 +408,9 @@ class PodSizer {
   std::deque<RuleResult> results_;
   Candidates candidates_;
   std::vector<Floor> capped_;  // binding floors lowered by a ceiling; binding_ points at them
-  // Per phase, per resource (kResources order), the binding floor.
-  std::vector<std::array<const Floor*, 3>> binding_;
-  std::vector<Shortfall> shortfalls_;
-  // Per container, its shortfall of each resource (kResources order); points into shortfalls_.
-  std::unordered_map<const ContainerFacts*, std::array<const Shortfall*, std::size(kResources)>> shortfalls_of_;
+  // Per phase, per resource (kSizedResources order), the binding floor.
+  BindingFloors binding_;
+  Shortfalls shortfalls_;
 };
 
 }  // namespace
