@@ -50,6 +50,8 @@ CASES = {
     # /dev/shm: each container's volume looked for among the others' and
     # among the pod's volumes.
     "shm-volumes": ("pod-shm-volumes", "validate", False, 1000),
+    # DRA claims: each container's claim looked for among the pod's.
+    "claims": ("pod-claims", "validate", False, 2000),
     # candidate filter: the nodeSelector copied into every affinity term.
     "node-selector-and-terms": ("pod-scheduling", "mutate", True, 2000),
     # the object's metadata read again for each template.

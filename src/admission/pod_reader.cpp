@@ -1,6 +1,9 @@
 #include "gpusizer/admission/pod_reader.h"
 
 #include <algorithm>
+#include <optional>
+#include <unordered_map>
+#include <utility>
 
 #include "gpusizer/admission/serving_flags.h"
 #include "gpusizer/sizing/data_loader.h"
@@ -300,21 +303,25 @@ class PodReader {
   // spec.resourceClaims entry of the same name (read before the containers
   // by read_pod_spec's pass over the spec).
   void read_claim_uses(JsonView claims, const std::string& container, const std::string& resources_field) {
+    if (!claim_sources_) {
+      // By name, once per pod: a pod may have thousands of both.
+      claim_sources_.emplace();
+      pod_claims_.for_each_element([&](JsonView claim) {
+        for (const auto& [key, kind] : {std::pair{"resourceClaimTemplateName", "ResourceClaimTemplate"},
+                                        std::pair{"resourceClaimName", "ResourceClaim"}}) {
+          const std::string_view name = claim[key].string();
+          if (!name.empty()) claim_sources_->emplace(claim["name"].string(), std::pair{kind, name});
+        }
+      });
+    }
     int index = 0;
     claims.for_each_element([&](JsonView use) {
       ClaimUse read{container, resources_field + ".claims[" + std::to_string(index++) + "]",
                     std::string(use["name"].string()), std::string(use["request"].string())};
-      pod_claims_.for_each_element([&](JsonView claim) {
-        if (!read.source_kind.empty() || claim["name"].string() != read.claim) return;
-        for (const auto& [key, kind] : {std::pair{"resourceClaimTemplateName", "ResourceClaimTemplate"},
-                                        std::pair{"resourceClaimName", "ResourceClaim"}}) {
-          const std::string_view name = claim[key].string();
-          if (!name.empty() && read.source_kind.empty()) {
-            read.source_kind = kind;
-            read.source = name;
-          }
-        }
-      });
+      if (const auto found = claim_sources_->find(read.claim); found != claim_sources_->end()) {
+        read.source_kind = found->second.first;
+        read.source = found->second.second;
+      }
       facts().claim_uses.push_back(std::move(read));
     });
   }
@@ -403,6 +410,9 @@ class PodReader {
   PodReading reading_;
   std::shared_ptr<const ArgoWorkflow> workflow_;
   JsonView pod_claims_;  // the pod spec's resourceClaims; absent: none
+  // Its entries by name: the kind and name of the claim's source (the
+  // first given when a name repeats). Made at the first use of a claim.
+  std::optional<std::unordered_map<std::string_view, std::pair<std::string_view, std::string_view>>> claim_sources_;
 };
 
 }  // namespace

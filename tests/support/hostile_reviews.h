@@ -116,6 +116,24 @@ inline std::string pod_sidecars(std::size_t n) {
                     "]");
 }
 
+// n containers each using a DRA claim of its own, and the pod's n
+// resourceClaims entries naming their templates.
+inline std::string pod_claims(std::size_t n) {
+  return pod_review(R"("resourceClaims":[)" +
+                    list(n,
+                         [](std::size_t i) {
+                           return R"({"name":"c)" + std::to_string(i) + R"(","resourceClaimTemplateName":"t)" +
+                                  std::to_string(i) + R"("})";
+                         }) +
+                    R"(],"containers":[)" +
+                    list(n,
+                         [](std::size_t i) {
+                           return R"({"name":"c)" + std::to_string(i) +
+                                  R"(","image":"i","resources":{"claims":[{"name":"c)" + std::to_string(i) + R"("}]}})";
+                         }) +
+                    "]");
+}
+
 // n GPU containers, each mounting a memory-backed volume of its own, too
 // small, at /dev/shm.
 inline std::string pod_shm_volumes(std::size_t n) {
@@ -283,6 +301,7 @@ inline const std::vector<HostileShape>& hostile_shapes() {
       {"pod-init-phases", "2-GPU init containers", false, pod_init_phases},
       {"pod-sidecars", "init containers and sidecars", true, pod_sidecars},
       {"pod-shm-volumes", "containers with a /dev/shm volume each", false, pod_shm_volumes},
+      {"pod-claims", "containers using DRA claims, and the pod's claims", false, pod_claims},
       {"pod-scheduling", "nodeSelector entries and affinity terms", true, pod_scheduling},
       {"workflow-templates", "1-GPU templates", false, workflow_templates},
       {"workflow-volumes", "templates and workflow volumes", false, workflow_volumes},
