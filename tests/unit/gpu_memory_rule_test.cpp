@@ -62,6 +62,26 @@ TEST(GpuMemoryRule, AnUnknownGpuIsNotCheckedAndNotDenied) {
       "model not checked: GPU model unknown; set nodeSelector nvidia.com/gpu.product or annotation gpu-sizer.io/gpu");
 }
 
+TEST(GpuMemoryRule, ASingleStrategyMigNodesGpuHasItsSlicesMemory) {
+  // 7B with QLoRA needs 12.8 GB per GPU: it fits a 3g.20gb slice (17 GB
+  // usable); with LoRA its certain 15.2 GB cannot fit a 1g.5gb one.
+  const RuleResult fits =
+      evaluate(GpuMemoryRule(), default_policy(),
+               model_pod("params=7B,method=qlora", "NVIDIA-A100-SXM4-40GB-MIG-3g.20gb"), "train", true);
+  EXPECT_TRUE(fits.findings.empty()) << fits.findings.front().brief;
+  ASSERT_TRUE(fits.row);
+  EXPECT_NE(fits.row->detail.find("the 20 GB of NVIDIA-A100-SXM4-40GB-MIG-3g.20gb"), std::string::npos)
+      << fits.row->detail;
+  const RuleResult too_small =
+      evaluate(GpuMemoryRule(), default_policy(),
+               model_pod("params=7B,method=lora", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"), "train");
+  ASSERT_EQ(too_small.findings.size(), 1u);
+  EXPECT_EQ(too_small.findings[0].reason, DenialReason::kVram);
+  EXPECT_TRUE(too_small.findings[0].deny);
+  EXPECT_NE(too_small.findings[0].message.find("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"), std::string::npos)
+      << too_small.findings[0].message;
+}
+
 TEST(GpuMemoryRule, TheAnnotationNamesTheGpuWhenTheSchedulerDoesNot) {
   PodFacts pod = model_pod("params=7B,method=lora,zero=3");
   pod.selection.annotations[kGpuKey] = "H100-80GB";

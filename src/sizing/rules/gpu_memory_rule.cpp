@@ -136,14 +136,26 @@ RuleResult GpuMemoryRule::evaluate(const RuleInput& input) const {
   std::vector<std::string> unknown;
   for (const GpuProduct& product : gpu_products(input)) {
     const bool mig = product.product.find("-MIG-") != std::string::npos;
-    if (product.memory_bytes > 0 && !mig) {
+    if (mig) {
+      // A single-strategy MIG node's nvidia.com/gpu is a slice: the GPU
+      // memory is the profile's (NVIDIA's product label ends
+      // -MIG-<slices>g.<memory>gb), in GB as the profile names it.
+      if (const auto slice = mig_profile(product.product)) {
+        const GpuModel sliced{product.product, Quantity::from_bytes(slice->memory_gb * 1'000'000'000), {}};
+        checks.push_back(check_vram(rule, spec.value(), app->gpus, sliced, product.source));
+      } else {
+        unknown.push_back(product.product);
+      }
+      continue;
+    }
+    if (product.memory_bytes > 0) {
       // A node label gives the memory: it wins over the table's.
       const GpuModel* listed = rule.find_gpu(product.product);
       const GpuModel labelled{listed ? listed->name : product.product, Quantity::from_bytes(product.memory_bytes), {}};
       checks.push_back(check_vram(rule, spec.value(), app->gpus, labelled, product.source));
       continue;
     }
-    const GpuModel* gpu = mig ? nullptr : rule.find_gpu(product.product);
+    const GpuModel* gpu = rule.find_gpu(product.product);
     if (!gpu) {
       unknown.push_back(product.product);
     } else if (std::find(checked.begin(), checked.end(), gpu) == checked.end()) {
