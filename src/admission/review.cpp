@@ -238,7 +238,8 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
                        .label = label,
                        .sized_at_creation = sized_at_creation,
                        .found_by_shape = discovered,
-                       .tolerations_final = is_pod && id.admitted};
+                       .tolerations_final = is_pod && id.admitted,
+                       .resize = id.resize};
     const PodTarget target{.ref = ref,
                            .context = std::move(context),
                            .parent_metadata = parent_metadata,
@@ -304,9 +305,14 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
   // Subresources (status, scale, binding) carry no pod spec.
   const std::string group = string_member(kind, "group");
   const bool is_pod = group.empty() && outcome.kind == "Pod";
-  const bool decided_operation = outcome.operation == "CREATE" || (!is_pod && outcome.operation == "UPDATE");
+  // An in-place resize (KEP-1287, pods/resize) of a running Pod: checked
+  // as when it was created, by the validating endpoint; nothing patched.
+  const std::string sub_resource = string_member(request, "subResource");
+  const bool resize =
+      is_pod && outcome.operation == "UPDATE" && sub_resource == "resize" && endpoint == Endpoint::kValidate;
+  const bool decided_operation = outcome.operation == "CREATE" || (!is_pod && outcome.operation == "UPDATE") || resize;
   // A review that does not say what it reviews decides nothing.
-  const bool decide = !outcome.kind.empty() && decided_operation && string_member(request, "subResource").empty() &&
+  const bool decide = !outcome.kind.empty() && decided_operation && (sub_resource.empty() || resize) &&
                       // An object being deleted only loses finalizers: let it go.
                       object["metadata"]["deletionTimestamp"].is_null();
   if (decide) {
@@ -330,7 +336,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     const JsonView metadata = object["metadata"];
     if (outcome.name.empty()) outcome.name = string_member(metadata, "name");
     if (outcome.name.empty()) outcome.name = string_member(metadata, "generateName") + "*";
-    const ObjectIdentity id{group, outcome.kind, outcome.namespace_name, outcome.name, true};
+    const ObjectIdentity id{group, outcome.kind, outcome.namespace_name, outcome.name, true, resize};
     std::vector<std::string> changes;
     const JsonView old_object = request["oldObject"];
     const JsonView unchanged_from = outcome.operation == "UPDATE" && old_object.is_object() ? old_object : JsonView();

@@ -252,8 +252,9 @@ class PodSizer {
   // DenialReason, each rule's findings in rule order.
   void report() {
     const bool audit = pod_.mode == Mode::kAudit;
-    // A pod found by its shape is never denied either, and says so.
-    const bool deny = !audit && !pod_.found_by_shape;
+    // A pod found by its shape is never denied either, and says so; nor
+    // is a resize in mutate mode, where the webhook would have raised it.
+    const bool deny = !audit && !pod_.found_by_shape && !(pod_.resize && pod_.mode == Mode::kMutate);
     const std::string would_deny = audit ? "audit: would deny: " : "would deny: ";
     std::vector<Entry> entries;
     entries.reserve(findings_.size() + shortfalls_.all().size() + 1);

@@ -97,6 +97,16 @@ def load_kind_table(gpu_sizer):
 
 
 POD_RESOURCE = ("", "pods")
+# In-place resizes of Pods (Kubernetes 1.33+): the one subresource matched,
+# on UPDATE, by the validating pods webhook only.
+RESIZE_RESOURCE = ("", "pods/resize")
+
+
+def expected_pods(kind):
+    """What the pods webhook of a Mutating- or ValidatingWebhookConfiguration matches."""
+    if kind == "ValidatingWebhookConfiguration":
+        return {POD_RESOURCE: {"CREATE"}, RESIZE_RESOURCE: {"UPDATE"}}
+    return {POD_RESOURCE: {"CREATE"}}
 NAMESPACE = "gpu-sizer"
 MUST_EXCLUDE = {"kube-system", NAMESPACE}
 CLUSTER_SCOPED = {"Namespace", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
@@ -370,12 +380,13 @@ def check_webhooks(where, cfg, mutating):
         for rule in h.get("rules") or []:
             if "*" in (rule.get("apiGroups") or []) + (rule.get("resources") or []) + (rule.get("operations") or []):
                 fail(w, f"rule {rule} uses a wildcard group, resource or operation")
-            if any("/" in r for r in rule.get("resources") or []):
+            if any("/" in r and ("", r) != RESIZE_RESOURCE for r in rule.get("resources") or []):
                 fail(w, f"rule {rule} matches a subresource")
         if POD_RESOURCE in pairs:
             pods_hook = h
-            if pairs != {POD_RESOURCE: {"CREATE"}}:
-                fail(w, f"the pods webhook must match only pods on CREATE, matches {pairs}")
+            wanted = expected_pods("MutatingWebhookConfiguration" if mutating else "ValidatingWebhookConfiguration")
+            if pairs != wanted:
+                fail(w, f"the pods webhook must match {wanted}, matches {pairs}")
         else:
             workloads_hook = h
             for gr in WORKLOAD_RESOURCES:
@@ -699,7 +710,7 @@ def check_chart_render(src, deploy_objects):
                 continue
             for kind in kinds:
                 pods, workloads, _ = workload_pairs(rendered.get(kind) or {})
-                if pods != {POD_RESOURCE: {"CREATE"}}:
+                if pods != expected_pods(kind):
                     fail(f"chart {kind} with workloads.{family}=false", f"the pods webhook changed: {pods}")
                 if set(workloads) != everything - set(pairs):
                     fail(f"chart {kind} with workloads.{family}=false",
@@ -723,7 +734,7 @@ def check_chart_render(src, deploy_objects):
             fail("chart with webhook.extraRules", f"does not render: {err}")
         for kind in kinds if not err else ():
             pods, workloads, rules = workload_pairs(rendered.get(kind) or {})
-            if pods != {POD_RESOURCE: {"CREATE"}}:
+            if pods != expected_pods(kind):
                 fail(f"chart {kind} with webhook.extraRules", f"the pods webhook changed: {pods}")
             if rules[-len(want):] != want:
                 fail(f"chart {kind} with webhook.extraRules", f"the workload webhook's last rules are "

@@ -132,6 +132,7 @@ TEST(NamedKinds, DeployRegistersTheWebhookForEveryKindOfTheTableAndNoOther) {
           << file << " has no rule for " << kind.kind << ": run `make generate`";
     }
     for (const auto& [group, resource] : registered) {
+      if (group.empty() && resource == "pods/resize") continue;  // in-place resizes (review_resize_test.cpp)
       EXPECT_TRUE(read.contains({group, resource}))
           << file << " registers " << group << "/" << resource << ", which no row of the kind table reads";
     }

@@ -23,6 +23,8 @@ struct ObjectIdentity {
   // (ExtendedResourceToleration) ran before its webhooks: a Pod's
   // tolerations are final. Offline checks see manifests before them.
   bool admitted = false;
+  // An in-place resize of a running Pod (UPDATE of pods/resize).
+  bool resize = false;
 };
 
 // What decide_object decided for one object.

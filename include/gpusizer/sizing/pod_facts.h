@@ -182,6 +182,10 @@ struct PodContext {
   // A Pod under review by the API server: its tolerations already hold
   // what the admission plugins add (candidates.h).
   bool tolerations_final = false;
+  // An in-place resize (pods/resize) of a running Pod: no patch can fix
+  // it, so in mutate mode what would be denied is said, not denied; in
+  // enforce mode it is denied as at creation.
+  bool resize = false;
 };
 
 // The context, and what was read from the pod's fields.
