@@ -192,11 +192,21 @@ TEST(GpuModel, UnknownOrMissingModelWarnsOnce) {
   EXPECT_TRUE(
       has_line(none.decision.warnings, {"model not checked: GPU model unknown", "nodeSelector nvidia.com/gpu.product"}))
       << all(none.decision.warnings);
+  const Outcome unknown =
+      validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}}, {{"nvidia.com/gpu.product", "Acme-X1"}})));
+  EXPECT_TRUE(unknown.decision.denials.empty());
+  EXPECT_TRUE(has_line(unknown.decision.warnings, {"model not checked: GPU \"Acme-X1\" is not in gpuMemory.gpus"}))
+      << all(unknown.decision.warnings);
+}
+
+TEST(GpuModel, AMigSliceIsCheckedWithItsOwnMemory) {
+  // A single-strategy MIG node's GPU is the slice: 5 GB cannot hold the
+  // 7B full fine-tune's certain 112 GB per GPU.
   const Outcome mig = validate(sized(annotated_pod(2, {{"gpu-sizer.io/model", kSevenBFull}},
                                                    {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"}})));
-  EXPECT_TRUE(mig.decision.denials.empty());
-  EXPECT_TRUE(has_line(mig.decision.warnings, {"model not checked: GPU", "is not in gpuMemory.gpus"}))
-      << all(mig.decision.warnings);
+  EXPECT_EQ(mig.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kVram}) << all(mig.decision.denials);
+  EXPECT_TRUE(has_line(mig.decision.denials, {"the 5 GB of NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"}))
+      << all(mig.decision.denials);
 }
 
 TEST(ModelAnnotation, MalformedIsDeniedNamingThePartButDoesNotStopThePatch) {
