@@ -148,7 +148,7 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
   }
   if (decision.gpus == 0 && !reading.gpu_problem) {
     // Said by the validating endpoint, which always runs.
-    if (endpoint == Endpoint::kValidate && has_unsized_asks(policy, reading.facts)) {
+    if (endpoint == Endpoint::kValidate && asks_other_accelerators(reading.facts)) {
       decision.warnings = unsized_ask_warnings(policy, reading.facts);
     }
     if (target.explain) decision.explanation.asks = ask_rows(policy, reading.facts, target.ref.path);
@@ -176,7 +176,7 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
     decision.denials = std::move(sizing.report.denials);
     decision.denial_reasons = std::move(sizing.report.denial_reasons);
     decision.warnings = std::move(sizing.report.warnings);
-    if (has_unsized_asks(policy, reading.facts)) append(decision.warnings, unsized_ask_warnings(policy, reading.facts));
+    if (asks_other_accelerators(reading.facts)) append(decision.warnings, unsized_ask_warnings(policy, reading.facts));
   }
   return decision;
 }

@@ -76,13 +76,12 @@ void read_quantities(const Policy& policy, JsonView map, std::string_view key,
   }
   map.for_each_member([&](std::string_view resource, JsonView value) {
     const bool sized = resource == kCpu || resource == kMemory || resource == kEphemeralStorage;
-    const bool gpu = !sized && policy.is_gpu_resource(resource);
+    const AcceleratorClass* accelerator = sized ? nullptr : policy.accelerator_for(resource);
+    if (!sized && !accelerator) return;
+    const bool gpu = accelerator && accelerator->sizing == AcceleratorSizing::kGpus;
     if (gpu && !contains(policy.gpu_resources, resource)) read.accelerator_gpus = true;
     // Accelerators the tables do not count are read for what they say.
-    if (!sized && !gpu) {
-      if (!policy.accelerator_for(resource)) return;
-      read.other_accelerators = true;
-    }
+    if (accelerator && !gpu) read.other_accelerators = true;
     auto quantity = quantity_from_json(value);
     if (!quantity && is_unresolved(value)) {
       // A template parameter, filled in when the workflow runs: not an

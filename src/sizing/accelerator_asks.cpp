@@ -55,15 +55,11 @@ std::vector<AcceleratorAsk> annotation_asks(const Policy& policy, const PodFacts
   return asks;
 }
 
-bool has_unsized_asks(const Policy& policy, const PodFacts& pod) {
-  const auto any = [](const std::vector<AcceleratorAsk>& asks) {
-    return std::any_of(asks.begin(), asks.end(), [&](const AcceleratorAsk& ask) { return unsized(ask, asks); });
+bool asks_other_accelerators(const PodFacts& pod) {
+  const auto in = [](const std::vector<ContainerFacts>& list) {
+    return std::any_of(list.begin(), list.end(), [](const ContainerFacts& c) { return c.other_accelerators; });
   };
-  const auto in = [&](const std::vector<ContainerFacts>& list) {
-    return std::any_of(list.begin(), list.end(),
-                       [&](const ContainerFacts& c) { return c.other_accelerators && any(container_asks(policy, c)); });
-  };
-  return !pod.claim_uses.empty() || any(annotation_asks(policy, pod)) || in(pod.app) || in(pod.init);
+  return !pod.claim_uses.empty() || pod.annotation_accelerators || in(pod.app) || in(pod.init);
 }
 
 std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFacts& pod) {

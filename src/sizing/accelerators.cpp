@@ -12,12 +12,15 @@ namespace {
 // KEP-5004: every DeviceClass is usable as this extended resource.
 constexpr std::string_view kDraExtendedPrefix = "deviceclass.resource.kubernetes.io/";
 
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
 bool names_gpu(std::string_view resource) {
   const std::size_t slash = resource.find('/');
-  if (slash == std::string_view::npos) return false;
-  std::string name(resource.substr(slash + 1));
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-  return name.find("gpu") != std::string::npos;
+  return slash != std::string_view::npos && lowercase(resource.substr(slash + 1)).find("gpu") != std::string::npos;
 }
 
 }  // namespace
@@ -59,8 +62,7 @@ const AcceleratorClass* unknown_accelerator_class(std::string_view resource) {
 
 std::optional<MigProfile> mig_profile(std::string_view name) {
   // "mig-<slices>g.<memory>gb", in any case, after a '-' or '/' or at the start.
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = lowercase(name);
   const std::size_t at = lower.find("mig-");
   if (at == std::string::npos) return std::nullopt;
   std::size_t i = at + 4;

@@ -43,11 +43,8 @@ std::optional<Exemption> Policy::exemption_for(std::string_view ns, std::string_
 }
 
 bool Policy::is_gpu_resource(std::string_view resource) const {
-  if (contains(gpu_resources, resource)) return true;
-  for (const AcceleratorClass& each : accelerators) {
-    if (each.matches(resource)) return each.sizing == AcceleratorSizing::kGpus;
-  }
-  return false;
+  const AcceleratorClass* of = accelerator_for(resource);
+  return of && of->sizing == AcceleratorSizing::kGpus;
 }
 
 const AcceleratorClass* Policy::accelerator_for(std::string_view resource) const {

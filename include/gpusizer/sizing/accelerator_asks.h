@@ -24,8 +24,10 @@ std::vector<AcceleratorAsk> container_asks(const Policy& policy, const Container
 // The pod's asks by annotation (KAI's gpu-fraction).
 std::vector<AcceleratorAsk> annotation_asks(const Policy& policy, const PodFacts& pod);
 
-// Whether the pod asks for any accelerator the tables do not size.
-bool has_unsized_asks(const Policy& policy, const PodFacts& pod);
+// Whether the reader saw asks beside the GPUs the tables count (other
+// accelerators, fraction annotations, DRA claims): only then can
+// unsized_ask_warnings say anything. The flags alone: cheap on every pod.
+bool asks_other_accelerators(const PodFacts& pod);
 
 // One warning per unsized ask, each under 120 characters:
 //   `container "c": 2 nvidia.com/mig-3g.40gb (MIG slice) not sized; as 2
