@@ -37,13 +37,13 @@ void hostile(benchmark::State& state, const HostileShape* shape, Endpoint endpoi
   const std::string body = shape->review(n);
   const auto inventory = with_nodes ? generated_inventory() : gpusizer::NodeInventory::none();
   const gpusizer::Policy& policy = gpusizer::default_policy();
-  const auto first = gpusizer::handle_review(policy, endpoint, body, inventory.get());
+  const auto first = gpusizer::handle_review(policy, endpoint, body, gpusizer::ClusterView{inventory.get(), nullptr});
   if (first.status != 200) {
     state.SkipWithError(("answered " + std::to_string(first.status) + ": " + first.body.substr(0, 200)).c_str());
     return;
   }
   for (auto _ : state) {
-    auto reply = gpusizer::handle_review(policy, endpoint, body, inventory.get());
+    auto reply = gpusizer::handle_review(policy, endpoint, body, gpusizer::ClusterView{inventory.get(), nullptr});
     benchmark::DoNotOptimize(reply);
   }
   state.counters["items"] = static_cast<double>(n);

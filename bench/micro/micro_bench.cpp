@@ -103,7 +103,8 @@ int hostile_once(const std::string& spec) {
   const auto nodes =
       inventory == "nodes" || inventory == "classes" ? generated_inventory(inventory == "classes") : nullptr;
   const auto started = std::chrono::steady_clock::now();
-  const auto reply = gpusizer::handle_review(gpusizer::default_policy(), endpoint, review, nodes.get());
+  const auto reply = gpusizer::handle_review(gpusizer::default_policy(), endpoint, review,
+                                             gpusizer::ClusterView{nodes.get(), nullptr});
   const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - started;
   std::printf("%s: %zu bytes, HTTP %d, %s, %zu bytes answered, %.1f ms\n", spec.c_str(), review.size(), reply.status,
               std::string(gpusizer::to_string(reply.outcome.decision)).c_str(), reply.body.size(), took.count());

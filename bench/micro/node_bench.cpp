@@ -239,13 +239,15 @@ void nodes_decide(benchmark::State& state, bool with_inventory) {
   gpusizer::JsonReader reader;
   const auto inventory = with_inventory ? relist(node_list(), reader) : gpusizer::NodeInventory::none();
   const gpusizer::Policy& policy = gpusizer::default_policy();
-  const auto first = gpusizer::handle_review(policy, gpusizer::Endpoint::kMutate, body, inventory.get());
+  const auto first = gpusizer::handle_review(policy, gpusizer::Endpoint::kMutate, body,
+                                             gpusizer::ClusterView{inventory.get(), nullptr});
   if (first.status != 200) {
     state.SkipWithError("the review is not answered 200");
     return;
   }
   for (auto _ : state) {
-    auto reply = gpusizer::handle_review(policy, gpusizer::Endpoint::kMutate, body, inventory.get());
+    auto reply = gpusizer::handle_review(policy, gpusizer::Endpoint::kMutate, body,
+                                         gpusizer::ClusterView{inventory.get(), nullptr});
     benchmark::DoNotOptimize(reply);
   }
   state.counters["classes"] = static_cast<double>(inventory->classes.size());

@@ -80,9 +80,26 @@ std::vector<AskRow> ask_rows(const Policy& policy, const PodFacts& pod, const st
   for (const ClaimUse& use : pod.claim_uses) {
     const std::string source =
         use.source_kind.empty() ? "not in spec.resourceClaims" : use.source_kind + " " + use.source;
-    rows.push_back({"container " + in_quotes(use.container),
-                    "claim " + use.claim + (use.request.empty() ? "" : "/" + use.request) + " (" + source + ")",
-                    "DRA claim; its devices are not read: not sized; at " + use.field});
+    const std::string holder = "container " + in_quotes(use.container);
+    const std::string claim = "claim " + use.claim + (use.request.empty() ? "" : "/" + use.request);
+    if (!use.known) {
+      rows.push_back({holder, claim + " (" + source + ")",
+                      "DRA claim; its " + std::string(use.source_kind.empty() ? "source" : use.source_kind) +
+                          " is not known: not sized; at " + use.field});
+      continue;
+    }
+    if (use.asks.empty())
+      rows.push_back({holder, claim + " (" + source + ")",
+                      "DRA claim of no accelerator class (admin access allocates none); at " + use.field});
+    for (const AcceleratorAsk& ask : use.asks) {
+      std::string at = source + " request " + std::string(ask.field) + ", used at " + use.field;
+      if (ask.all_devices) at = "allocationMode All: every matching device of a node; " + at;
+      if (ask.up_to > 0) at = "firstAvailable: up to " + std::to_string(ask.up_to) + "; " + at;
+      if (!ask.model.empty()) at = "model " + std::string(ask.model) + "; " + at;
+      if (ask.sizing() == AcceleratorSizing::kGpus && use.gpus == 0 && ask.amount.value_ceil() > 0)
+        at = "counted at another container that uses the claim; " + at;
+      row(ask, holder, at);
+    }
   }
   for (const auto* list : {&pod.app, &pod.init}) {
     for (const ContainerFacts& c : *list) {
@@ -159,7 +176,7 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
   options.report = endpoint == Endpoint::kValidate;
   options.fix = endpoint == Endpoint::kMutate;
   options.explain = target.explain;
-  options.nodes = target.nodes;
+  options.nodes = target.cluster.nodes;
   PodSizing sizing = size_pod(policy, reading.facts, phases, reading.problems, options);
   decision.problems = std::move(reading.problems);
   if (sizing.profile) {

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "gpusizer/admission/serving_flags.h"
+#include "gpusizer/sizing/accelerator_asks.h"
 #include "gpusizer/sizing/data_loader.h"
 #include "gpusizer/sizing/model_fit.h"
 #include "gpusizer/sizing/node_fit.h"
@@ -282,13 +284,15 @@ class PodReader {
     const ResourcesRead read =
         read_resources_at(policy_, resources, [&] { return where.text() + "." + resources_key; });
     take(read, container);
-    if (read.claims.is_array()) read_claim_uses(read.claims, container.name, where.text() + "." + resources_key);
     if (defaults) take(*defaults, container);
     count_gpus(container, where);
     // Sidecars (init containers that keep running) hold resources alongside
     // the app containers, so they count with them.
     const bool sidecar = role == Role::kInit && restart_policy.string() == "Always";
     container.sidecar = sidecar;
+    if (read.claims.is_array()) {
+      read_claim_uses(read.claims, container, where.text() + "." + resources_key, role == Role::kApp || sidecar);
+    }
     if ((role == Role::kApp || sidecar) && container.gpus > 0) {
       // The /dev/shm mount is appended here: a JSON Patch adds to a list only.
       if (!mounts.is_null() && !mounts.is_array())
@@ -301,8 +305,10 @@ class PodReader {
 
   // A container's resources.claims, each named by the pod's
   // spec.resourceClaims entry of the same name (read before the containers
-  // by read_pod_spec's pass over the spec).
-  void read_claim_uses(JsonView claims, const std::string& container, const std::string& resources_field) {
+  // by read_pod_spec's pass over the spec), and resolved against the DRA
+  // objects known. `shared`: an app container or sidecar, which share a
+  // claim's devices with the others (an init container has them alone).
+  void read_claim_uses(JsonView claims, ContainerFacts& container, const std::string& resources_field, bool shared) {
     if (!claim_sources_) {
       // By name, once per pod: a pod may have thousands of both.
       claim_sources_.emplace();
@@ -316,14 +322,32 @@ class PodReader {
     }
     int index = 0;
     claims.for_each_element([&](JsonView use) {
-      ClaimUse read{container, resources_field + ".claims[" + std::to_string(index++) + "]",
+      ClaimUse read{container.name, resources_field + ".claims[" + std::to_string(index++) + "]",
                     std::string(use["name"].string()), std::string(use["request"].string())};
       if (const auto found = claim_sources_->find(read.claim); found != claim_sources_->end()) {
         read.source_kind = found->second.first;
         read.source = found->second.second;
       }
+      resolve_claim(read, container, shared);
       facts().claim_uses.push_back(std::move(read));
     });
+  }
+
+  // Reads the use's asks from its claim, when known, and adds their GPUs
+  // to the container: once per claim among the app containers and
+  // sidecars, once in each init container.
+  void resolve_claim(ClaimUse& use, ContainerFacts& container, bool shared) {
+    const ClaimInventory* known = target_.cluster.claims;
+    const ClaimSpec* spec =
+        known && !use.source_kind.empty() ? known->find(use.source_kind, target_.namespace_name, use.source) : nullptr;
+    if (!spec) return;
+    use.known = true;
+    use.asks = claim_asks(policy_, *spec, use.request);
+    const int64_t gpus = claim_gpus(use.asks);
+    if (gpus == 0 || (shared && !counted_claims_.insert(use.claim + '/' + use.request).second)) return;
+    use.gpus = std::min(gpus, kMaxGpusPerContainer);
+    container.gpus += use.gpus;
+    container.claim_gpus += use.gpus;
   }
 
   // The GPUs the tables count among the container's accelerator asks:
@@ -413,6 +437,8 @@ class PodReader {
   // Its entries by name: the kind and name of the claim's source (the
   // first given when a name repeats). Made at the first use of a claim.
   std::optional<std::unordered_map<std::string_view, std::pair<std::string_view, std::string_view>>> claim_sources_;
+  // The claims (and requests) whose GPUs an app container or sidecar counted.
+  std::unordered_set<std::string> counted_claims_;
 };
 
 }  // namespace

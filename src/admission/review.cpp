@@ -175,7 +175,7 @@ void describe_object(const ObjectIdentity& id, const std::string& object_text, J
 }  // namespace
 
 ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id, JsonView object,
-                             PatchBuilder& patch, JsonView old_object, bool explain, const NodeInventory* nodes) {
+                             PatchBuilder& patch, JsonView old_object, bool explain, const ClusterView& cluster) {
   const bool is_pod = id.group.empty() && id.kind == "Pod";
   // Messages name the object as Kubernetes would; a name it would refuse
   // (a forged review's megabyte namespace) is quoted short.
@@ -244,7 +244,8 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
                            .context = std::move(context),
                            .parent_metadata = parent_metadata,
                            .explain = explain,
-                           .nodes = nodes,
+                           .cluster = cluster,
+                           .namespace_name = id.namespace_name,
                            .kind = kind_text,
                            .inherited = selection,
                            .workflow = ref.shape == PodShape::kArgoTemplate ? workflow : nullptr};
@@ -253,7 +254,7 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
   return decision;
 }
 
-HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body, const NodeInventory* nodes) {
+HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body, const ClusterView& cluster) {
   ReviewOutcome outcome;
   // One reader per server thread: its buffers are reused, review after review.
   thread_local JsonReader reader;
@@ -340,7 +341,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     std::vector<std::string> changes;
     const JsonView old_object = request["oldObject"];
     const JsonView unchanged_from = outcome.operation == "UPDATE" && old_object.is_object() ? old_object : JsonView();
-    ObjectDecision decided = decide_object(policy, endpoint, id, object, patch, unchanged_from, false, nodes);
+    ObjectDecision decided = decide_object(policy, endpoint, id, object, patch, unchanged_from, false, cluster);
     if (patch.overflowed()) {
       // Nothing is raised: the object is admitted as written (and the
       // validating pass says what each pod needs), never half patched.

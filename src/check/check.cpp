@@ -13,6 +13,7 @@
 #include "gpusizer/check/osmo_workflow.h"
 #include "gpusizer/json/json_access.h"
 #include "gpusizer/json/json_view.h"
+#include "gpusizer/nodes/claim_reader.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -103,9 +104,8 @@ json applied(const json& object, const PatchBuilder& patch) {
 // What the cluster would do with one object: the mutating pass, then the
 // validating pass over its result, as the API server calls them.
 ObjectReport check_object(const Policy& policy, const ManifestDocument& document, const json& object,
-                          const ObjectIdentity& id, const CheckOptions& options) {
+                          const ObjectIdentity& id, const CheckOptions& options, const ClusterView& cluster) {
   const bool explain = options.explain;
-  const NodeInventory* nodes = options.nodes.get();
   ObjectReport report;
   report.document = document.index + 1;
   report.line = document.line;
@@ -117,14 +117,14 @@ ObjectReport check_object(const Policy& policy, const ManifestDocument& document
   const JsonView object_view = object_reader.view_of(object);
   PatchBuilder mutation(object_view);
   const auto mutated_pods =
-      decide_object(policy, Endpoint::kMutate, id, object_view, mutation, {}, explain, nodes).pods;
+      decide_object(policy, Endpoint::kMutate, id, object_view, mutation, {}, explain, cluster).pods;
   for (const auto& pod : mutated_pods) {
     report.changes.insert(report.changes.end(), pod.warnings.begin(), pod.warnings.end());
   }
   JsonReader mutated_reader;
   const JsonView mutated = mutated_reader.view_of(applied(object, mutation));
   PatchBuilder unused(mutated);
-  ObjectDecision validated = decide_object(policy, Endpoint::kValidate, id, mutated, unused, {}, explain, nodes);
+  ObjectDecision validated = decide_object(policy, Endpoint::kValidate, id, mutated, unused, {}, explain, cluster);
   const auto& validated_pods = validated.pods;
   report.notes = validated.warnings;
   report.warnings = std::move(validated.warnings);
@@ -163,11 +163,11 @@ ObjectIdentity identity_of(const json& object) {
 // The object at `pointer` in document `index` (the document itself, or an
 // item of a List).
 Result<bool> fix_object(const Policy& mutate_policy, ManifestFile& file, std::size_t index, const std::string& pointer,
-                        const ObjectIdentity& id, const NodeInventory* nodes) {
+                        const ObjectIdentity& id, const ClusterView& cluster) {
   JsonReader reader;
   const JsonView object = reader.view_of(file.documents[index].object.at(json::json_pointer(pointer)));
   PatchBuilder patch(object);
-  decide_object(mutate_policy, Endpoint::kMutate, id, object, patch, {}, false, nodes);
+  decide_object(mutate_policy, Endpoint::kMutate, id, object, patch, {}, false, cluster);
   if (patch.empty()) return false;
   json operations = patch.operations();
   for (auto& operation : operations) operation["path"] = pointer + operation["path"].get<std::string>();
@@ -188,11 +188,68 @@ std::string replace_file(const std::string& path, const std::string& text) {
   return error ? "cannot replace " + path + ": " + error.message() : "";
 }
 
-FileReport check_file(const Policy& policy, const Policy& mutate_policy, const std::string& path,
-                      const CheckOptions& options) {
+// Each file named. Files are read twice (for DRA objects, then to check)
+// rather than all held at once; stdin, which can be read only once, is
+// held.
+struct Input {
+  std::string path;
+  std::optional<Result<std::string>> stdin_text;
+  std::string dra_error;  // a DRA object of it that cannot be read
+
+  Result<std::string> text(const InputLimits& limits) const {
+    return stdin_text ? *stdin_text : read_input(path, limits);
+  }
+};
+
+std::string shown_path(const std::string& path) { return path == "-" ? "stdin" : path; }
+
+// The objects of a List (as kubectl get -o yaml prints), or the document.
+std::vector<std::string> object_pointers(const json& document) {
+  std::vector<std::string> pointers = {""};
+  if (string_member(document, "kind") == "List" && member(document, "items").is_array()) {
+    pointers.clear();
+    for (std::size_t n = 0; n < document["items"].size(); ++n) pointers.push_back("/items/" + std::to_string(n));
+  }
+  return pointers;
+}
+
+// The DRA objects of every file, read before any pod is decided: a pod's
+// claim template may be in another file of the same check.
+std::shared_ptr<const ClaimInventory> read_claim_objects(std::vector<Input>& inputs, const InputLimits& limits) {
+  ClaimInventoryBuilder builder("the checked files");
+  for (Input& input : inputs) {
+    const Result<std::string> text = input.text(limits);
+    // Only files that name the API group are parsed twice.
+    if (!text || text.value().find("resource.k8s.io") == std::string::npos || is_osmo_workflow(text.value())) {
+      continue;
+    }
+    auto file = read_manifests(text.value(), shown_path(input.path), limits);
+    if (!file) continue;  // said when the file is checked
+    for (const ManifestDocument& document : file.value().documents) {
+      if (!document.object.is_object() || !input.dra_error.empty()) continue;
+      for (const std::string& pointer : object_pointers(document.object)) {
+        JsonReader reader;
+        const JsonView object = reader.view_of(document.object.at(json::json_pointer(pointer)));
+        auto read = read_dra_object(object);
+        if (!read) {
+          input.dra_error = shown_path(input.path) + ": document " + std::to_string(document.index + 1) + ", line " +
+                            std::to_string(document.line) + " (" + std::string(object["kind"].string()) + " " +
+                            printable(object["metadata"]["name"].string(), kQuotedBytes) + "): " + read.error();
+          break;
+        }
+        if (read.value()) builder.upsert(std::move(*read.value()));
+      }
+    }
+  }
+  return builder.build();
+}
+
+FileReport check_file(const Policy& policy, const Policy& mutate_policy, const Input& input,
+                      const CheckOptions& options, const ClusterView& cluster) {
   FileReport report;
-  report.path = path == "-" ? "stdin" : path;
-  auto text = read_input(path, options.limits);
+  const std::string& path = input.path;
+  report.path = shown_path(path);
+  const Result<std::string> text = input.text(options.limits);
   if (!text) {
     report.error = text.error();
     return report;
@@ -217,6 +274,10 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
     report.error = file.error();
     return report;
   }
+  if (!input.dra_error.empty()) {
+    report.error = input.dra_error;
+    return report;
+  }
   auto& documents = file.value().documents;
   bool fixed_any = false;
   for (std::size_t i = 0; i < documents.size(); ++i) {
@@ -228,17 +289,10 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
                      ": not a Kubernetes object (expected a mapping with apiVersion and kind)";
       return report;
     }
-    // A List (as kubectl get -o yaml prints) holds its objects in items.
-    std::vector<std::string> pointers = {""};
-    if (string_member(document.object, "kind") == "List" && member(document.object, "items").is_array()) {
-      pointers.clear();
-      for (std::size_t n = 0; n < document.object["items"].size(); ++n)
-        pointers.push_back("/items/" + std::to_string(n));
-    }
-    for (const std::string& pointer : pointers) {
+    for (const std::string& pointer : object_pointers(document.object)) {
       const json& object = documents[i].object.at(json::json_pointer(pointer));
       const ObjectIdentity id = identity_of(object);
-      ObjectReport checked = check_object(policy, documents[i], object, id, options);
+      ObjectReport checked = check_object(policy, documents[i], object, id, options, cluster);
       // Kinds no table names are reported when they hold GPU pods or asks
       // (and a document without a kind when it asks for GPUs).
       const bool known = find_workload_kind(id.group, id.kind, policy.workloads) != nullptr;
@@ -248,7 +302,7 @@ FileReport check_file(const Policy& policy, const Policy& mutate_policy, const s
       }
       report.objects.push_back(std::move(checked));
       if (!options.fix) continue;
-      auto fixed = fix_object(mutate_policy, file.value(), i, pointer, id, options.nodes.get());
+      auto fixed = fix_object(mutate_policy, file.value(), i, pointer, id, cluster);
       if (!fixed) {
         report.error = report.path + ": document " + std::to_string(i + 1) + ": " + fixed.error();
         return report;
@@ -421,8 +475,14 @@ int run_check(const Policy& policy, const CheckOptions& options, std::ostream& o
   mutate_policy.mode = Mode::kMutate;
   mutate_policy.namespace_modes.clear();
 
+  std::vector<Input> inputs;
+  for (const auto& path : expand(options.paths)) {
+    inputs.push_back({path, path == "-" ? std::optional(read_input(path, options.limits)) : std::nullopt, ""});
+  }
+  const std::shared_ptr<const ClaimInventory> claims = read_claim_objects(inputs, options.limits);
+  const ClusterView cluster{options.nodes.get(), claims.get()};
   std::vector<FileReport> files;
-  for (const auto& path : expand(options.paths)) files.push_back(check_file(policy, mutate_policy, path, options));
+  for (const Input& input : inputs) files.push_back(check_file(policy, mutate_policy, input, options, cluster));
   // With --fix to stdout, stdout carries the manifests and the report moves
   // to stderr, so `gpu-sizer check --fix f.yaml > fixed.yaml` works.
   std::ostream& report_out = options.fix && !options.in_place ? err : out;

@@ -55,6 +55,47 @@ std::vector<AcceleratorAsk> annotation_asks(const Policy& policy, const PodFacts
   return asks;
 }
 
+std::vector<AcceleratorAsk> claim_asks(const Policy& policy, const ClaimSpec& claim, std::string_view request) {
+  const std::size_t slash = request.find('/');
+  const std::string_view request_name = request.substr(0, slash);
+  const std::string_view alternative_name = slash == std::string_view::npos ? "" : request.substr(slash + 1);
+  std::vector<AcceleratorAsk> asks;
+  for (const DeviceRequest& each : claim.requests) {
+    if (!request_name.empty() && each.name != request_name) continue;
+    AcceleratorAsk ask;
+    int64_t fewest = -1;  // devices the tables count, over the alternatives
+    int64_t most = 0;
+    for (const DeviceAlternative& alternative : each.alternatives) {
+      if (!alternative_name.empty() && alternative.name != alternative_name) continue;
+      const AcceleratorClass* of = policy.device_class_for(alternative.device_class);
+      const bool counted = of && of->sizing == AcceleratorSizing::kGpus && !alternative.all;
+      fewest = fewest < 0 ? (counted ? alternative.count : 0) : std::min(fewest, counted ? alternative.count : 0);
+      if (!of) continue;
+      most = std::max(most, alternative.count);
+      ask.all_devices = ask.all_devices || alternative.all;
+      if (ask.of) continue;
+      ask.of = of;
+      ask.name = alternative.device_class;
+      ask.field = each.name;
+      ask.model = alternative.model;
+    }
+    if (!ask.of) continue;
+    const int64_t amount = ask.of->sizing == AcceleratorSizing::kGpus ? std::max<int64_t>(fewest, 0) : most;
+    ask.amount = Quantity::from_bytes(ask.all_devices ? 0 : amount);
+    if (!ask.all_devices && most > amount) ask.up_to = most;
+    asks.push_back(std::move(ask));
+  }
+  return asks;
+}
+
+int64_t claim_gpus(const std::vector<AcceleratorAsk>& asks) {
+  int64_t gpus = 0;
+  for (const AcceleratorAsk& ask : asks) {
+    if (ask.sizing() == AcceleratorSizing::kGpus) gpus += ask.amount.value_ceil();
+  }
+  return gpus;
+}
+
 bool asks_other_accelerators(const PodFacts& pod) {
   const auto in = [](const std::vector<ContainerFacts>& list) {
     return std::any_of(list.begin(), list.end(), [](const ContainerFacts& c) { return c.other_accelerators; });
@@ -66,50 +107,70 @@ std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFac
   std::vector<std::string> out;
   std::size_t more = 0;
   const auto choice = select_profile(policy, pod.selection);
-  const auto say = [&](const AcceleratorAsk& ask, const std::string* container) {
+  const auto push = [&](std::string warning) {
+    if (out.size() == kMaxUnsizedAskWarnings) {
+      ++more;
+    } else {
+      out.push_back(std::move(warning));
+    }
+  };
+  // `what` names the ask: "2 nvidia.com/mig-3g.40gb (MIG slice)".
+  const auto say = [&](const AcceleratorAsk& ask, const std::string* container, const std::string& what) {
     if (out.size() == kMaxUnsizedAskWarnings) {
       ++more;
       return;
     }
-    std::string rest =
-        (container ? ask.describe() : std::string(ask.name) + "=" + ask.amount_text() + " (" + ask.of->unit + ")") +
-        " not sized";
+    std::string rest = what + " not sized";
     const int64_t gpus = as_gpus(ask);
     const Profile* profile = choice ? choice.value().profile : nullptr;
     const bool within = profile && (!profile->max_gpus || gpus <= *profile->max_gpus);
-    const auto row = within ? required_resources(*profile, gpus) : std::nullopt;
+    const auto row = within && !ask.all_devices ? required_resources(*profile, gpus) : std::nullopt;
     if (row) {
       rest += "; as " + gpus_text(gpus) + ", " + profile->name + ": cpu " + row->cpu.to_string() + ", memory " +
               row->memory.to_string();
     } else {
       rest += "; set its cpu and memory";
     }
-    out.push_back(container ? fit_warning(pod.label, *container, rest) : fit(pod.label + "annotation " + rest));
+    push(container ? fit_warning(pod.label, *container, rest) : fit(pod.label + "annotation " + rest));
   };
   const std::vector<AcceleratorAsk> by_annotation = annotation_asks(policy, pod);
   for (const AcceleratorAsk& ask : by_annotation) {
-    if (unsized(ask, by_annotation)) say(ask, nullptr);
+    if (unsized(ask, by_annotation)) {
+      say(ask, nullptr, std::string(ask.name) + "=" + ask.amount_text() + " (" + ask.of->unit + ")");
+    }
   }
   for (const auto* list : {&pod.app, &pod.init}) {
     for (const ContainerFacts& c : *list) {
       if (!c.other_accelerators) continue;
       const std::vector<AcceleratorAsk> asks = container_asks(policy, c);
       for (const AcceleratorAsk& ask : asks) {
-        if (unsized(ask, asks)) say(ask, &c.name);
+        if (unsized(ask, asks)) say(ask, &c.name, ask.describe());
       }
     }
   }
   for (const ClaimUse& use : pod.claim_uses) {
-    if (out.size() == kMaxUnsizedAskWarnings) {
-      ++more;
+    const std::string claim = "DRA claim " + in_quotes(use.claim);
+    if (!use.known) {
+      push(fit_warning(pod.label, use.container,
+                       use.source_kind.empty()
+                           ? claim + ": no spec.resourceClaims entry has that name"
+                           : claim + " (" + (use.source_kind == "ResourceClaim" ? "claim " : "template ") +
+                                 in_quotes(use.source) + ") is not sized; set its cpu and memory"));
       continue;
     }
-    const std::string claim = "DRA claim " + in_quotes(use.claim);
-    out.push_back(fit_warning(pod.label, use.container,
-                              use.source_kind.empty()
-                                  ? claim + ": no spec.resourceClaims entry has that name"
-                                  : claim + " (" + (use.source_kind == "ResourceClaim" ? "claim " : "template ") +
-                                        in_quotes(use.source) + ") is not sized; set its cpu and memory"));
+    for (const AcceleratorAsk& ask : use.asks) {
+      const std::string name(ask.name);
+      if (ask.all_devices) {
+        say(ask, &use.container, claim + ": all " + name + " of a node (allocationMode All)");
+      } else if (ask.sizing() != AcceleratorSizing::kGpus) {
+        say(ask, &use.container, claim + ": " + ask.describe());
+      } else if (ask.up_to > 0) {
+        push(fit_warning(pod.label, use.container,
+                         claim + ": sized as " + gpus_text(ask.amount.value_ceil()) +
+                             ", its fewest alternative (firstAvailable); may get " + std::to_string(ask.up_to) + " " +
+                             name));
+      }
+    }
   }
   if (more > 0) out.push_back(fit(pod.label + "and " + std::to_string(more) + " more accelerator asks not sized"));
   return out;

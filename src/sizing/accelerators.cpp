@@ -46,18 +46,25 @@ std::string_view to_string(AcceleratorSizing sizing) {
 }
 
 bool AcceleratorClass::matches(std::string_view name) const {
-  if (resource.empty()) return false;
-  if (resource.back() == '*')
-    return name.substr(0, resource.size() - 1) == std::string_view(resource).substr(0, resource.size() - 1);
-  return name == resource;
+  const std::string_view pattern = resource.empty() ? std::string_view(device_class) : std::string_view(resource);
+  if (pattern.empty()) return false;
+  if (pattern.back() == '*') return name.substr(0, pattern.size() - 1) == pattern.substr(0, pattern.size() - 1);
+  return name == pattern;
 }
 
 const AcceleratorClass* unknown_accelerator_class(std::string_view resource) {
-  static const AcceleratorClass kNamedGpu{"", "", AcceleratorForm::kUnknown, AcceleratorSizing::kWarn, "", "device"};
+  static const AcceleratorClass kNamedGpu{"", "",      "", AcceleratorForm::kUnknown, AcceleratorSizing::kWarn,
+                                          "", "device"};
   static const AcceleratorClass kDraExtended{
-      "", "", AcceleratorForm::kUnknown, AcceleratorSizing::kWarn, "", "device of a DRA class"};
+      "", "", "", AcceleratorForm::kUnknown, AcceleratorSizing::kWarn, "", "device of a DRA class"};
   if (resource.substr(0, kDraExtendedPrefix.size()) == kDraExtendedPrefix) return &kDraExtended;
   return names_gpu(resource) ? &kNamedGpu : nullptr;
+}
+
+const AcceleratorClass* unknown_device_class(std::string_view device_class) {
+  static const AcceleratorClass kNamedGpu{
+      "", "", "", AcceleratorForm::kUnknown, AcceleratorSizing::kWarn, "", "device of a DRA class"};
+  return lowercase(device_class).find("gpu") != std::string::npos ? &kNamedGpu : nullptr;
 }
 
 std::optional<MigProfile> mig_profile(std::string_view name) {

@@ -20,6 +20,19 @@ std::string pod_gpu_resource(const PodFacts& pod, const Policy& policy) {
   return policy.gpu_resources.empty() ? std::string() : policy.gpu_resources.front();
 }
 
+// The pod's GPUs all come from DRA claims: no node reports them as
+// allocatable (a DRA driver publishes ResourceSlices instead).
+bool gpus_by_claim(const PodFacts& pod) {
+  bool claimed = false;
+  for (const auto* list : {&pod.app, &pod.init}) {
+    for (const ContainerFacts& c : *list) {
+      if (!c.gpu_resource.empty()) return false;
+      claimed = claimed || c.claim_gpus > 0;
+    }
+  }
+  return claimed;
+}
+
 // "12 shapes: 9 have fewer than 8 nvidia.com/gpu, 3 have taint ..."
 std::string why_none(const std::map<std::string, std::size_t>& reasons, std::size_t classes) {
   std::vector<std::pair<std::size_t, std::string>> counted;
@@ -77,7 +90,7 @@ class CandidateMemo {
 };
 
 Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts& pod, const Placement& placement,
-            const std::string& gpu_resource, int64_t gpus) {
+            const std::string& gpu_resource, int64_t gpus, bool by_claim) {
   Memo memo;
   const bool pools = inventory.source == InventorySource::kPools;
   const auto& classes = inventory.classes;
@@ -87,8 +100,13 @@ Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts
     const bool placeable = pools ? !pool || classes[i].pool == pool->name : placement.placeable(inventory, i);
     if (!placeable) continue;
     memo.placeable.push_back(i);
-    if (classes[i].count(gpu_resource) >= gpus) memo.nodes.push_back(i);
+    // GPUs by claim: the nodes whose labels say they have GPUs.
+    if (by_claim ? !classes[i].gpu.product.empty() : classes[i].count(gpu_resource) >= gpus) memo.nodes.push_back(i);
   }
+  // ... and when no label says so (a driver without GPU Feature
+  // Discovery), every node the pod may be placed on: caps never go past
+  // the largest of them.
+  if (by_claim && memo.nodes.empty()) memo.nodes = memo.placeable;
   if (!memo.nodes.empty()) {
     const auto same_shape = [&](std::size_t a, std::size_t b) {
       return classes[a].cpu == classes[b].cpu && classes[a].memory == classes[b].memory &&
@@ -123,7 +141,8 @@ Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts
 Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy, const PodFacts& pod, int64_t gpus) {
   Candidates out;
   out.inventory = &inventory;
-  out.gpu_resource = pod_gpu_resource(pod, policy);
+  const bool by_claim = gpus_by_claim(pod);
+  out.gpu_resource = by_claim ? std::string(kClaimedGpus) : pod_gpu_resource(pod, policy);
   out.gpus = gpus;
   if (inventory.classes.empty()) return out;
   const Placement placement(policy, pod);
@@ -136,7 +155,7 @@ Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy,
   const Memo* found = memo.find(inventory.id, key);
   Memo made;
   if (!found) {
-    made = choose(inventory, policy, pod, placement, out.gpu_resource, gpus);
+    made = choose(inventory, policy, pod, placement, out.gpu_resource, gpus, by_claim);
     memo.keep(std::move(key), made);
     found = &made;
   }

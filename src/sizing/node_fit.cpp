@@ -40,8 +40,11 @@ const NodePool* pod_pool(const NodeFitPolicy& policy, const PodFacts& pod) {
 }
 
 bool holds(const NodeClass& node, const PodRequest& request, std::string_view gpu_resource) {
-  return request.gpus <= node.count(gpu_resource) && within(request.cpu, node.cpu) &&
-         within(request.memory, node.memory) && within(request.ephemeral_storage, node.ephemeral_storage);
+  // GPUs by DRA claim are no node's allocatable: the candidates are the
+  // nodes that may have them.
+  const bool gpus_held = gpu_resource == kClaimedGpus || request.gpus <= node.count(gpu_resource);
+  return gpus_held && within(request.cpu, node.cpu) && within(request.memory, node.memory) &&
+         within(request.ephemeral_storage, node.ephemeral_storage);
 }
 
 NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) {
@@ -66,7 +69,8 @@ NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) 
            std::make_tuple(b.count(resource), b.memory.value_or(none), b.cpu.value_or(none));
   };
   bool any_fits = false;
-  for (const NodeClass* node : candidates.placeable) {
+  const bool by_claim = resource == kClaimedGpus;
+  for (const NodeClass* node : by_claim ? candidates.nodes : candidates.placeable) {
     any_fits = any_fits || holds(*node, request, resource);
     if (!fit.largest || larger(*node, *fit.largest)) fit.largest = node;
   }
@@ -87,7 +91,7 @@ NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) 
     short_has.push_back(name + " " + has->to_string());
     short_compared.push_back(name + " " + found.to_string() + " > " + has->to_string());
   };
-  const bool short_of_gpus = request.gpus > largest_gpus;
+  const bool short_of_gpus = !by_claim && request.gpus > largest_gpus;
   if (short_of_gpus) {
     short_found.push_back(gpus_text(request.gpus));
     short_has.push_back(gpus_text(largest_gpus));

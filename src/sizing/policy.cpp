@@ -48,12 +48,19 @@ bool Policy::is_gpu_resource(std::string_view resource) const {
 }
 
 const AcceleratorClass* Policy::accelerator_for(std::string_view resource) const {
-  static const AcceleratorClass kGpu{"", "", AcceleratorForm::kDevice, AcceleratorSizing::kGpus, "", "GPU"};
+  static const AcceleratorClass kGpu{"", "", "", AcceleratorForm::kDevice, AcceleratorSizing::kGpus, "", "GPU"};
   if (contains(gpu_resources, resource)) return &kGpu;
   for (const AcceleratorClass& each : accelerators) {
     if (each.matches(resource)) return &each;
   }
   return unknown_accelerator_class(resource);
+}
+
+const AcceleratorClass* Policy::device_class_for(std::string_view device_class) const {
+  for (const AcceleratorClass& each : accelerator_device_classes) {
+    if (each.matches(device_class)) return &each;
+  }
+  return unknown_device_class(device_class);
 }
 
 const Profile* Policy::find_profile(std::string_view name) const {
@@ -131,18 +138,20 @@ std::vector<WorkloadKind> read_workloads(const YAML::Node& node) {
 std::vector<AcceleratorClass> read_accelerators(const YAML::Node& node) {
   if (!node.IsSequence())
     fail(ProblemCode::kWrongType, "accelerators", node,
-         "must be a list of {resource or annotation, form, sizing, ...}");
+         "must be a list of {resource, annotation or deviceClass, form, sizing, ...}");
   std::vector<AcceleratorClass> classes;
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node& entry = node[i];
     const std::string path = "accelerators[" + std::to_string(i) + "]";
     require_map(entry, path);
-    check_keys(entry, path, {"resource", "annotation", "form", "sizing", "vendor", "unit"});
+    check_keys(entry, path, {"resource", "annotation", "deviceClass", "form", "sizing", "vendor", "unit"});
     AcceleratorClass read;
     if (entry["resource"]) read.resource = read_string(entry["resource"], path + ".resource");
     if (entry["annotation"]) read.annotation = read_string(entry["annotation"], path + ".annotation");
-    if (read.resource.empty() == read.annotation.empty())
-      fail(ProblemCode::kBadValue, path, entry, "must name one of resource (nvidia.com/mig-*) or annotation");
+    if (entry["deviceClass"]) read.device_class = read_string(entry["deviceClass"], path + ".deviceClass");
+    if (read.resource.empty() + read.annotation.empty() + read.device_class.empty() != 2)
+      fail(ProblemCode::kBadValue, path, entry,
+           "must name one of resource (nvidia.com/mig-*), annotation or deviceClass (gpu.nvidia.com)");
     const auto one_of = [&](const char* key, auto values, auto& out) {
       if (!entry[key]) fail(ProblemCode::kMissingField, path, entry, std::string("missing field ") + key);
       const std::string text = read_string(entry[key], path + "." + key);
@@ -350,12 +359,18 @@ Policy read_policy(const YAML::Node& root, const Policy* base) {
     // Before the base's, so that an entry given wins over a default one.
     std::vector<AcceleratorClass> by_resource;
     std::vector<AcceleratorClass> by_annotation;
+    std::vector<AcceleratorClass> by_device_class;
     for (AcceleratorClass& each : read_accelerators(list)) {
-      (each.annotation.empty() ? by_resource : by_annotation).push_back(std::move(each));
+      (!each.annotation.empty()     ? by_annotation
+       : !each.device_class.empty() ? by_device_class
+                                    : by_resource)
+          .push_back(std::move(each));
     }
     policy.accelerators.insert(policy.accelerators.begin(), by_resource.begin(), by_resource.end());
     policy.accelerator_annotations.insert(policy.accelerator_annotations.begin(), by_annotation.begin(),
                                           by_annotation.end());
+    policy.accelerator_device_classes.insert(policy.accelerator_device_classes.begin(), by_device_class.begin(),
+                                             by_device_class.end());
   }
   if (root["denyFromGpus"]) policy.deny_from_gpus = read_int(root["denyFromGpus"], "denyFromGpus", 1);
   if (const YAML::Node profiles = root["profiles"]) {

@@ -64,8 +64,10 @@ FRACTION_ANNOTATIONS = {"gpu-fraction", "gpu-memory"}
 def is_accelerator(resource):
     name = str(resource).lower()
     return "/" in name and (name.startswith(ACCELERATOR_PREFIXES) or "gpu" in name.split("/", 1)[1])
-# Sized as their Pods will be: the policy's longLived templates are patched here.
-POLICY = "longLived:\n  patchTemplates: true\n"
+# Sized as their Pods will be: the policy's longLived templates are patched
+# here; and the DRA example driver's class (dra-example-driver) is a GPU.
+POLICY = ("longLived:\n  patchTemplates: true\n"
+          "accelerators:\n  - {deviceClass: gpu.example.com, form: device, sizing: gpus, vendor: example}\n")
 
 
 def manifest_files(corpus):
@@ -199,6 +201,7 @@ def asks_for_gpus(path):
         documents = list(yaml.safe_load_all(text))
     except yaml.YAMLError:
         return False
+    classes = device_classes(documents)
 
     def walk(node, parents=()):
         if isinstance(node, dict):
@@ -209,7 +212,7 @@ def asks_for_gpus(path):
                     return True
                 if key in FRACTION_ANNOTATIONS and parents[-1:] == ("annotations",):
                     return True
-                if key == "containers" and uses_device_claims(node):
+                if key == "containers" and uses_gpu_claims(node, classes):
                     return True
                 if isinstance(value, str) and value in GPU_RESOURCES and "gpu" in str(key).lower():
                     return True
@@ -222,12 +225,51 @@ def asks_for_gpus(path):
     return any(walk(document) for document in documents)
 
 
-def uses_device_claims(spec):
+def device_classes(documents):
+    """The device classes each ResourceClaimTemplate and ResourceClaim of the
+    documents asks for, by (kind, name). A request with admin access
+    (monitoring devices others use) allocates none."""
+    found = {}
+    for document in documents:
+        if not isinstance(document, dict) or not str(document.get("apiVersion", "")).startswith("resource.k8s.io/"):
+            continue
+        kind = document.get("kind")
+        spec = document.get("spec") or {}
+        if kind == "ResourceClaimTemplate":
+            spec = spec.get("spec") or {}
+        elif kind != "ResourceClaim":
+            continue
+        names = set()
+        for request in ((spec.get("devices") or {}).get("requests") or []):
+            if request.get("adminAccess") or (request.get("exactly") or {}).get("adminAccess"):
+                continue
+            for alternative in [request, request.get("exactly") or {}, *(request.get("firstAvailable") or [])]:
+                if isinstance(alternative, dict) and alternative.get("deviceClassName"):
+                    names.add(str(alternative["deviceClassName"]))
+        found[(kind, (document.get("metadata") or {}).get("name"))] = names
+    return found
+
+
+def uses_gpu_claims(spec, classes):
     """A pod spec whose containers use DRA claims (resources.claims) of its
-    spec.resourceClaims: devices that may be GPUs."""
+    spec.resourceClaims that may be GPUs: of a template or claim whose device
+    classes say gpu, or one the file does not hold."""
     containers = [c for key in ("containers", "initContainers") for c in spec.get(key) or [] if isinstance(c, dict)]
-    return bool(spec.get("resourceClaims")) and any(
-        isinstance(c.get("resources"), dict) and c["resources"].get("claims") for c in containers)
+    sources = {}
+    for claim in spec.get("resourceClaims") or []:
+        if not isinstance(claim, dict):
+            continue
+        if claim.get("resourceClaimTemplateName"):
+            sources[claim.get("name")] = ("ResourceClaimTemplate", claim["resourceClaimTemplateName"])
+        elif claim.get("resourceClaimName"):
+            sources[claim.get("name")] = ("ResourceClaim", claim["resourceClaimName"])
+    for container in containers:
+        resources = container.get("resources")
+        for use in (resources.get("claims") or []) if isinstance(resources, dict) else []:
+            source = sources.get(use.get("name") if isinstance(use, dict) else None)
+            if source is None or source not in classes or any("gpu" in c.lower() for c in classes[source]):
+                return True
+    return False
 
 
 def is_osmo(text):

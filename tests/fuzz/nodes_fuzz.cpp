@@ -64,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const nlohmann::json review = fuzz::sample_review();
   const auto before = fuzz::shapes_holding(review, *nodes);
-  const HttpReply mutated = handle_review(default_policy(), Endpoint::kMutate, review.dump(), nodes.get());
+  const HttpReply mutated =
+      handle_review(default_policy(), Endpoint::kMutate, review.dump(), gpusizer::ClusterView{nodes.get(), nullptr});
   if (mutated.status != 200) fuzz::fail("the mutating answer is 200", mutated.body);
   nlohmann::json patched = review;
   const auto answer = nlohmann::json::parse(mutated.body);

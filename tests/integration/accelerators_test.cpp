@@ -2,6 +2,7 @@
 // line: pod-level resources sized at the pod level (and still accepted by
 // the API server's checks), and MIG slices, shared replicas, fractions and
 // other vendors' devices warned, never passed with no word.
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "gpusizer/util/files.h"
 #include "integration/cli_support.h"
 #include "integration/shared_webhook.h"
+#include "integration/webhook_process.h"
 #include "support/api_validation.h"
 #include "support/review_support.h"
 
@@ -72,17 +74,55 @@ TEST_F(AcceleratorsWebhook, ADraPodIsWarnedNamingItsClaim) {
                          "and memory"}));
 }
 
-TEST(CliAccelerators, CheckFixesThePodLevelPodAndWarnsOfTheRest) {
+TEST(CliAccelerators, CheckFixesThePodLevelAndDraPodsAndWarnsOfTheRest) {
   const auto result = cli_test::run("check " + kAccelerators);
   EXPECT_EQ(result.exit_code, 1) << result.output;
   for (const char* part :
        {"change   spec.resources: memory request 64Gi->193Gi, limit 64Gi->193Gi (4 GPUs, train profile)",
         "warning  container \"server\": 2 nvidia.com/mig-3g.40gb (MIG slice) not sized",
         "warning  annotation gpu-fraction=0.5 (fraction of a GPU) not sized",
-        "warning  container \"trainer\": DRA claim \"gpus\" (template \"four-gpus\") is not sized",
-        "6 objects with pods checked: 1 would be changed, 0 denied, 5 admitted unchanged"}) {
+        "change   container \"trainer\": memory request 64Gi->192Gi, limit 64Gi->192Gi (4 GPUs, train profile)",
+        "6 objects with pods checked: 2 would be changed, 0 denied, 4 admitted unchanged"}) {
     EXPECT_NE(result.output.find(part), std::string::npos) << part << "\n" << result.output;
   }
+}
+
+// The done-when of issue 27: the 4-GPU DRA pod is sized as 4 GPUs by
+// `check --fix`, its template read from the same file or from another file
+// of the same check; without it, the claim is said.
+TEST(CliAccelerators, CheckResolvesAClaimTemplateFromAnyFileItReads) {
+  const auto objects = objects_of("dra-4gpu-template.yaml");
+  TempDir dir;
+  std::ofstream(dir.path() + "/template.yaml") << objects.at(0).dump();
+  std::ofstream(dir.path() + "/pod.json") << objects.at(1).dump();
+  const auto fix = cli_test::run("check --fix --output json " + dir.path() + " 2>/dev/null", false);
+  EXPECT_EQ(fix.exit_code, 1) << fix.output;
+  // pod.json comes first (files in name order), written back as JSON.
+  const json fixed = json::parse(fix.output.substr(0, fix.output.find("---\n")));
+  const json& trainer = fixed["spec"]["containers"][0]["resources"];
+  EXPECT_EQ(trainer["requests"]["memory"], "192Gi") << fixed.dump();
+  EXPECT_EQ(trainer["limits"]["cpu"], "32");
+  EXPECT_EQ(api_resource_errors(fixed), std::vector<std::string>{});
+  const auto alone = cli_test::run("check " + dir.path() + "/pod.json");
+  EXPECT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_NE(alone.output.find("warning  container \"trainer\": DRA claim \"gpus\" (template \"four-gpus\") is not "
+                              "sized; set its cpu and memory"),
+            std::string::npos)
+      << alone.output;
+}
+
+TEST(CliAccelerators, ADraObjectThatCannotBeReadIsAnErrorNamingItsField) {
+  json broken = objects_of("dra-4gpu-template.yaml").at(0);
+  broken["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = "four";
+  TempDir dir;
+  std::ofstream(dir.path() + "/broken.json") << broken.dump();
+  const auto result = cli_test::run("check " + dir.path() + "/broken.json");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("broken.json: document 1, line 1 (ResourceClaimTemplate four-gpus): "
+                               "spec.spec.devices.requests[0].exactly.count \"four\" must be a whole number from 1 "
+                               "to 1048576"),
+            std::string::npos)
+      << result.output;
 }
 
 TEST(CliAccelerators, ExplainPrintsTheDemandModel) {
@@ -95,9 +135,10 @@ TEST(CliAccelerators, ExplainPrintsTheDemandModel) {
     EXPECT_NE(result.output.find(part), std::string::npos) << part << "\n" << result.output;
   }
   const auto dra = cli_test::run("explain " + kAccelerators + "dra-4gpu-template.yaml");
-  for (const char* part :
-       {"ask          container \"trainer\": claim gpus (ResourceClaimTemplate four-gpus)",
-        "DRA claim; its devices are not read: not sized; at spec.containers[0].resources.claims[0]"}) {
+  for (const char* part : {"ask          container \"trainer\": 4 gpu.nvidia.com         GPU, NVIDIA; counted as GPUs; "
+                           "at ResourceClaimTemplate four-gpus request gpus, used at "
+                           "spec.containers[0].resources.claims[0]",
+                           "pod ml-team/torchrun-dra: 4 GPUs, train profile"}) {
     EXPECT_NE(dra.output.find(part), std::string::npos) << part << "\n" << dra.output;
   }
 }

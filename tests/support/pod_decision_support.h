@@ -46,19 +46,23 @@ inline Result<Quantity> quantity_of(const json& value) {
   return quantity_from_json(reader.view_of(value));
 }
 
+// `cluster`: what is known of the cluster; the pod is in namespace "default".
 inline Outcome run(const json& pod, Endpoint endpoint = Endpoint::kMutate, Mode mode = Mode::kMutate,
-                   const Policy& policy = default_policy()) {
+                   const Policy& policy = default_policy(), const ClusterView& cluster = {}) {
   JsonReader reader;
   const JsonView view = reader.view_of(pod);
   PatchBuilder patch(view);
-  const PodTarget target{{view}, {kDescription, mode}};
+  PodTarget target{{view}, {kDescription, mode}};
+  target.cluster = cluster;
+  target.namespace_name = "default";
   PodDecision decision = decide_pod(policy, endpoint, target, patch);
   const json ops = patch.operations();
   return Outcome{std::move(decision), ops, apply_ops(pod, ops)};
 }
 
-inline Outcome validate(const json& pod, Mode mode = Mode::kMutate, const Policy& policy = default_policy()) {
-  return run(pod, Endpoint::kValidate, mode, policy);
+inline Outcome validate(const json& pod, Mode mode = Mode::kMutate, const Policy& policy = default_policy(),
+                        const ClusterView& cluster = {}) {
+  return run(pod, Endpoint::kValidate, mode, policy, cluster);
 }
 
 inline Policy policy_from(const std::string& yaml) {

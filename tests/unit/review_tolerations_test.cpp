@@ -43,7 +43,8 @@ std::vector<std::string_view> capped(const json& pod, bool admitted, const Polic
   const JsonView object = reader.view_of(pod);
   PatchBuilder patch(object);
   const ObjectIdentity id{"", "Pod", "team-a", "train-x", admitted};
-  const auto decisions = decide_object(policy, Endpoint::kMutate, id, object, patch, {}, false, nodes.get()).pods;
+  const auto decisions =
+      decide_object(policy, Endpoint::kMutate, id, object, patch, {}, false, ClusterView{nodes.get(), nullptr}).pods;
   EXPECT_EQ(decisions.size(), 1u);
   return decisions.empty() ? std::vector<std::string_view>{} : decisions.front().capped;
 }
@@ -69,8 +70,8 @@ TEST(ReviewTolerations, APolicyForAClusterWithoutThePluginAssumesNoToleration) {
 
 TEST(ReviewTolerations, TheReviewHandlerSaysThePodWasAdmitted) {
   const auto nodes = gke_l4_cluster();
-  const HttpReply reply =
-      handle_review(default_policy(), Endpoint::kMutate, review_test::review(one_gpu_pod()).dump(), nodes.get());
+  const HttpReply reply = handle_review(default_policy(), Endpoint::kMutate, review_test::review(one_gpu_pod()).dump(),
+                                        gpusizer::ClusterView{nodes.get(), nullptr});
   ASSERT_EQ(reply.outcome.pods.size(), 1u) << reply.body;
   EXPECT_TRUE(reply.outcome.pods[0].capped.empty()) << reply.body;
 }

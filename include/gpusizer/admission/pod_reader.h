@@ -11,6 +11,7 @@
 #include "gpusizer/admission/pod_fields.h"
 #include "gpusizer/json/json_view.h"
 #include "gpusizer/quantity/quantity.h"
+#include "gpusizer/sizing/device_claims.h"
 #include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/policy.h"
@@ -18,6 +19,15 @@
 #include "gpusizer/workloads/workloads.h"
 
 namespace gpusizer {
+
+// What is known of the cluster around the reviewed object: its nodes
+// (sizing/nodes.h; nullptr: none, and the policy's nodeFit.pools stand in)
+// and its DRA objects (sizing/device_claims.h; nullptr: none, and every
+// claim a pod uses is said, not sized).
+struct ClusterView {
+  const NodeInventory* nodes = nullptr;
+  const ClaimInventory* claims = nullptr;
+};
 
 // One pod to decide, and where it is in the reviewed object.
 struct PodTarget {
@@ -28,8 +38,9 @@ struct PodTarget {
   JsonView parent_metadata;
   // Fill PodDecision::explanation (gpu-sizer explain); the webhook leaves it off.
   bool explain = false;
-  // The nodes known (sizing/nodes.h); nullptr: none (the policy's pools, if any).
-  const NodeInventory* nodes = nullptr;
+  ClusterView cluster;
+  // The reviewed object's namespace, where the claims its pods name are.
+  std::string_view namespace_name;
   // The reviewed object's kind ("Pod", "Deployment", "PyTorchJob"), for
   // profile rules `on: kind`.
   std::string kind;

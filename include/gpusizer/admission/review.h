@@ -50,11 +50,12 @@ struct ObjectDecision {
 // object's at the same place are not decided: an update that leaves them
 // alone (a label, a finalizer, a scale) must not be blocked or patched, and
 // some templates (Job's) are immutable. With explain, each decision lists
-// its rules (gpu-sizer explain). `nodes` are the nodes known (the cluster's,
-// a --nodes file); nullptr: none, and the policy's nodeFit.pools stand in.
+// its rules (gpu-sizer explain). `cluster` is what is known of the cluster
+// (pod_reader.h): its nodes (the watched ones, a --nodes file) and DRA
+// objects (the watched ones, those of the checked files).
 ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id, JsonView object,
                              PatchBuilder& patch, JsonView old_object = {}, bool explain = false,
-                             const NodeInventory* nodes = nullptr);
+                             const ClusterView& cluster = {});
 
 // What one review decided, for logs and metrics.
 struct ReviewOutcome {
@@ -81,9 +82,9 @@ struct HttpReply {
 // Answers one AdmissionReview request body. Malformed reviews get 400 with
 // a JSON error naming what is wrong; every 200 answer echoes the uid,
 // apiVersion and kind and sets `allowed` explicitly.
-// `nodes`: as decide_object's.
+// `cluster`: as decide_object's.
 HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body,
-                        const NodeInventory* nodes = nullptr);
+                        const ClusterView& cluster = {});
 
 // Keeps each warning under 120 characters and all of them well under the API
 // server's 4096-character total, summarising what is cut.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusizer/sizing/device_claims.h"
 #include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/policy.h"
 
@@ -23,6 +24,19 @@ inline constexpr std::size_t kMaxUnsizedAskWarnings = 3;
 std::vector<AcceleratorAsk> container_asks(const Policy& policy, const ContainerFacts& container);
 // The pod's asks by annotation (KAI's gpu-fraction).
 std::vector<AcceleratorAsk> annotation_asks(const Policy& policy, const PodFacts& pod);
+
+// The asks of a DRA claim's requests: all of them, or the one `request`
+// names ("gpu", or "gpu/older-gpu" for one of its firstAvailable
+// alternatives). One per request whose alternatives name an accelerator
+// class (Policy::device_class_for): the first such alternative's class;
+// as amount the fewest devices any alternative gets (one of a class not
+// counted as GPUs gets none), and up_to the most. A request of
+// allocationMode All is all_devices, its amount unknown (0).
+// REQUIRES: claim outlives the asks (their names point into it).
+std::vector<AcceleratorAsk> claim_asks(const Policy& policy, const ClaimSpec& claim, std::string_view request);
+// The GPUs the tables count among a claim's asks: the amounts of those
+// counted as GPUs.
+int64_t claim_gpus(const std::vector<AcceleratorAsk>& asks);
 
 // Whether the reader saw asks beside the GPUs the tables count (other
 // accelerators, fraction annotations, DRA claims): only then can

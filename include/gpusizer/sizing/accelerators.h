@@ -43,11 +43,16 @@ struct AcceleratorClass {
   // ("nvidia.com/mig-*"). Empty for an annotation.
   std::string resource;
   std::string annotation;  // a pod annotation key (KAI's gpu-fraction); empty for a resource
+  // A DRA DeviceClass name, matched as resource is ("gpu.nvidia.com",
+  // "compute-domain-*"); empty for a resource or annotation.
+  std::string device_class;
   AcceleratorForm form = AcceleratorForm::kDevice;
   AcceleratorSizing sizing = AcceleratorSizing::kWarn;
   std::string vendor;  // "NVIDIA", "Intel", "AWS"...
   std::string unit;    // what one unit is, for messages: "MIG slice", "MiB of GPU memory"
 
+  // Whether the resource (or, for a device class entry, the class name)
+  // matches.
   bool matches(std::string_view name) const;
 };
 
@@ -59,7 +64,8 @@ struct MigProfile {
 };
 std::optional<MigProfile> mig_profile(std::string_view name);
 
-// One ask of one container (or of the pod, for an annotation). Small and
+// One ask of one container (or of the pod, for an annotation, or of a DRA
+// claim the container uses: then name is the device class). Small and
 // cheap to make: GPU containers have one each, on every review.
 struct AcceleratorAsk {
   // Its class: in the policy, or a built-in one for a name the policy
@@ -73,6 +79,15 @@ struct AcceleratorAsk {
   // container's resources, or "metadata.annotations" of the pod.
   std::string_view field;
   std::string written;  // an annotation's value as written; empty for a resource
+  // A DRA request met by every matching device of a node (allocationMode
+  // All): how many is not known (amount 0).
+  bool all_devices = false;
+  // A DRA request with firstAvailable alternatives: amount is the fewest
+  // devices of the class any of them asks for, up_to the most (0: one count).
+  int64_t up_to = 0;
+  // The model a DRA request's selector compares to ("NVIDIA H100 80GB
+  // HBM3", a MIG profile "1g.5gb"); empty: none stated.
+  std::string_view model;
 
   AcceleratorForm form() const { return of->form; }
   AcceleratorSizing sizing() const { return of->sizing; }
@@ -91,5 +106,8 @@ struct AcceleratorAsk {
 // resource (deviceclass.resource.kubernetes.io/<class>); both kUnknown and
 // warned. nullptr for anything else.
 const AcceleratorClass* unknown_accelerator_class(std::string_view resource);
+// The same for a DRA device class the policy does not list: one named for
+// GPUs ("gpu" anywhere in it); nullptr for any other (a NIC's, a CPU's).
+const AcceleratorClass* unknown_device_class(std::string_view device_class);
 
 }  // namespace gpusizer

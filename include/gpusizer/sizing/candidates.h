@@ -27,9 +27,14 @@
 
 namespace gpusizer {
 
+// Candidates::gpu_resource of a pod whose GPUs all come from DRA claims:
+// its candidates are the placeable nodes whose labels name a GPU product
+// (all placeable nodes when none does), whatever their allocatable.
+inline constexpr std::string_view kClaimedGpus = "GPUs by DRA claim";
+
 struct Candidates {
   const NodeInventory* inventory = nullptr;  // what they were chosen from
-  std::string gpu_resource;                  // the pod's GPU resource ("nvidia.com/gpu")
+  std::string gpu_resource;                  // the pod's GPU resource ("nvidia.com/gpu"), or kClaimedGpus
   int64_t gpus = 0;                          // the pod's GPUs
   // Where the pod may be placed, whatever their GPUs: every filter but the
   // GPU count passed (for pools: the pool's shapes). Node fit judges these.

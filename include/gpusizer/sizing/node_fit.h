@@ -55,7 +55,8 @@ const NodePool* pod_pool(const NodeFitPolicy& policy, const PodFacts& pod);
 
 // Whether the node holds the pod: its GPUs of gpu_resource, cpu, memory
 // and ephemeral storage each at most the node's allocatable (a resource the
-// node does not report is none, as the scheduler counts it).
+// node does not report is none, as the scheduler counts it). GPUs by DRA
+// claim (kClaimedGpus) are in no allocatable: only the rest is compared.
 bool holds(const NodeClass& node, const PodRequest& request, std::string_view gpu_resource);
 
 // Whether some placeable candidate (candidates.h) holds the pod: its GPUs

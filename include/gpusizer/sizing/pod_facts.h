@@ -80,6 +80,9 @@ struct ContainerFacts {
   Quantities requests;
   Quantities limits;
   int64_t gpus = 0;  // its accelerator asks the tables count as GPUs, summed
+  // Of them, those its DRA claims give (ClaimUse::gpus): no node reports
+  // them as allocatable.
+  int64_t claim_gpus = 0;
   // It asks for accelerators beside gpuResources: the policy's accelerators
   // that count as GPUs, or others. Its asks (container_asks,
   // sizing/accelerator_asks.h) are worked out when said.
@@ -147,8 +150,10 @@ struct WorkflowFields;
 
 // A container's use of one of the pod's DRA claims (its resources.claims,
 // KEP-4381). What devices it gets is in the claim (a ResourceClaimTemplate
-// or ResourceClaim), which gpu-sizer does not resolve yet: each use is
-// warned about, never counted or denied.
+// or ResourceClaim): when the DRA objects known (sizing/device_claims.h)
+// hold it, its requests are read as asks; a class the policy counts as
+// GPUs is sized, the rest said. A claim not known is said, never counted
+// or denied.
 struct ClaimUse {
   std::string container;  // the container's name
   std::string field;      // "spec.containers[0].resources.claims[0]"
@@ -158,6 +163,16 @@ struct ClaimUse {
   // the pod lists no claim of that name.
   std::string source_kind;
   std::string source;
+  // The template or claim was found among the DRA objects known.
+  bool known = false;
+  // Known: one ask per request this use gets whose device class is an
+  // accelerator (name: the class; field: the request's name). Their names
+  // point into the DRA objects, which outlive the decision.
+  std::vector<AcceleratorAsk> asks;
+  // The GPUs its asks add to the container: 0 when another container of
+  // the same list (app containers share; each init container has its own)
+  // already counted the claim's devices.
+  int64_t gpus = 0;
 };
 
 // What the admission layer knows of a pod before reading its fields: how

@@ -107,6 +107,7 @@ struct Policy {
   // resource, and by pod annotation.
   std::vector<AcceleratorClass> accelerators;
   std::vector<AcceleratorClass> accelerator_annotations;
+  std::vector<AcceleratorClass> accelerator_device_classes;  // DRA DeviceClasses
   int64_t deny_from_gpus = 2;
   std::vector<ProfileRule> profile_rules;
   std::string default_profile;
@@ -135,6 +136,10 @@ struct Policy {
   // (a whole GPU, counted), the first accelerators entry that matches, or
   // unknown_accelerator_class; nullptr: not an accelerator.
   const AcceleratorClass* accelerator_for(std::string_view resource) const;
+  // The accelerator class of a DRA device class: the first accelerators
+  // entry by deviceClass that matches, or unknown_device_class; nullptr:
+  // not an accelerator (a NIC's class).
+  const AcceleratorClass* device_class_for(std::string_view device_class) const;
   // nullptr when there is no such profile.
   const Profile* find_profile(std::string_view name) const;
   // The profiles' names, sorted, for a message naming an unknown one:

@@ -26,8 +26,10 @@ struct GpuProduct {
 // have nothing to say about its GPU.
 std::optional<GpuProduct> candidates_gpu(const Candidates& candidates) {
   std::vector<const NodeClass*> gpu_nodes;
+  const bool by_claim = candidates.gpu_resource == kClaimedGpus;
   for (const NodeClass* node : candidates.placeable) {
-    if (node->count(candidates.gpu_resource) > 0) gpu_nodes.push_back(node);
+    // GPUs by DRA claim are in no allocatable: the nodes labelled with one.
+    if (by_claim ? !node->gpu.product.empty() : node->count(candidates.gpu_resource) > 0) gpu_nodes.push_back(node);
   }
   if (gpu_nodes.empty()) return std::nullopt;
   const NodeGpu& first = gpu_nodes.front()->gpu;

@@ -1,0 +1,154 @@
+#include "gpusizer/nodes/claim_reader.h"
+
+#include <array>
+#include <utility>
+
+#include "gpusizer/util/numbers.h"
+#include "gpusizer/util/strings.h"
+
+namespace gpusizer {
+namespace {
+
+constexpr std::string_view kResourceGroup = "resource.k8s.io";
+
+// The value a CEL selector compares a model attribute to:
+// `device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'`
+// gives "NVIDIA H100 80GB HBM3". The first comparison found; empty: none.
+std::string model_in(std::string_view expression) {
+  for (const std::string_view attribute : {"productName", "model", "profile"}) {
+    for (std::size_t at = expression.find(attribute); at != std::string_view::npos;
+         at = expression.find(attribute, at + 1)) {
+      std::size_t i = at + attribute.size();
+      // The attribute written as ["productName"] ends with a quote and ']'.
+      while (i < expression.size() && (expression[i] == '\'' || expression[i] == '"' || expression[i] == ']')) ++i;
+      while (i < expression.size() && expression[i] == ' ') ++i;
+      if (expression.substr(i, 2) != "==") continue;
+      i += 2;
+      while (i < expression.size() && expression[i] == ' ') ++i;
+      if (i >= expression.size() || (expression[i] != '\'' && expression[i] != '"')) continue;
+      const std::size_t end = expression.find(expression[i], i + 1);
+      if (end == std::string_view::npos) continue;
+      return std::string(expression.substr(i + 1, end - i - 1));
+    }
+  }
+  return {};
+}
+
+// One alternative: `exactly`, a firstAvailable entry, or a v1beta1 request
+// (the same fields). `at` is its field path.
+Result<DeviceAlternative> read_alternative(JsonView fields, const std::string& at) {
+  if (!fields.is_object()) return Status::failure(ProblemCode::kWrongType, at, at + " is not an object");
+  DeviceAlternative read;
+  read.name = string_member(fields, "name");
+  read.device_class = string_member(fields, "deviceClassName");
+  const std::string mode = string_member(fields, "allocationMode");
+  if (mode == "All") {
+    read.all = true;
+  } else if (!mode.empty() && mode != "ExactCount") {
+    return Status::failure(ProblemCode::kBadValue, at + ".allocationMode",
+                           at + ".allocationMode " + in_quotes(mode) + " is not ExactCount or All");
+  }
+  if (const JsonView count = fields["count"]; !count.is_null() && !read.all) {
+    const std::string text = count.is_string() ? std::string(count.string()) : count.text();
+    auto whole = read_whole(text, 1, kMaxDevicesPerRequest);
+    if (!whole) {
+      return Status::failure(ProblemCode::kBadValue, at + ".count",
+                             at + ".count " + in_quotes(text) + " " + whole.error());
+    }
+    read.count = whole.value();
+  }
+  fields["selectors"].for_each_element([&](JsonView selector) {
+    if (read.model.empty()) read.model = model_in(selector["cel"]["expression"].string());
+  });
+  return read;
+}
+
+Result<ClaimSpec> read_claim_spec(JsonView spec, const std::string& at) {
+  ClaimSpec read;
+  const JsonView requests = spec["devices"]["requests"];
+  const std::string list = at + ".devices.requests";
+  if (!requests.is_null() && !requests.is_array()) {
+    return Status::failure(ProblemCode::kWrongType, list, list + " is not a list");
+  }
+  Status status;
+  std::size_t index = 0;
+  requests.for_each_element([&](JsonView request) {
+    if (!status.ok()) return;
+    const std::string here = list + "[" + std::to_string(index++) + "]";
+    // Admin access reaches devices in use by others (monitoring): it
+    // allocates none to the pod.
+    if (request["adminAccess"].is_true() || request["exactly"]["adminAccess"].is_true()) return;
+    DeviceRequest out{string_member(request, "name"), {}};
+    const auto add = [&](JsonView fields, const std::string& field) {
+      auto alternative = read_alternative(fields, field);
+      if (!alternative) {
+        status = alternative.status();
+        return;
+      }
+      out.alternatives.push_back(std::move(alternative).value());
+    };
+    if (const JsonView exactly = request["exactly"]; !exactly.is_null()) {
+      add(exactly, here + ".exactly");
+    } else if (const JsonView alternatives = request["firstAvailable"]; !alternatives.is_null()) {
+      if (!alternatives.is_array()) {
+        status =
+            Status::failure(ProblemCode::kWrongType, here + ".firstAvailable", here + ".firstAvailable is not a list");
+        return;
+      }
+      std::size_t n = 0;
+      alternatives.for_each_element([&](JsonView each) {
+        if (status.ok()) add(each, here + ".firstAvailable[" + std::to_string(n++) + "]");
+      });
+    } else {
+      add(request, here);  // v1beta1: the request's own fields
+    }
+    if (status.ok()) read.requests.push_back(std::move(out));
+  });
+  if (!status.ok()) return status;
+  return read;
+}
+
+// Made by the API server from a template for one pod (its owner).
+bool owned_by_pod(JsonView metadata) {
+  bool owned = false;
+  metadata["ownerReferences"].for_each_element([&](JsonView owner) {
+    owned = owned || (owner["kind"].string() == "Pod" && owner["apiVersion"].string() == "v1");
+  });
+  return owned;
+}
+
+}  // namespace
+
+bool is_dra_kind(std::string_view group, std::string_view kind) {
+  return group == kResourceGroup && (kind == to_string(DraKind::kClaimTemplate) || kind == to_string(DraKind::kClaim) ||
+                                     kind == to_string(DraKind::kDeviceClass));
+}
+
+Result<std::optional<DraObject>> read_dra_object(JsonView object) {
+  const std::string_view api_version = object["apiVersion"].string();
+  const std::string_view group = api_version.substr(0, api_version.find('/'));
+  const std::string_view kind = object["kind"].string();
+  if (!is_dra_kind(group, kind)) return std::optional<DraObject>();
+  const JsonView metadata = object["metadata"];
+  DraObject read;
+  read.name = string_member(metadata, "name");
+  if (read.name.empty())
+    return Status::failure(ProblemCode::kMissingField, "metadata.name", "metadata.name is missing");
+  if (kind == to_string(DraKind::kDeviceClass)) {
+    read.kind = DraKind::kDeviceClass;
+    read.extended_resource = string_member(object["spec"], "extendedResourceName");
+    return std::optional<DraObject>(std::move(read));
+  }
+  read.namespace_name = string_member(metadata, "namespace");
+  if (read.namespace_name.empty()) read.namespace_name = "default";
+  const bool is_template = kind == to_string(DraKind::kClaimTemplate);
+  read.kind = is_template ? DraKind::kClaimTemplate : DraKind::kClaim;
+  if (!is_template && owned_by_pod(metadata)) return std::optional<DraObject>();
+  auto spec =
+      is_template ? read_claim_spec(object["spec"]["spec"], "spec.spec") : read_claim_spec(object["spec"], "spec");
+  if (!spec) return spec.status();
+  read.spec = std::move(spec).value();
+  return std::optional<DraObject>(std::move(read));
+}
+
+}  // namespace gpusizer
