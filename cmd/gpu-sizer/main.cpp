@@ -35,7 +35,7 @@ Usage:
                   [--max-body-bytes N] [--large-body-bytes N] [--max-connections N]
                   [--read-timeout SECONDS] [--keep-alive-timeout SECONDS] [--tls-groups LIST]
                   [--policy-poll SECONDS] [--shutdown-delay SECONDS] [--metrics-namespace-cap N]
-                  [--node-watch auto|on|off] [--kubeconfig FILE]
+                  [--node-watch auto|on|off] [--dra-watch auto|off] [--kubeconfig FILE]
                   [--log-level LEVEL] [--log-format json|text]
       Run the admission webhook over HTTPS: POST /mutate, POST /validate,
       GET /healthz, GET /readyz. Without --tls-cert it generates a
@@ -60,7 +60,11 @@ Usage:
       nodes) to keep every pod it sizes schedulable: in a pod through its
       service account, elsewhere with --kubeconfig. --node-watch auto (the
       default) watches when it can, on refuses to start when it cannot,
-      off never watches (the policy's nodeFit.pools stand in). SIGHUP
+      off never watches (the policy's nodeFit.pools stand in). With the
+      nodes it watches the DRA objects (get, list and watch on
+      resourceclaimtemplates, resourceclaims and deviceclasses of
+      resource.k8s.io/v1), so a pod's claims are sized; --dra-watch off
+      leaves them warned about. SIGHUP
       reads the policy and the certificate again at once.
 
   gpu-sizer table [--profile NAME] [--gpus N] [--policy FILE]
@@ -367,6 +371,7 @@ int run_serve(Flags& flags) {
       static_cast<int>(flags.take_number("shutdown-delay", options.shutdown_delay_seconds, 0, 300));
   options.metrics_namespace_cap = static_cast<std::size_t>(flags.take_number("metrics-namespace-cap", 100, 1, 100000));
   options.node_watch = flags.take_or("node-watch", options.node_watch);
+  options.dra_watch = flags.take_or("dra-watch", options.dra_watch);
   options.kubeconfig = flags.take_or("kubeconfig", "");
   options.version = GPU_SIZER_VERSION;
   const std::string level = flags.take_or("log-level", "info");

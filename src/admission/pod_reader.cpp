@@ -361,6 +361,7 @@ class PodReader {
       container.gpus += gpus;
     };
     for (const std::string& resource : policy_.gpu_resources) count(resource);
+    if (container.other_accelerators) count_device_class_resources(container, where);
     if (!container.accelerator_gpus) return;
     std::vector<std::string_view> counted;
     const auto count_once = [&](std::string_view resource, const Quantity&) {
@@ -373,6 +374,34 @@ class PodReader {
     };
     container.limits.for_each(count_once);
     container.requests.for_each(count_once);
+  }
+
+  // Extended resources a DRA DeviceClass serves (KEP-5004): by the
+  // implicit name, or a watched class's extendedResourceName. They are the
+  // class's asks; a class counted as GPUs adds to the container's GPUs as
+  // a claim's do (no node reports them as allocatable).
+  void count_device_class_resources(ContainerFacts& container, const FieldName& where) {
+    const ClaimInventory* known = target_.cluster.claims;
+    const auto resolve = [&](std::string_view resource, const Quantity&) {
+      std::string_view device_class = implicit_device_class(resource);
+      if (device_class.empty() && known) {
+        const auto found = known->extended_resources.find(resource);
+        if (found != known->extended_resources.end()) device_class = found->second;
+      }
+      if (device_class.empty()) return;
+      for (const auto& [seen, of] : container.device_class_resources) {
+        if (seen == resource) return;
+      }
+      const AcceleratorClass* of = policy_.device_class_for(device_class);
+      if (!of) of = unknown_accelerator_class(resource);
+      container.device_class_resources.emplace_back(resource, of);
+      if (of->sizing != AcceleratorSizing::kGpus) return;
+      const int64_t gpus = gpu_count(container, resource, where);
+      container.gpus += gpus;
+      container.claim_gpus += gpus;
+    };
+    container.limits.for_each(resolve);
+    container.requests.for_each(resolve);
   }
 
   // The volume a container's volumeMounts mount at /dev/shm, or empty.

@@ -125,6 +125,16 @@ Metrics::Metrics(const std::string& version, std::size_t namespace_cap)
                               .Name("gpu_sizer_node_watch_restarts_total")
                               .Help("Node watches started again, by reason (timeout, gone: listed again, error)")
                               .Register(*registry_);
+  dra_objects_ = &prometheus::BuildGauge()
+                      .Name("gpu_sizer_dra_objects")
+                      .Help(
+                          "DRA objects the DRA watch knows, by kind (ResourceClaimTemplate, ResourceClaim "
+                          "no pod owns, DeviceClass)")
+                      .Register(*registry_);
+  dra_watch_restarts_ = &prometheus::BuildCounter()
+                             .Name("gpu_sizer_dra_watch_restarts_total")
+                             .Help("DRA watches started again, by kind and reason (timeout, gone: listed again, error)")
+                             .Register(*registry_);
   node_caps_ = &prometheus::BuildCounter()
                     .Name("gpu_sizer_node_caps_total")
                     .Help(
@@ -252,6 +262,16 @@ void Metrics::set_node_sync_age(double seconds) { node_sync_age_->Set(seconds); 
 void Metrics::count_node_watch_restart(std::string_view reason) {
   std::lock_guard lock(mutex_);
   labelled_counter(*node_watch_restarts_, {{{"reason", reason}, {nullptr, ""}, {nullptr, ""}}}).Increment();
+}
+
+void Metrics::set_dra_objects(std::string_view kind, std::size_t objects) {
+  std::lock_guard lock(mutex_);
+  dra_objects_->Add({{"kind", std::string(kind)}}).Set(static_cast<double>(objects));
+}
+
+void Metrics::count_dra_watch_restart(std::string_view kind, std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  labelled_counter(*dra_watch_restarts_, {{{"kind", kind}, {"reason", reason}, {nullptr, ""}}}).Increment();
 }
 
 prometheus::Counter& Metrics::labelled_counter(prometheus::Family<prometheus::Counter>& family,

@@ -14,8 +14,9 @@ HttpAnswer MetricsRoutes::answer(const HttpRequestView& request) const {
   if (get && request.path == "/status") {
     const auto node_status = sources_.nodes ? std::optional(sources_.nodes->status()) : std::nullopt;
     HttpAnswer page{200, kStatusPageContentType,
-                    render_status_page(*sources_.policy.current(), sources_.status_counters, sources_.recent_decisions,
-                                       node_status, sources_.version)};
+                    render_status_page(
+                        *sources_.policy.current(), sources_.status_counters, sources_.recent_decisions, node_status,
+                        sources_.claims ? sources_.claims->status() : std::vector<DraWatchStatus>(), sources_.version)};
     page.page = true;
     return page;
   }

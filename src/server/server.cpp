@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "gpusizer/server/certificates.h"
+#include "gpusizer/server/claim_watcher.h"
 #include "gpusizer/server/file_reloader.h"
 #include "gpusizer/server/log.h"
 #include "gpusizer/server/metrics.h"
@@ -119,14 +120,23 @@ Status configure_tls(SSL_CTX& context, CertificateStore& certificates, const std
 
 namespace {
 
-// The node watch the options ask for: none (off, or auto outside a pod
-// without --kubeconfig), or one started; fails on a bad flag or config.
-Result<std::unique_ptr<NodeWatcher>> start_node_watch(const ServerOptions& options, const Policy& policy,
-                                                      Metrics& metrics) {
+// What serve watches of the cluster.
+struct ClusterWatch {
+  std::unique_ptr<NodeWatcher> nodes;
+  std::unique_ptr<ClaimWatcher> claims;
+};
+
+// The watches the options ask for: none (off, or auto outside a pod
+// without --kubeconfig), or the nodes' and (unless --dra-watch off) the
+// DRA objects', started; fails on a bad flag or config.
+Result<ClusterWatch> start_cluster_watch(const ServerOptions& options, const Policy& policy, Metrics& metrics) {
   if (options.node_watch != "auto" && options.node_watch != "on" && options.node_watch != "off") {
     return Status::invalid_argument("--node-watch must be auto, on or off, found " + in_quotes(options.node_watch));
   }
-  if (options.node_watch == "off") return std::unique_ptr<NodeWatcher>();
+  if (options.dra_watch != "auto" && options.dra_watch != "off") {
+    return Status::invalid_argument("--dra-watch must be auto or off, found " + in_quotes(options.dra_watch));
+  }
+  if (options.node_watch == "off") return ClusterWatch{};
   const bool in_pod = std::getenv("KUBERNETES_SERVICE_HOST") != nullptr;
   if (options.kubeconfig.empty() && !in_pod) {
     if (options.node_watch == "on") {
@@ -136,16 +146,22 @@ Result<std::unique_ptr<NodeWatcher>> start_node_watch(const ServerOptions& optio
     log_event(spdlog::level::info, "not watching nodes: no --kubeconfig and not in a pod",
               {{"nodes", policy.rule_settings.get<NodeFitPolicy>().pools.empty() ? "none: nothing is capped"
                                                                                  : "the policy's nodeFit.pools"}});
-    return std::unique_ptr<NodeWatcher>();
+    return ClusterWatch{};
   }
   auto config = options.kubeconfig.empty() ? in_cluster_config() : kubeconfig_config(options.kubeconfig);
   if (!config) return Status::invalid_argument("node watch: " + config.error());
-  NodeWatchOptions watch;
-  watch.gpu_resources = policy.gpu_resources;
+  ClusterWatch watch;
+  if (options.dra_watch == "auto") {
+    log_event(spdlog::level::info, "watching DRA objects", {{"api_server", config.value().description}});
+    watch.claims = std::make_unique<ClaimWatcher>(config.value(), ListWatchOptions{}, &metrics);
+    watch.claims->start();
+  }
+  NodeWatchOptions node_options;
+  node_options.gpu_resources = policy.gpu_resources;
   log_event(spdlog::level::info, "watching nodes", {{"api_server", config.value().description}});
-  auto watcher = std::make_unique<NodeWatcher>(std::move(config).value(), std::move(watch), &metrics);
-  watcher->start();
-  return watcher;
+  watch.nodes = std::make_unique<NodeWatcher>(std::move(config).value(), std::move(node_options), &metrics);
+  watch.nodes->start();
+  return watch;
 }
 
 }  // namespace
@@ -232,14 +248,15 @@ Status run_server(const ServerOptions& options, const sigset_t& handled_signals)
   metrics.set_policy(*policy.current());
   metrics.set_certificate_expiry(certificates.not_after());
   metrics.set_max_connections(options.max_connections);
-  auto watcher = start_node_watch(options, *policy.current(), metrics);
+  auto watcher = start_cluster_watch(options, *policy.current(), metrics);
   if (!watcher) return watcher.status();
-  const NodeWatcher* nodes = watcher.value().get();
+  const NodeWatcher* nodes = watcher.value().nodes.get();
+  const ClaimWatcher* claims = watcher.value().claims.get();
   std::atomic<bool> stopping{false};
   StatusCounters status_counters;
   RecentDecisions recent_decisions(100);
   const WebhookRoutes routes(WebhookState{policy, metrics, status_counters, recent_decisions, stopping,
-                                          !options.client_ca.empty(), options.max_body_bytes, nodes});
+                                          !options.client_ca.empty(), options.max_body_bytes, nodes, claims});
   auto opened_transport = open_webhook_listener(options, listen.value(), certificates, routes);
   if (!opened_transport) return opened_transport.status();
   Transport& transport = *opened_transport.value();
@@ -248,7 +265,7 @@ Status run_server(const ServerOptions& options, const sigset_t& handled_signals)
   if (metrics_address) {
     auto opened_metrics = MetricsEndpoint::open(
         *metrics_address,
-        MetricsSources{policy, metrics, status_counters, recent_decisions, nodes, transport, options.version});
+        MetricsSources{policy, metrics, status_counters, recent_decisions, nodes, claims, transport, options.version});
     if (!opened_metrics) return opened_metrics.status();
     metrics_endpoint = std::move(opened_metrics).value();
     std::printf("metrics on http://%s:%d/metrics\n", metrics_address->host.c_str(), metrics_endpoint->port());
@@ -280,7 +297,8 @@ Status run_server(const ServerOptions& options, const sigset_t& handled_signals)
     // socket fails; leaving the block ends the watcher either way.
     transport.run();
   }
-  if (watcher.value()) watcher.value()->stop();
+  if (watcher.value().nodes) watcher.value().nodes->stop();
+  if (watcher.value().claims) watcher.value().claims->stop();
   metrics_endpoint.reset();
   log_event(spdlog::level::info, "stopped");
   return {};

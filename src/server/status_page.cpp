@@ -248,6 +248,24 @@ void render_nodes(std::string& out, const Policy& policy, const std::optional<No
   out += "</dl>\n</section>\n";
 }
 
+// Where decisions get the DRA objects their pods' claims name.
+void render_dra(std::string& out, const std::vector<DraWatchStatus>& dra) {
+  out += "<section id=\"dra\">\n<h2>DRA objects</h2>\n<dl class=\"meta\">\n";
+  if (dra.empty()) {
+    append_meta(out, "Source", "none: the DRA watch is off, so every DRA claim a pod uses is warned about, not sized");
+  }
+  for (const DraWatchStatus& kind : dra) {
+    std::string line = "<span class=\"node-state node-" + std::string(to_string(kind.state)) + "\">" +
+                       std::string(to_string(kind.state)) + "</span>, " + std::to_string(kind.objects) +
+                       " known, last sync " +
+                       (kind.last_sync ? "<span class=\"mono\">" + format_utc(*kind.last_sync) + "</span>"
+                                       : std::string("<span class=\"muted\">never</span>"));
+    if (!kind.last_error.empty()) line += "; last error <code>" + html_escape(kind.last_error) + "</code>";
+    append_meta(out, plural(kind.kind), line);
+  }
+  out += "</dl>\n</section>\n";
+}
+
 bool known_decision(std::string_view decision) {
   return decision == "allowed" || decision == "mutated" || decision == "denied" || decision == "error";
 }
@@ -419,8 +437,8 @@ std::string format_utc(Clock::time_point time) {
 }
 
 std::string render_status_page(const Policy& policy, const StatusCounters& counters, const RecentDecisions& recent,
-                               const std::optional<NodeWatchStatus>& nodes, const std::string& version,
-                               Clock::time_point now) {
+                               const std::optional<NodeWatchStatus>& nodes, const std::vector<DraWatchStatus>& dra,
+                               const std::string& version, Clock::time_point now) {
   const StatusCounters::Snapshot counts = counters.snapshot();
   std::string out;
   out.reserve(std::size_t{64} * 1024);
@@ -451,6 +469,7 @@ std::string render_status_page(const Policy& policy, const StatusCounters& count
   out += "</div>\n</section>\n";
 
   render_nodes(out, policy, nodes);
+  render_dra(out, dra);
   render_counters(out, counts);
   render_decisions(out, recent);
   out += "<footer>Rendered " + format_utc(now) + ". Reload the page to refresh.</footer>\n</body>\n</html>\n";

@@ -86,7 +86,8 @@ HttpAnswer WebhookRoutes::review(Endpoint endpoint, const HttpRequestView& reque
     answer = json_error(415, refused.problem->message);
   } else {
     const auto nodes = state_.nodes ? state_.nodes->inventory() : nullptr;
-    reply = handle_review(*state_.policy.current(), endpoint, request.body, ClusterView{nodes.get(), nullptr});
+    const auto claims = state_.claims ? state_.claims->inventory() : nullptr;
+    reply = handle_review(*state_.policy.current(), endpoint, request.body, ClusterView{nodes.get(), claims.get()});
     answer = {reply.status, "application/json", std::move(reply.body)};
     outcome = &reply.outcome;
   }

@@ -35,7 +35,11 @@ std::vector<AcceleratorAsk> container_asks(const Policy& policy, const Container
     for (const AcceleratorAsk& seen : asks) {
       if (seen.name == resource) return;
     }
-    if (const AcceleratorClass* of = policy.accelerator_for(resource)) asks.push_back({of, resource, amount, map});
+    const AcceleratorClass* of = policy.accelerator_for(resource);
+    for (const auto& [served, by_class] : container.device_class_resources) {
+      if (served == resource) of = by_class;
+    }
+    if (of) asks.push_back({of, resource, amount, map});
   };
   container.limits.for_each([&](std::string_view resource, const Quantity& q) { add(resource, q, "limits"); });
   container.requests.for_each([&](std::string_view resource, const Quantity& q) { add(resource, q, "requests"); });
@@ -162,7 +166,8 @@ std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFac
       const std::string name(ask.name);
       if (ask.all_devices) {
         say(ask, &use.container, claim + ": all " + name + " of a node (allocationMode All)");
-      } else if (ask.sizing() != AcceleratorSizing::kGpus) {
+      } else if (ask.sizing() == AcceleratorSizing::kWarn) {
+        // A detail class (a ComputeDomain's channel) is no GPU: shown in explain only.
         say(ask, &use.container, claim + ": " + ask.describe());
       } else if (ask.up_to > 0) {
         push(fit_warning(pod.label, use.container,

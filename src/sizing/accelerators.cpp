@@ -61,6 +61,12 @@ const AcceleratorClass* unknown_accelerator_class(std::string_view resource) {
   return names_gpu(resource) ? &kNamedGpu : nullptr;
 }
 
+std::string_view implicit_device_class(std::string_view resource) {
+  return resource.substr(0, kDraExtendedPrefix.size()) == kDraExtendedPrefix
+             ? resource.substr(kDraExtendedPrefix.size())
+             : std::string_view();
+}
+
 const AcceleratorClass* unknown_device_class(std::string_view device_class) {
   static const AcceleratorClass kNamedGpu{
       "", "", "", AcceleratorForm::kUnknown, AcceleratorSizing::kWarn, "", "device of a DRA class"};

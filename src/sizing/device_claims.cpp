@@ -22,6 +22,15 @@ std::string_view to_string(DraKind kind) {
   return "ResourceClaim";
 }
 
+std::string_view plural(DraKind kind) {
+  switch (kind) {
+    case DraKind::kClaimTemplate: return "ResourceClaimTemplates";
+    case DraKind::kClaim: return "ResourceClaims";
+    case DraKind::kDeviceClass: return "DeviceClasses";
+  }
+  return "ResourceClaims";
+}
+
 const ClaimSpec* ClaimInventory::find(std::string_view kind, std::string_view namespace_name,
                                       std::string_view name) const {
   const auto& objects = kind == to_string(DraKind::kClaimTemplate) ? templates : claims;
@@ -50,6 +59,23 @@ bool ClaimInventoryBuilder::remove(DraKind kind, std::string_view namespace_name
   if (found == objects.end()) return false;
   objects.erase(found);
   return true;
+}
+
+void ClaimInventoryBuilder::clear(DraKind kind) {
+  switch (kind) {
+    case DraKind::kClaimTemplate: templates_.clear(); break;
+    case DraKind::kClaim: claims_.clear(); break;
+    case DraKind::kDeviceClass: classes_.clear(); break;
+  }
+}
+
+std::size_t ClaimInventoryBuilder::count(DraKind kind) const {
+  switch (kind) {
+    case DraKind::kClaimTemplate: return templates_.size();
+    case DraKind::kClaim: return claims_.size();
+    case DraKind::kDeviceClass: return classes_.size();
+  }
+  return 0;
 }
 
 std::shared_ptr<const ClaimInventory> ClaimInventoryBuilder::build(std::string stale) const {

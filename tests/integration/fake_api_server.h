@@ -1,7 +1,8 @@
-// A small in-process Kubernetes API server for the node watch tests: HTTPS
-// on 127.0.0.1 (a throwaway CA, self_signed.h), GET /api/v1/nodes as a
-// NodeList paged with limit/continue, and GET /api/v1/nodes?watch=1 as a
-// chunked stream of the events a test pushes, one JSON object a line. It
+// A small in-process Kubernetes API server for the watch tests: HTTPS on
+// 127.0.0.1 (a throwaway CA, self_signed.h), GET /api/v1/nodes (and any
+// other collection a test adds) as a list paged with limit/continue, and
+// GET ...?watch=1 as a chunked stream of the events a test pushes, one JSON
+// object a line; each collection has its own objects, events and stream. It
 // records every request, and answers with a chosen HTTP status on demand,
 // which a real API server cannot be made to do. Given a path prefix, it
 // serves under it only, as Rancher's proxy serves a cluster's API under
@@ -91,8 +92,11 @@ class FakeApiServer {
     }
     server_ = std::make_unique<httplib::SSLServer>(files_.cert_file.c_str(), files_.key_file.c_str());
     if (!server_->is_valid()) throw std::runtime_error("SSLServer setup failed");
-    server_->Get(path_prefix_ + "/api/v1/nodes",
-                 [this](const httplib::Request& req, httplib::Response& res) { answer(req, res); });
+    // Every path below the prefix; one no collection has is answered 404,
+    // as an API server answers a kind it does not serve.
+    server_->Get(path_prefix_ + "(/.*)", [this](const httplib::Request& req, httplib::Response& res) {
+      answer(req.matches[1].str(), req, res);
+    });
     if (port_ == 0) {
       port_ = server_->bind_to_any_port("127.0.0.1");
     } else if (!server_->bind_to_port("127.0.0.1", port_)) {
@@ -122,9 +126,15 @@ class FakeApiServer {
   }
 
   void set_nodes(const std::vector<nlohmann::json>& nodes, const std::string& resource_version) {
+    set_items(kNodesPath, nodes, resource_version);
+  }
+  // The objects of the collection at `path` (below the prefix).
+  void set_items(const std::string& path, const std::vector<nlohmann::json>& items,
+                 const std::string& resource_version) {
     std::lock_guard lock(mutex_);
-    nodes_ = nodes;
-    resource_version_ = resource_version;
+    Collection& collection = collections_[path];
+    collection.items = items;
+    collection.resource_version = resource_version;
   }
   // Answers the next `times` lists (or watches; -1: all) with this status
   // and body; status 0 answers them normally again.
@@ -138,27 +148,27 @@ class FakeApiServer {
   }
 
   // One event for the watch stream (the one open now, or the next).
-  void push_event(const std::string& type, const nlohmann::json& object) {
-    push_line(nlohmann::json{{"type", type}, {"object", object}}.dump());
+  void push_event(const std::string& type, const nlohmann::json& object, const std::string& path = kNodesPath) {
+    push_line(nlohmann::json{{"type", type}, {"object", object}}.dump(), path);
   }
-  void push_line(const std::string& line) {
+  void push_line(const std::string& line, const std::string& path = kNodesPath) {
     {
       std::lock_guard lock(mutex_);
-      lines_.push_back(line + "\n");
+      collections_[path].lines.push_back(line + "\n");
     }
     changed_.notify_all();
   }
   // Pushed lines no watch stream has taken yet.
-  std::size_t pending_lines() const {
+  std::size_t pending_lines(const std::string& path = kNodesPath) const {
     std::lock_guard lock(mutex_);
-    return lines_.size();
+    return collections_.at(path).lines.size();
   }
   // Ends the watch stream open now as the API server does at its
   // timeoutSeconds: the last chunk, then the connection closes.
-  void end_watch() {
+  void end_watch(const std::string& path = kNodesPath) {
     {
       std::lock_guard lock(mutex_);
-      ++stream_generation_;
+      ++collections_[path].stream_generation;
     }
     changed_.notify_all();
   }
@@ -182,13 +192,26 @@ class FakeApiServer {
     return {};
   }
   // Whether the newest watch stream is open (its client may have left).
-  bool streaming() const {
+  bool streaming(const std::string& path = kNodesPath) const {
     std::lock_guard lock(mutex_);
-    return open_stream_ != 0;
+    return collections_.at(path).open_stream != 0;
   }
 
+  static constexpr const char* kNodesPath = "/api/v1/nodes";
+
  private:
-  void answer(const httplib::Request& req, httplib::Response& res) {
+  // What one collection serves.
+  struct Collection {
+    std::vector<nlohmann::json> items;
+    std::string resource_version = "1";
+    std::string list_kind = "List";
+    std::deque<std::string> lines;
+    int stream_generation = 0;
+    int last_stream = 0;  // the id of the newest watch stream
+    int open_stream = 0;  // its id while it is open, else 0
+  };
+
+  void answer(const std::string& path, const httplib::Request& req, httplib::Response& res) {
     Request recorded{req.path, req.get_param_value("watch") == "1", {}, req.get_header_value("Authorization")};
     for (const auto& [key, value] : req.params) recorded.query[key] = value;
     std::unique_lock lock(mutex_);
@@ -200,55 +223,64 @@ class FakeApiServer {
       res.set_content(failure.body, "application/json");
       return;
     }
+    const auto found = collections_.find(path);
+    if (found == collections_.end()) {
+      res.status = 404;
+      res.set_content(R"({"kind":"Status","status":"Failure","reason":"NotFound","code":404})", "application/json");
+      return;
+    }
+    Collection& collection = found->second;
     if (!recorded.watch) {
-      res.set_content(list_page(recorded.query).dump(), "application/json");
+      res.set_content(list_page(collection, recorded.query).dump(), "application/json");
       return;
     }
     // A watcher has one watch at a time: a new one means the last is over
     // (its client gone, which the provider cannot see until it writes).
-    const int id = ++last_stream_;
-    const int generation = stream_generation_;
-    open_stream_ = id;
+    const int id = ++collection.last_stream;
+    const int generation = collection.stream_generation;
+    collection.open_stream = id;
     lock.unlock();
     res.set_chunked_content_provider(
         "application/json",
-        [this, id, generation](std::size_t /*offset*/, httplib::DataSink& sink) {
-          return stream(id, generation, sink);
+        [this, &collection, id, generation](std::size_t /*offset*/, httplib::DataSink& sink) {
+          return stream(collection, id, generation, sink);
         },
-        [this, id](bool /*success*/) {
+        [this, &collection, id](bool /*success*/) {
           std::lock_guard lock(mutex_);
-          if (open_stream_ == id) open_stream_ = 0;
+          if (collection.open_stream == id) collection.open_stream = 0;
         });
   }
 
-  // One page of the list: `limit` nodes from the index in `continue`.
-  nlohmann::json list_page(const std::map<std::string, std::string>& query) const {
+  // One page of the list: `limit` objects from the index in `continue`.
+  static nlohmann::json list_page(const Collection& collection, const std::map<std::string, std::string>& query) {
+    const std::vector<nlohmann::json>& items = collection.items;
     std::size_t from = 0;
-    std::size_t limit = nodes_.size();
+    std::size_t limit = items.size();
     if (auto it = query.find("continue"); it != query.end()) from = std::stoul(it->second.substr(5));  // "page-N"
     if (auto it = query.find("limit"); it != query.end()) limit = std::stoul(it->second);
-    nlohmann::json list = {{"kind", "NodeList"},
+    nlohmann::json list = {{"kind", collection.list_kind},
                            {"apiVersion", "v1"},
-                           {"metadata", {{"resourceVersion", resource_version_}}},
+                           {"metadata", {{"resourceVersion", collection.resource_version}}},
                            {"items", nlohmann::json::array()}};
-    for (std::size_t i = from; i < nodes_.size() && i < from + limit; ++i) list["items"].push_back(nodes_[i]);
-    if (from + limit < nodes_.size()) list["metadata"]["continue"] = "page-" + std::to_string(from + limit);
+    for (std::size_t i = from; i < items.size() && i < from + limit; ++i) list["items"].push_back(items[i]);
+    if (from + limit < items.size()) list["metadata"]["continue"] = "page-" + std::to_string(from + limit);
     return list;
   }
 
   // Writes the pushed lines until the stream's generation ends (the last
   // chunk), or a newer watch or the server going away ends it (no last chunk).
-  bool stream(int id, int generation, httplib::DataSink& sink) {
+  bool stream(Collection& collection, int id, int generation, httplib::DataSink& sink) {
     std::string lines;
     bool ended = false;
     {
       std::unique_lock lock(mutex_);
       changed_.wait_for(lock, std::chrono::milliseconds(20), [&] {
-        return down_ || last_stream_ != id || !lines_.empty() || stream_generation_ != generation;
+        return down_ || collection.last_stream != id || !collection.lines.empty() ||
+               collection.stream_generation != generation;
       });
-      if (down_ || last_stream_ != id) return false;
-      for (; !lines_.empty(); lines_.pop_front()) lines += lines_.front();
-      ended = stream_generation_ != generation;
+      if (down_ || collection.last_stream != id) return false;
+      for (; !collection.lines.empty(); collection.lines.pop_front()) lines += collection.lines.front();
+      ended = collection.stream_generation != generation;
     }
     if (!lines.empty() && !sink.write(lines.data(), lines.size())) return false;
     if (ended) sink.done();
@@ -270,14 +302,10 @@ class FakeApiServer {
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::vector<nlohmann::json> nodes_;
-  std::string resource_version_ = "1";
+  // By path; std::map keeps each where it is, for the streams that hold it.
+  std::map<std::string, Collection> collections_{{kNodesPath, Collection{{}, "1", "NodeList"}}};
   Failure list_failure_;
   Failure watch_failure_;
-  std::deque<std::string> lines_;
-  int stream_generation_ = 0;
-  int last_stream_ = 0;  // the id of the newest watch stream
-  int open_stream_ = 0;  // its id while it is open, else 0
   bool down_ = false;
   std::vector<Request> requests_;
 };

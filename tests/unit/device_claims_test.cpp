@@ -132,7 +132,7 @@ TEST(ReadDraObject, ABadFieldIsNamedWithItsValue) {
 }
 
 TEST(ClaimAsks, FirstAvailableCountsTheFewestAndSaysTheMost) {
-  const Policy policy = default_policy();
+  const Policy& policy = default_policy();
   json first = {
       {"name", "gpu"},
       {"firstAvailable", json::array({{{"name", "eight"}, {"deviceClassName", "gpu.nvidia.com"}, {"count", 8}},
@@ -242,6 +242,37 @@ TEST(DraPods, WhatTheTablesDoNotSizeIsSaidWithTheArithmetic) {
                                    json::array({{{"name", "odd"}, {"resourceClaimTemplateName", "odd"}}}));
   EXPECT_TRUE(has_line(validate(odd, Mode::kMutate, default_policy(), {nullptr, claims.get()}).decision.warnings,
                        {"1 tpu-gpu.example.com (device of a DRA class) not sized"}));
+}
+
+TEST(DraPods, ADraExtendedResourceIsAnAskOfItsDeviceClass) {
+  // KEP-5004: deviceclass.resource.kubernetes.io/<class>, by the policy's
+  // entry for the class.
+  const json implicit = pod_of(
+      json::array({gpu_container("trainer", 2, "8", "64Gi", "deviceclass.resource.kubernetes.io/gpu.nvidia.com")}));
+  const Outcome sized = run(implicit);
+  EXPECT_EQ(sized.decision.gpus, 2);
+  EXPECT_EQ(resources_of(sized.patched)["requests"]["memory"], "96Gi");
+  EXPECT_TRUE(validate(sized.patched).decision.warnings.empty()) << all(validate(sized.patched).decision.warnings);
+  // A class the policy does not count: said, not sized.
+  const json example = pod_of(
+      json::array({gpu_container("trainer", 1, "8", "64Gi", "deviceclass.resource.kubernetes.io/gpu.example.com")}));
+  EXPECT_EQ(run(example).decision.gpus, 0);
+  EXPECT_TRUE(has_line(validate(example).decision.warnings,
+                       {"1 deviceclass.resource.kubernetes.io/gpu.example.com (device of a DRA class) not sized"}));
+  // A DeviceClass's own extendedResourceName, known from the DRA objects.
+  const Policy policy = policy_from("accelerators:\n  - {deviceClass: gpu.example.com, form: device, sizing: gpus}\n");
+  const auto classes = inventory_of({{{"apiVersion", "resource.k8s.io/v1"},
+                                      {"kind", "DeviceClass"},
+                                      {"metadata", {{"name", "gpu.example.com"}}},
+                                      {"spec", {{"extendedResourceName", "example.com/gpu"}}}}});
+  const json named = pod_of(json::array({gpu_container("trainer", 4, "8", "64Gi", "example.com/gpu")}));
+  const Outcome by_name = run(named, Endpoint::kMutate, Mode::kMutate, policy, {nullptr, classes.get()});
+  EXPECT_EQ(by_name.decision.gpus, 4);
+  EXPECT_TRUE(validate(by_name.patched, Mode::kMutate, policy, {nullptr, classes.get()}).decision.warnings.empty());
+  // Without the class known, the name is only named for GPUs: said.
+  EXPECT_EQ(run(named, Endpoint::kMutate, Mode::kMutate, policy).decision.gpus, 0);
+  EXPECT_TRUE(
+      has_line(validate(named, Mode::kMutate, policy).decision.warnings, {"4 example.com/gpu (device) not sized"}));
 }
 
 TEST(DraPods, NodeFitAndCapsUseTheNodesLabelledWithGpus) {

@@ -271,12 +271,35 @@ TEST(StatusHtml, FormatsUtcIso8601WithMilliseconds) {
 class StatusPage : public ::testing::Test {
  protected:
   std::string render(const Policy& policy = default_policy(), Clock::time_point now = kT0 + seconds(3725)) {
-    return render_status_page(policy, counters, recent, nodes, "1.2.3", now);
+    return render_status_page(policy, counters, recent, nodes, dra, "1.2.3", now);
   }
   StatusCounters counters{kT0};
   RecentDecisions recent{100};
   std::optional<NodeWatchStatus> nodes;  // not watched, unless a test sets it
+  std::vector<DraWatchStatus> dra;       // not watched, unless a test sets it
 };
+
+TEST_F(StatusPage, SaysWhatTheDraWatchKnows) {
+  EXPECT_NE(render().find("none: the DRA watch is off, so every DRA claim a pod uses is warned about"),
+            std::string::npos);
+  DraWatchStatus templates;
+  templates.state = WatchStatus::State::kSynced;
+  templates.objects = 12;
+  templates.last_sync = kT0;
+  DraWatchStatus classes;
+  classes.kind = DraKind::kDeviceClass;
+  classes.state = WatchStatus::State::kStarting;
+  classes.last_error = "GET /apis/resource.k8s.io/v1/deviceclasses: 404 <Not Found>";
+  dra = {templates, classes};
+  const std::string page = render();
+  for (const char* part :
+       {"<dt>ResourceClaimTemplates</dt>",
+        "synced</span>, 12 known, last sync <span class=\"mono\">2023-11-14T22:13:20.123Z", "<dt>DeviceClasses</dt>",
+        "starting</span>, 0 known, last sync <span class=\"muted\">never</span>; last error "
+        "<code>GET /apis/resource.k8s.io/v1/deviceclasses: 404 &lt;Not Found&gt;</code>"}) {
+    EXPECT_NE(page.find(part), std::string::npos) << part << "\n" << page.substr(page.find("id=\"dra\""), 900);
+  }
+}
 
 TEST_F(StatusPage, SaysWhereDecisionsGetTheirNodes) {
   EXPECT_NE(render().find("none: the node watch is off and the policy lists no nodeFit.pools"), std::string::npos);

@@ -53,6 +53,11 @@ class Metrics {
   void set_node_inventory(std::size_t nodes, std::size_t gpu_shapes);
   void set_node_sync_age(double seconds);
   void count_node_watch_restart(std::string_view reason);
+  // The DRA watch (claim_watcher.h): the objects it knows of each kind
+  // (ResourceClaimTemplate, ResourceClaim, DeviceClass), and each watch
+  // started again, by kind and reason (as the node watch's).
+  void set_dra_objects(std::string_view kind, std::size_t objects);
+  void count_dra_watch_restart(std::string_view kind, std::string_view reason);
   // The webhook port's connections (transport.h): the cap, once at start;
   // then what they do, before each scrape.
   void set_max_connections(std::size_t max_connections);
@@ -89,6 +94,8 @@ class Metrics {
   prometheus::Gauge* gpu_shapes_known_ = nullptr;
   prometheus::Gauge* node_sync_age_ = nullptr;
   prometheus::Family<prometheus::Counter>* node_watch_restarts_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* dra_objects_ = nullptr;
+  prometheus::Family<prometheus::Counter>* dra_watch_restarts_ = nullptr;
   prometheus::Family<prometheus::Counter>* node_caps_ = nullptr;
   prometheus::Gauge* connections_max_ = nullptr;
   prometheus::Gauge* connections_open_ = nullptr;

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "gpusizer/server/claim_watcher.h"
 #include "gpusizer/server/metrics.h"
 #include "gpusizer/server/node_watcher.h"
 #include "gpusizer/server/policy_store.h"
@@ -20,8 +21,9 @@ struct MetricsSources {
   Metrics& metrics;
   const StatusCounters& status_counters;
   const RecentDecisions& recent_decisions;
-  const NodeWatcher* nodes;  // nullptr: not watched
-  const Transport& webhook;  // its connection counts
+  const NodeWatcher* nodes;    // nullptr: not watched
+  const ClaimWatcher* claims;  // nullptr: not watched
+  const Transport& webhook;    // its connection counts
   std::string version;
 };
 

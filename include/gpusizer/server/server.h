@@ -55,6 +55,9 @@ struct ServerOptions {
   // given or serve runs in a pod; "on" fails to start without either;
   // "off" never watches (decisions use the policy's nodeFit.pools).
   std::string node_watch = "auto";
+  // --dra-watch auto|off: auto watches the DRA objects (claim_watcher.h)
+  // whenever the nodes are watched.
+  std::string dra_watch = "auto";
   std::string kubeconfig;  // empty: the pod's service account
 };
 

@@ -17,6 +17,7 @@
 
 #include "gpusizer/admission/pod_decision.h"
 #include "gpusizer/admission/review.h"
+#include "gpusizer/server/claim_watcher.h"
 #include "gpusizer/server/node_watcher.h"
 #include "gpusizer/sizing/policy.h"
 
@@ -171,6 +172,8 @@ std::string format_utc(std::chrono::system_clock::time_point time);
 //  - the node inventory: where decisions get their nodes (the watch, its
 //    state, nodes, GPU shapes, last sync, restarts and last error; or the
 //    policy's nodeFit.pools; or none);
+//  - the DRA objects: each kind's watch state, objects, last sync and
+//    last error (when serve watches them);
 //  - the counters;
 //  - the held decisions newest first: time (format_utc), endpoint, kind and
 //    operation, object, decision (CSS class "decision-<name>" gives its
@@ -178,8 +181,11 @@ std::string format_utc(std::chrono::system_clock::time_point time);
 // Every string from the policy or from reviews is escaped with html_escape.
 // `nodes` is the node watch's status (node_watcher.h); nullopt when serve
 // does not watch nodes, and the page says what decisions use instead.
+// `dra` is the DRA watch's (claim_watcher.h), one per kind; empty when
+// serve does not watch DRA objects.
 std::string render_status_page(const Policy& policy, const StatusCounters& counters, const RecentDecisions& recent,
-                               const std::optional<NodeWatchStatus>& nodes, const std::string& version,
+                               const std::optional<NodeWatchStatus>& nodes, const std::vector<DraWatchStatus>& dra,
+                               const std::string& version,
                                std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 }  // namespace gpusizer

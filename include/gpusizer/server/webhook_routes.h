@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpusizer/server/claim_watcher.h"
 #include "gpusizer/server/metrics.h"
 #include "gpusizer/server/node_watcher.h"
 #include "gpusizer/server/policy_store.h"
@@ -26,7 +27,8 @@ struct WebhookState {
   const std::atomic<bool>& stopping;        // /readyz fails once set
   bool require_client_certificate = false;  // --client-ca was given
   std::size_t max_body_bytes = 0;
-  const NodeWatcher* nodes = nullptr;  // the cluster's nodes; nullptr: not watched
+  const NodeWatcher* nodes = nullptr;    // the cluster's nodes; nullptr: not watched
+  const ClaimWatcher* claims = nullptr;  // the cluster's DRA objects; nullptr: not watched
 };
 
 class WebhookRoutes final : public HttpHandler {

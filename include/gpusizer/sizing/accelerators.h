@@ -106,6 +106,11 @@ struct AcceleratorAsk {
 // resource (deviceclass.resource.kubernetes.io/<class>); both kUnknown and
 // warned. nullptr for anything else.
 const AcceleratorClass* unknown_accelerator_class(std::string_view resource);
+// The DeviceClass a DRA extended resource names implicitly (KEP-5004:
+// every class is usable as deviceclass.resource.kubernetes.io/<class>);
+// empty for any other resource.
+std::string_view implicit_device_class(std::string_view resource);
+
 // The same for a DRA device class the policy does not list: one named for
 // GPUs ("gpu" anywhere in it); nullptr for any other (a NIC's, a CPU's).
 const AcceleratorClass* unknown_device_class(std::string_view device_class);

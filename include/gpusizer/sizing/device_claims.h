@@ -45,6 +45,8 @@ struct ClaimSpec {
 enum class DraKind { kClaimTemplate, kClaim, kDeviceClass };
 // "ResourceClaimTemplate", "ResourceClaim", "DeviceClass".
 std::string_view to_string(DraKind kind);
+// "ResourceClaimTemplates", "ResourceClaims", "DeviceClasses".
+std::string_view plural(DraKind kind);
 
 // One object as read.
 struct DraObject {
@@ -84,7 +86,9 @@ class ClaimInventoryBuilder {
   void upsert(DraObject object);
   // Returns whether it was known.
   bool remove(DraKind kind, std::string_view namespace_name, std::string_view name);
-  std::size_t size() const { return templates_.size() + claims_.size() + classes_.size(); }
+  // Forgets every object of the kind (a watch lists it again).
+  void clear(DraKind kind);
+  std::size_t count(DraKind kind) const;
   std::shared_ptr<const ClaimInventory> build(std::string stale = {}) const;
 
  private:

@@ -80,9 +80,14 @@ struct ContainerFacts {
   Quantities requests;
   Quantities limits;
   int64_t gpus = 0;  // its accelerator asks the tables count as GPUs, summed
-  // Of them, those its DRA claims give (ClaimUse::gpus): no node reports
-  // them as allocatable.
+  // Of them, those its DRA claims give (ClaimUse::gpus), or DRA extended
+  // resources: no node reports them as allocatable.
   int64_t claim_gpus = 0;
+  // Its extended resources that a DRA DeviceClass serves (KEP-5004: the
+  // class's extendedResourceName, or deviceclass.resource.kubernetes.io/
+  // <class>), with the accelerator class of that DeviceClass: asks of
+  // those resources are that class's (container_asks).
+  std::vector<std::pair<std::string_view, const AcceleratorClass*>> device_class_resources;
   // It asks for accelerators beside gpuResources: the policy's accelerators
   // that count as GPUs, or others. Its asks (container_asks,
   // sizing/accelerator_asks.h) are worked out when said.
