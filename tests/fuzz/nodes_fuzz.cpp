@@ -39,7 +39,8 @@ nlohmann::json sample_review() {
 
 // The validating pass's view of the pod: how many node shapes hold it.
 std::optional<std::size_t> shapes_holding(const nlohmann::json& review, const NodeInventory& nodes) {
-  const HttpReply reply = handle_review(default_policy(), Endpoint::kValidate, review.dump(), &nodes);
+  const HttpReply reply =
+      handle_review(default_policy(), Endpoint::kValidate, review.dump(), ClusterView{&nodes, nullptr});
   if (reply.status != 200) fail("a review of the sample pod is answered 200", reply.body);
   if (reply.outcome.pods.size() != 1) fail("the sample pod is decided");
   return reply.outcome.pods.front().nodes_holding;

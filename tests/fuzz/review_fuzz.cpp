@@ -29,6 +29,7 @@
 #include "fuzz/fuzz_check.h"
 #include "gpusizer/admission/pod_decision.h"
 #include "gpusizer/admission/review.h"
+#include "gpusizer/sizing/device_claims.h"
 #include "gpusizer/sizing/policy.h"
 #include "support/api_validation.h"
 #include "support/review_support.h"
@@ -154,13 +155,35 @@ json apply_as_the_api_server(const json& object, const json& operations, const s
   return result;
 }
 
+// DRA objects the reviews' claims may name (tests/fuzz/corpus/review/
+// dra-*.json): templates of 4 GPUs, of a MIG slice and of every device,
+// in the namespaces the seeds use, so that claims are resolved too.
+const ClusterView& known_claims() {
+  static const std::shared_ptr<const ClaimInventory> claims = [] {
+    ClaimInventoryBuilder builder("fuzz");
+    for (const char* namespace_name : {"default", "team-a", "ml-team"}) {
+      DeviceAlternative all{"", "gpu.nvidia.com", 1, true, ""};
+      builder.upsert({DraKind::kClaimTemplate, namespace_name, "four-gpus",
+                      ClaimSpec{{DeviceRequest{"gpus", {DeviceAlternative{"", "gpu.nvidia.com", 4, false, ""}}}}}, ""});
+      builder.upsert({DraKind::kClaimTemplate, namespace_name, "slice",
+                      ClaimSpec{{DeviceRequest{"mig", {DeviceAlternative{"", "mig.nvidia.com", 1, false, "1g.5gb"}}}}},
+                      ""});
+      builder.upsert({DraKind::kClaim, namespace_name, "every-gpu", ClaimSpec{{DeviceRequest{"all", {all}}}}, ""});
+    }
+    return builder.build();
+  }();
+  static const ClusterView view{nullptr, claims.get()};
+  return view;
+}
+
 void check_review(std::string_view body) {
   const Policy& policy = default_policy();
-  const HttpReply mutated = handle_review(policy, Endpoint::kMutate, body);
+  const ClusterView& cluster = known_claims();
+  const HttpReply mutated = handle_review(policy, Endpoint::kMutate, body, cluster);
   // 200 means the body parsed as a JSON object with a request.
   const json request = mutated.status == 200 ? json::parse(body) : json();
   const json response = checked_response(mutated, request, Endpoint::kMutate);
-  const HttpReply validated = handle_review(policy, Endpoint::kValidate, body);
+  const HttpReply validated = handle_review(policy, Endpoint::kValidate, body, cluster);
   if (validated.status != mutated.status) fail("both endpoints accept the same reviews", validated.body);
   checked_response(validated, request, Endpoint::kValidate);
   if (response.is_null() || !response.contains("patch")) return;
@@ -184,11 +207,11 @@ void check_review(std::string_view body) {
   json again = request;
   again["request"]["object"] = patched;
   const std::string again_body = again.dump();
-  const HttpReply remutated = handle_review(policy, Endpoint::kMutate, again_body);
+  const HttpReply remutated = handle_review(policy, Endpoint::kMutate, again_body, cluster);
   const json second = checked_response(remutated, again, Endpoint::kMutate);
   if (second.is_null() || second.contains("patch")) fail("a second pass patches nothing", remutated.body);
 
-  const HttpReply revalidated = handle_review(policy, Endpoint::kValidate, again_body);
+  const HttpReply revalidated = handle_review(policy, Endpoint::kValidate, again_body, cluster);
   checked_response(revalidated, again, Endpoint::kValidate);
   const auto& raised = mutated.outcome.pods;
   const auto& checked = revalidated.outcome.pods;
