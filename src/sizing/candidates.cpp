@@ -138,6 +138,25 @@ Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts
 
 }  // namespace
 
+std::string shared_replicas(const Candidates& candidates) {
+  if (candidates.nodes.empty() || candidates.inventory->source == InventorySource::kPools) return {};
+  std::string said;
+  for (const NodeClass* node : candidates.nodes) {
+    const std::string* replicas = node->label("nvidia.com/gpu.replicas");
+    const std::string* product = node->label("nvidia.com/gpu.product");
+    const bool many = replicas && replicas->size() <= 6 &&
+                      replicas->find_first_not_of("0123456789") == std::string::npos && !replicas->empty() &&
+                      std::stoll(*replicas) > 1;
+    const bool renamed = product && product->size() > 7 && product->ends_with("-SHARED");
+    if (!many && !renamed) return {};
+    if (said.empty()) {
+      said =
+          (many ? "nvidia.com/gpu.replicas=" + *replicas : "nvidia.com/gpu.product=" + *product) + ", " + node->shape;
+    }
+  }
+  return said;
+}
+
 Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy, const PodFacts& pod, int64_t gpus) {
   Candidates out;
   out.inventory = &inventory;

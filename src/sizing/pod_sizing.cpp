@@ -58,7 +58,10 @@ class PodSizer {
     if (sizing_.profile && (options_.report || options_.explain)) run_check_rules();
     if (sizing_.profile && options_.explain) explain();
     if (options_.report) report();
-    if (options_.fix && pod_.mode == Mode::kMutate && !pod_.opted_out && !pod_.sized_at_creation && !sizing_.blocked) {
+    // A shared replica is a share of a GPU: the tables' rows are for whole
+    // ones, so it is said, not raised or denied (as nvidia.com/gpu.shared).
+    if (options_.fix && pod_.mode == Mode::kMutate && !pod_.opted_out && !pod_.sized_at_creation && !sizing_.blocked &&
+        shared_.empty()) {
       fix();
     }
     return std::move(sizing_);
@@ -88,6 +91,7 @@ class PodSizer {
     }
     candidates_.stale = known.stale;
     if (!candidates_.known()) return;
+    shared_ = shared_replicas(candidates_);
     const PodRequest written = pod_request(pod_, phases_.gpus, [](const ContainerFacts& c, std::string_view resource) {
       return c.effective_request(resource);
     });
@@ -254,7 +258,7 @@ class PodSizer {
     const bool audit = pod_.mode == Mode::kAudit;
     // A pod found by its shape is never denied either, and says so; nor
     // is a resize in mutate mode, where the webhook would have raised it.
-    const bool deny = !audit && !pod_.found_by_shape && !(pod_.resize && pod_.mode == Mode::kMutate);
+    const bool deny = !audit && !pod_.found_by_shape && !(pod_.resize && pod_.mode == Mode::kMutate) && shared_.empty();
     const std::string would_deny = audit ? "audit: would deny: " : "would deny: ";
     std::vector<Entry> entries;
     entries.reserve(findings_.size() + shortfalls_.all().size() + 1);
@@ -266,6 +270,11 @@ class PodSizer {
       } else {
         entries.push_back({finding.reason, true, std::move(finding.message)});
       }
+    }
+    if (!shared_.empty()) {
+      entries.push_back(
+          {DenialReason::kMemory, false,
+           pod_.label + candidates_.gpu_resource + " is a shared replica on its nodes (" + shared_ + "): not sized"});
     }
     for (const std::string& note : binding_notes()) entries.push_back({DenialReason::kMemory, false, note});
     for (const Shortfall& s : shortfalls_.all()) {
@@ -408,6 +417,7 @@ class PodSizer {
   // before it (a tenth of a decision's time, docs/performance.md).
   std::deque<RuleResult> results_;
   Candidates candidates_;
+  std::string shared_;         // shared_replicas(candidates_): the GPUs are shares of GPUs
   std::vector<Floor> capped_;  // binding floors lowered by a ceiling; binding_ points at them
   // Per phase, per resource (kSizedResources order), the binding floor.
   BindingFloors binding_;

@@ -65,6 +65,15 @@ struct Candidates {
 // REQUIRES: pod and inventory outlive the result.
 Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy, const PodFacts& pod, int64_t gpus);
 
+// Whether the pod's GPUs are shared replicas on every candidate node:
+// time-slicing or MPS that keeps the resource's name (NVIDIA's device
+// plugin without renameByDefault; GPU Feature Discovery then labels the
+// node nvidia.com/gpu.replicas=<n> above 1 and its product with -SHARED,
+// k8s-device-plugin docs/gpu-feature-discovery). What it says, for a
+// warning ("nvidia.com/gpu.replicas=4, g4dn.xlarge"); empty: some
+// candidate has whole GPUs, or none is known.
+std::string shared_replicas(const Candidates& candidates);
+
 // A piece, as the scheduler defines it. (Required node affinity has no
 // entry of its own: Placement matches it together with nodeSelector and
 // nodeName, and the tests go through candidate_nodes.)
