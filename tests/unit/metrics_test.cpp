@@ -246,5 +246,17 @@ TEST(Metrics, TheNodeWatchIsSeen) {
   EXPECT_TRUE(has_line(text, R"(gpu_sizer_node_watch_restarts_total{reason="gone"} 1)")) << text;
 }
 
+TEST(Metrics, TheDraWatchIsSeen) {
+  Metrics metrics("dev", 100);
+  metrics.set_dra_objects("ResourceClaimTemplate", 12);
+  metrics.set_dra_objects("ResourceClaimTemplate", 13);
+  metrics.set_dra_objects("DeviceClass", 3);
+  metrics.count_dra_watch_restart("ResourceClaim", "error");
+  const std::string text = metrics.render();
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_dra_objects{kind="ResourceClaimTemplate"} 13)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_dra_objects{kind="DeviceClass"} 3)")) << text;
+  EXPECT_TRUE(has_line(text, R"(gpu_sizer_dra_watch_restarts_total{kind="ResourceClaim",reason="error"} 1)")) << text;
+}
+
 }  // namespace
 }  // namespace gpusizer
