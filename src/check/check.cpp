@@ -8,12 +8,12 @@
 #include <sstream>
 
 #include "gpusizer/admission/review.h"
+#include "gpusizer/check/check_inputs.h"
 #include "gpusizer/check/explain.h"
 #include "gpusizer/check/manifests.h"
 #include "gpusizer/check/osmo_workflow.h"
 #include "gpusizer/json/json_access.h"
 #include "gpusizer/json/json_view.h"
-#include "gpusizer/nodes/claim_reader.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -188,63 +188,7 @@ std::string replace_file(const std::string& path, const std::string& text) {
   return error ? "cannot replace " + path + ": " + error.message() : "";
 }
 
-// Each file named. Files are read twice (for DRA objects, then to check)
-// rather than all held at once; stdin, which can be read only once, is
-// held.
-struct Input {
-  std::string path;
-  std::optional<Result<std::string>> stdin_text;
-  std::string dra_error;  // a DRA object of it that cannot be read
-
-  Result<std::string> text(const InputLimits& limits) const {
-    return stdin_text ? *stdin_text : read_input(path, limits);
-  }
-};
-
-std::string shown_path(const std::string& path) { return path == "-" ? "stdin" : path; }
-
-// The objects of a List (as kubectl get -o yaml prints), or the document.
-std::vector<std::string> object_pointers(const json& document) {
-  std::vector<std::string> pointers = {""};
-  if (string_member(document, "kind") == "List" && member(document, "items").is_array()) {
-    pointers.clear();
-    for (std::size_t n = 0; n < document["items"].size(); ++n) pointers.push_back("/items/" + std::to_string(n));
-  }
-  return pointers;
-}
-
-// The DRA objects of every file, read before any pod is decided: a pod's
-// claim template may be in another file of the same check.
-std::shared_ptr<const ClaimInventory> read_claim_objects(std::vector<Input>& inputs, const InputLimits& limits) {
-  ClaimInventoryBuilder builder("the checked files");
-  for (Input& input : inputs) {
-    const Result<std::string> text = input.text(limits);
-    // Only files that name the API group are parsed twice.
-    if (!text || text.value().find("resource.k8s.io") == std::string::npos || is_osmo_workflow(text.value())) {
-      continue;
-    }
-    auto file = read_manifests(text.value(), shown_path(input.path), limits);
-    if (!file) continue;  // said when the file is checked
-    for (const ManifestDocument& document : file.value().documents) {
-      if (!document.object.is_object() || !input.dra_error.empty()) continue;
-      for (const std::string& pointer : object_pointers(document.object)) {
-        JsonReader reader;
-        const JsonView object = reader.view_of(document.object.at(json::json_pointer(pointer)));
-        auto read = read_dra_object(object);
-        if (!read) {
-          input.dra_error = shown_path(input.path) + ": document " + std::to_string(document.index + 1) + ", line " +
-                            std::to_string(document.line) + " (" + std::string(object["kind"].string()) + " " +
-                            printable(object["metadata"]["name"].string(), kQuotedBytes) + "): " + read.error();
-          break;
-        }
-        if (read.value()) builder.upsert(std::move(*read.value()));
-      }
-    }
-  }
-  return builder.build();
-}
-
-FileReport check_file(const Policy& policy, const Policy& mutate_policy, const Input& input,
+FileReport check_file(const Policy& policy, const Policy& mutate_policy, const CheckInput& input,
                       const CheckOptions& options, const ClusterView& cluster) {
   FileReport report;
   const std::string& path = input.path;
@@ -475,14 +419,14 @@ int run_check(const Policy& policy, const CheckOptions& options, std::ostream& o
   mutate_policy.mode = Mode::kMutate;
   mutate_policy.namespace_modes.clear();
 
-  std::vector<Input> inputs;
+  std::vector<CheckInput> inputs;
   for (const auto& path : expand(options.paths)) {
     inputs.push_back({path, path == "-" ? std::optional(read_input(path, options.limits)) : std::nullopt, ""});
   }
   const std::shared_ptr<const ClaimInventory> claims = read_claim_objects(inputs, options.limits);
   const ClusterView cluster{options.nodes.get(), claims.get()};
   std::vector<FileReport> files;
-  for (const Input& input : inputs) files.push_back(check_file(policy, mutate_policy, input, options, cluster));
+  for (const CheckInput& input : inputs) files.push_back(check_file(policy, mutate_policy, input, options, cluster));
   // With --fix to stdout, stdout carries the manifests and the report moves
   // to stderr, so `gpu-sizer check --fix f.yaml > fixed.yaml` works.
   std::ostream& report_out = options.fix && !options.in_place ? err : out;

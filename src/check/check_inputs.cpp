@@ -1,0 +1,53 @@
+#include "gpusizer/check/check_inputs.h"
+
+#include "gpusizer/check/manifests.h"
+#include "gpusizer/check/osmo_workflow.h"
+#include "gpusizer/json/json_access.h"
+#include "gpusizer/json/json_view.h"
+#include "gpusizer/nodes/claim_reader.h"
+#include "gpusizer/util/strings.h"
+
+namespace gpusizer {
+
+using nlohmann::json;
+
+std::string shown_path(const std::string& path) { return path == "-" ? "stdin" : path; }
+
+std::vector<std::string> object_pointers(const json& document) {
+  std::vector<std::string> pointers = {""};
+  if (string_member(document, "kind") == "List" && member(document, "items").is_array()) {
+    pointers.clear();
+    for (std::size_t n = 0; n < document["items"].size(); ++n) pointers.push_back("/items/" + std::to_string(n));
+  }
+  return pointers;
+}
+
+std::shared_ptr<const ClaimInventory> read_claim_objects(std::vector<CheckInput>& inputs, const InputLimits& limits) {
+  ClaimInventoryBuilder builder("the checked files");
+  for (CheckInput& input : inputs) {
+    const Result<std::string> text = input.text(limits);
+    if (!text || text.value().find("resource.k8s.io") == std::string::npos || is_osmo_workflow(text.value())) {
+      continue;
+    }
+    auto file = read_manifests(text.value(), shown_path(input.path), limits);
+    if (!file) continue;  // said when the file is checked
+    for (const ManifestDocument& document : file.value().documents) {
+      if (!document.object.is_object() || !input.dra_error.empty()) continue;
+      for (const std::string& pointer : object_pointers(document.object)) {
+        JsonReader reader;
+        const JsonView object = reader.view_of(document.object.at(json::json_pointer(pointer)));
+        auto read = read_dra_object(object);
+        if (!read) {
+          input.dra_error = shown_path(input.path) + ": document " + std::to_string(document.index + 1) + ", line " +
+                            std::to_string(document.line) + " (" + std::string(object["kind"].string()) + " " +
+                            printable(object["metadata"]["name"].string(), kQuotedBytes) + "): " + read.error();
+          break;
+        }
+        if (read.value()) builder.upsert(std::move(*read.value()));
+      }
+    }
+  }
+  return builder.build();
+}
+
+}  // namespace gpusizer
