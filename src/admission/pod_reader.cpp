@@ -383,6 +383,9 @@ class PodReader {
   void count_device_class_resources(ContainerFacts& container, const FieldName& where) {
     const ClaimInventory* known = target_.cluster.claims;
     const auto resolve = [&](std::string_view resource, const Quantity&) {
+      // Only extended resources (a domain, then a name): a DeviceClass
+      // naming cpu or memory would not make them devices.
+      if (resource.find('/') == std::string_view::npos) return;
       std::string_view device_class = implicit_device_class(resource);
       if (device_class.empty() && known) {
         const auto found = known->extended_resources.find(resource);
@@ -392,8 +395,11 @@ class PodReader {
       for (const auto& [seen, of] : container.device_class_resources) {
         if (seen == resource) return;
       }
+      // A class the policy does not take for an accelerator leaves the
+      // resource the class it was read with (policy `accelerators`).
       const AcceleratorClass* of = policy_.device_class_for(device_class);
-      if (!of) of = unknown_accelerator_class(resource);
+      if (!of) of = policy_.accelerator_for(resource);
+      if (!of) return;
       container.device_class_resources.emplace_back(resource, of);
       if (of->sizing != AcceleratorSizing::kGpus) return;
       const int64_t gpus = gpu_count(container, resource, where);

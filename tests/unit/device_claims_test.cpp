@@ -275,6 +275,26 @@ TEST(DraPods, ADraExtendedResourceIsAnAskOfItsDeviceClass) {
       has_line(validate(named, Mode::kMutate, policy).decision.warnings, {"4 example.com/gpu (device) not sized"}));
 }
 
+TEST(DraPods, AnExtendedResourceOfAClassThatIsNoGpuKeepsItsOwnClass) {
+  // Gaudi's device plugin resource, served by a DRA class the policy does
+  // not list and whose name does not say gpu: still the policy's Gaudi
+  // ask, warned; and a class claiming a core resource's name is ignored.
+  const auto classes = inventory_of({{{"apiVersion", "resource.k8s.io/v1"},
+                                      {"kind", "DeviceClass"},
+                                      {"metadata", {{"name", "gaudi.habana.ai"}}},
+                                      {"spec", {{"extendedResourceName", "habana.ai/gaudi"}}}},
+                                     {{"apiVersion", "resource.k8s.io/v1"},
+                                      {"kind", "DeviceClass"},
+                                      {"metadata", {{"name", "gpu.nvidia.com"}}},
+                                      {"spec", {{"extendedResourceName", "memory"}}}}});
+  const json pod = pod_of(json::array({gpu_container("trainer", 2, "8", "64Gi", "habana.ai/gaudi")}));
+  const Outcome v = validate(pod, Mode::kEnforce, default_policy(), {nullptr, classes.get()});
+  EXPECT_EQ(v.decision.gpus, 0);
+  EXPECT_TRUE(v.decision.denials.empty()) << all(v.decision.denials);
+  EXPECT_TRUE(has_line(v.decision.warnings, {"2 habana.ai/gaudi (Gaudi device) not sized"}))
+      << all(v.decision.warnings);
+}
+
 TEST(DraPods, NodeFitAndCapsUseTheNodesLabelledWithGpus) {
   // Neither node reports DRA GPUs as allocatable; the L4 node's labels
   // name its GPU, the other is a CPU node larger than it.
