@@ -23,6 +23,14 @@ bool names_gpu(std::string_view resource) {
   return slash != std::string_view::npos && lowercase(resource.substr(slash + 1)).find("gpu") != std::string::npos;
 }
 
+// A device of a DRA class no accelerators entry lists: by the class's
+// extended resource name, or in a claim.
+const AcceleratorClass* unknown_dra_device() {
+  static const AcceleratorClass kUnknown{
+      "", "", "", AcceleratorForm::kUnknown, AcceleratorSizing::kWarn, "", "device of a DRA class"};
+  return &kUnknown;
+}
+
 }  // namespace
 
 std::string_view to_string(AcceleratorForm form) {
@@ -55,9 +63,7 @@ bool AcceleratorClass::matches(std::string_view name) const {
 const AcceleratorClass* unknown_accelerator_class(std::string_view resource) {
   static const AcceleratorClass kNamedGpu{"", "",      "", AcceleratorForm::kUnknown, AcceleratorSizing::kWarn,
                                           "", "device"};
-  static const AcceleratorClass kDraExtended{
-      "", "", "", AcceleratorForm::kUnknown, AcceleratorSizing::kWarn, "", "device of a DRA class"};
-  if (resource.substr(0, kDraExtendedPrefix.size()) == kDraExtendedPrefix) return &kDraExtended;
+  if (!implicit_device_class(resource).empty()) return unknown_dra_device();
   return names_gpu(resource) ? &kNamedGpu : nullptr;
 }
 
@@ -68,9 +74,7 @@ std::string_view implicit_device_class(std::string_view resource) {
 }
 
 const AcceleratorClass* unknown_device_class(std::string_view device_class) {
-  static const AcceleratorClass kNamedGpu{
-      "", "", "", AcceleratorForm::kUnknown, AcceleratorSizing::kWarn, "", "device of a DRA class"};
-  return lowercase(device_class).find("gpu") != std::string::npos ? &kNamedGpu : nullptr;
+  return lowercase(device_class).find("gpu") != std::string::npos ? unknown_dra_device() : nullptr;
 }
 
 std::optional<MigProfile> mig_profile(std::string_view name) {

@@ -5,6 +5,7 @@
 
 #include "gpusizer/sizing/node_fit.h"
 #include "gpusizer/sizing/placement.h"
+#include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -144,9 +145,7 @@ std::string shared_replicas(const Candidates& candidates) {
   for (const NodeClass* node : candidates.nodes) {
     const std::string* replicas = node->label("nvidia.com/gpu.replicas");
     const std::string* product = node->label("nvidia.com/gpu.product");
-    const bool many = replicas && replicas->size() <= 6 &&
-                      replicas->find_first_not_of("0123456789") == std::string::npos && !replicas->empty() &&
-                      std::stoll(*replicas) > 1;
+    const bool many = replicas && read_whole(*replicas, 2).ok();
     const bool renamed = product && product->size() > 7 && product->ends_with("-SHARED");
     if (!many && !renamed) return {};
     if (said.empty()) {

@@ -13,7 +13,7 @@
 
 #include "gpusizer/admission/pod_decision.h"
 #include "gpusizer/check/explain.h"
-#include "gpusizer/nodes/node_reader.h"
+#include "support/nodes_support.h"
 #include "support/pod_decision_support.h"
 
 namespace gpusizer {
@@ -173,33 +173,22 @@ TEST(UnsizedAsks, EachUseOfADraClaimIsWarnedNamingTheClaim) {
 
 // Time-slicing or MPS that keeps the resource's name: each nvidia.com/gpu
 // of the node is a replica, as GPU Feature Discovery's labels say.
-std::shared_ptr<const NodeInventory> nodes_labelled(const json& labels) {
-  const json list = {
-      {"kind", "List"},
-      {"items",
-       json::array(
-           {{{"kind", "Node"},
-             {"metadata", {{"name", "t4-0"}, {"labels", labels}}},
-             {"status",
-              {{"allocatable",
-                {{"cpu", "16"}, {"memory", "60Gi"}, {"ephemeral-storage", "100Gi"}, {"nvidia.com/gpu", "4"}}}}}}})}};
-  JsonReader reader;
-  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
-  EXPECT_TRUE(add_nodes(reader.view_of(list), "nodes.yaml", builder).ok());
-  return builder.build();
+std::shared_ptr<const NodeInventory> nodes_labelled(std::vector<std::pair<std::string, std::string>> labels) {
+  return testing::one_node_inventory("t4", 4, "16", "60Gi", "100Gi", {}, std::move(labels));
 }
 
 TEST(UnsizedAsks, GpusThatAreSharedReplicasOnEveryNodeAreSaidNotRaisedOrDenied) {
   const json pod = one_gpu_pod(2, "4", "8Gi");
-  for (const json& labels : {json{{"nvidia.com/gpu.product", "Tesla-T4"}, {"nvidia.com/gpu.replicas", "4"}},
-                             json{{"nvidia.com/gpu.product", "Tesla-T4-SHARED"}}}) {
+  using Labels = std::vector<std::pair<std::string, std::string>>;
+  for (const Labels& labels : {Labels{{"nvidia.com/gpu.product", "Tesla-T4"}, {"nvidia.com/gpu.replicas", "4"}},
+                               Labels{{"nvidia.com/gpu.product", "Tesla-T4-SHARED"}}}) {
     const auto nodes = nodes_labelled(labels);
     const ClusterView cluster{nodes.get(), nullptr};
-    EXPECT_TRUE(run(pod, Endpoint::kMutate, Mode::kMutate, default_policy(), cluster).ops.empty()) << labels.dump();
+    EXPECT_TRUE(run(pod, Endpoint::kMutate, Mode::kMutate, default_policy(), cluster).ops.empty()) << labels[0].second;
     const Outcome v = validate(pod, Mode::kEnforce, default_policy(), cluster);
     EXPECT_TRUE(v.decision.denials.empty()) << all(v.decision.denials);
     EXPECT_TRUE(has_line(v.decision.warnings,
-                         {"nvidia.com/gpu is a shared replica on its nodes (nvidia.com/gpu.", ", t4-0): not sized"}))
+                         {"nvidia.com/gpu is a shared replica on its nodes (nvidia.com/gpu.", ", t4): not sized"}))
         << all(v.decision.warnings);
   }
   // Whole GPUs (one replica each): sized, and denied below the table.
