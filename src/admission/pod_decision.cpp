@@ -6,6 +6,7 @@
 #include "gpusizer/json/paths.h"
 #include "gpusizer/sizing/accelerator_asks.h"
 #include "gpusizer/sizing/messages.h"
+#include "gpusizer/util/contract.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -33,8 +34,15 @@ std::string left_for_the_pod(const PodReading& reading, int64_t gpus) {
 void write_edit(const PodEdit& edit, PatchBuilder& patch, std::vector<std::string>& tokens) {
   if (const auto* set = std::get_if<SetResource>(&edit)) {
     tokens = set->container->path;
-    tokens.insert(tokens.end(),
-                  {set->container->resources_key, set->limit ? "limits" : "requests", std::string(set->resource)});
+    if (const ComponentFields* fields = set->container->fields) {
+      // Sizing raises only what the component has a field for.
+      const std::string& field = fields->field_for(set->resource, set->limit);
+      GPU_SIZER_REQUIRE(!field.empty());
+      for (const std::string_view key : location_parts(field)) tokens.emplace_back(key);
+    } else {
+      tokens.insert(tokens.end(),
+                    {set->container->resources_key, set->limit ? "limits" : "requests", std::string(set->resource)});
+    }
     patch.set(tokens, set->value);
   } else if (const auto* set = std::get_if<SetString>(&edit)) {
     patch.set(set->path, set->value);
@@ -104,8 +112,9 @@ std::vector<AskRow> ask_rows(const Policy& policy, const PodFacts& pod, const st
   for (const auto* list : {&pod.app, &pod.init}) {
     for (const ContainerFacts& c : *list) {
       for (const AcceleratorAsk& ask : container_asks(policy, c)) {
+        // A component's GPU count is its own field (resources_key holds its path).
         row(ask, "container " + in_quotes(c.name),
-            field_path(c.path) + "." + c.resources_key + "." + std::string(ask.field));
+            field_path(c.path) + "." + c.resources_key + (c.fields ? "" : "." + std::string(ask.field)));
       }
     }
   }

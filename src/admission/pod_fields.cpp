@@ -75,32 +75,56 @@ void read_quantities(const Policy& policy, JsonView map, std::string_view key,
     return;
   }
   map.for_each_member([&](std::string_view resource, JsonView value) {
-    const bool sized = resource == kCpu || resource == kMemory || resource == kEphemeralStorage;
-    const AcceleratorClass* accelerator = sized ? nullptr : policy.accelerator_for(resource);
-    if (!sized && !accelerator) return;
-    const bool gpu = accelerator && accelerator->sizing == AcceleratorSizing::kGpus;
-    if (gpu && !contains(policy.gpu_resources, resource)) read.accelerator_gpus = true;
-    // Accelerators the tables do not count are read for what they say.
-    if (accelerator && !gpu) read.other_accelerators = true;
-    auto quantity = quantity_from_json(value);
-    if (!quantity && is_unresolved(value)) {
-      // A template parameter, filled in when the workflow runs: not an
-      // error, but nothing to decide on until the Pod exists.
-      read.unresolved.push_back(std::string(resource) + " is " + in_quotes(value.string()));
-      read.unresolved_gpu = read.unresolved_gpu || gpu;
-    } else if (!quantity) {
-      read.problems.push_back(
-          {quantity.problem().code, map_field() + "." + std::string(resource), quantity.error(), gpu});
-    } else if (quantity.value().is_negative()) {
-      read.problems.push_back({ProblemCode::kBadValue, map_field() + "." + std::string(resource),
-                               "must not be negative, found " + quantity.value().to_string(), gpu});
-    } else {
-      out.add(resource, quantity.value());
-    }
+    read_resource_quantity(
+        policy, resource, value, [&] { return map_field() + "." + std::string(resource); }, out, read);
   });
 }
 
 }  // namespace
+
+void read_resource_quantity(const Policy& policy, std::string_view resource, JsonView value,
+                            const std::function<std::string()>& field, Quantities& out, ResourcesRead& read) {
+  const bool sized = resource == kCpu || resource == kMemory || resource == kEphemeralStorage;
+  const AcceleratorClass* accelerator = sized ? nullptr : policy.accelerator_for(resource);
+  if (!sized && !accelerator) return;
+  const bool gpu = accelerator && accelerator->sizing == AcceleratorSizing::kGpus;
+  if (gpu && !contains(policy.gpu_resources, resource)) read.accelerator_gpus = true;
+  // Accelerators the tables do not count are read for what they say.
+  if (accelerator && !gpu) read.other_accelerators = true;
+  auto quantity = quantity_from_json(value);
+  if (!quantity && is_unresolved(value)) {
+    // A template parameter, filled in when the workflow runs: not an
+    // error, but nothing to decide on until the Pod exists.
+    read.unresolved.push_back(std::string(resource) + " is " + in_quotes(value.string()));
+    read.unresolved_gpu = read.unresolved_gpu || gpu;
+  } else if (!quantity) {
+    read.problems.push_back({quantity.problem().code, field(), quantity.error(), gpu});
+  } else if (quantity.value().is_negative()) {
+    read.problems.push_back(
+        {ProblemCode::kBadValue, field(), "must not be negative, found " + quantity.value().to_string(), gpu});
+  } else {
+    out.add(resource, quantity.value());
+  }
+}
+
+std::string controller_kind(JsonView owners) {
+  std::string first;
+  std::string controller;
+  owners.for_each_element([&](JsonView owner) {
+    if (first.empty()) first = string_member(owner, "kind");
+    if (controller.empty() && owner["controller"].is_true()) controller = string_member(owner, "kind");
+  });
+  return controller.empty() ? first : controller;
+}
+
+std::string shm_mount(JsonView mounts) {
+  std::string volume;
+  mounts.for_each_element([&](JsonView mount) {
+    const std::string_view path = mount["mountPath"].string();
+    if (volume.empty() && (path == "/dev/shm" || path == "/dev/shm/")) volume = string_member(mount, "name");
+  });
+  return volume;
+}
 
 void read_volume_list(JsonView list, std::vector<std::string> path, PodFacts& facts) {
   const std::size_t list_index = facts.volume_lists.size();

@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "gpusizer/admission/component_fields.h"
 #include "gpusizer/admission/serving_flags.h"
 #include "gpusizer/sizing/accelerator_asks.h"
 #include "gpusizer/sizing/data_loader.h"
@@ -49,6 +50,7 @@ class PodReader {
       case PodShape::kPod: read_pod_spec(pod()["spec"], {"spec"}); break;
       case PodShape::kPodSpec: read_pod_spec(pod(), {}); break;
       case PodShape::kContainer: read_container_only(); break;
+      case PodShape::kFields: read_component_fields(); break;
     }
     // Volumes and where the pod may run matter only to the rules of GPU pods.
     const auto holds_gpus = [](const std::vector<ContainerFacts>& list) {
@@ -77,6 +79,10 @@ class PodReader {
         case PodShape::kContainer:
           // The operator builds the pod and its volumes: none to add to.
           read_scheduling(policy_, target_.ref.scheduling, facts());
+          break;
+        case PodShape::kFields:
+          if (!target_.ref.fields->scheduling.empty())
+            read_scheduling(policy_, at_field(pod(), target_.ref.fields->scheduling), facts());
           break;
       }
     }
@@ -129,18 +135,6 @@ class PodReader {
     facts().annotation_accelerators =
         std::any_of(policy_.accelerator_annotations.begin(), policy_.accelerator_annotations.end(),
                     [&](const AcceleratorClass& each) { return facts().annotation(each.annotation) != nullptr; });
-  }
-
-  // The kind of the owner that controls a Pod (controller: true), else of
-  // its first owner; empty for a template (whose metadata has no owners).
-  static std::string controller_kind(JsonView owners) {
-    std::string first;
-    std::string controller;
-    owners.for_each_element([&](JsonView owner) {
-      if (first.empty()) first = string_member(owner, "kind");
-      if (controller.empty() && owner["controller"].is_true()) controller = string_member(owner, "kind");
-    });
-    return controller.empty() ? first : controller;
   }
 
   // A pod spec at `spec`, `tokens` below the target (["spec"] in a pod
@@ -209,6 +203,21 @@ class PodReader {
   // ref.resources_key, and the operator that builds its pod names it.
   void read_container_only() {
     read_container(pod(), target_.ref.path, Role::kApp, nullptr, "", -1, target_.ref.resources_key);
+  }
+
+  // A component whose GPU count, CPU and memory are fields of its own, as
+  // one container named by its field path (as a container written alone).
+  void read_component_fields() {
+    ContainerFacts container;
+    container.path = target_.ref.path;
+    container.fields = target_.ref.fields;
+    // Problems about the GPU count name its field.
+    container.resources_key = container.fields->gpu;
+    const FieldName where(container.path);
+    container.name = where.text();
+    take(read_component(policy_, pod(), *container.fields, [&] { return where.text(); }), container);
+    count_gpus(container, where);
+    facts().app.push_back(std::move(container));
   }
 
   // Argo runs the template's container, script or containerSet as the main
@@ -408,16 +417,6 @@ class PodReader {
     };
     container.limits.for_each(resolve);
     container.requests.for_each(resolve);
-  }
-
-  // The volume a container's volumeMounts mount at /dev/shm, or empty.
-  static std::string shm_mount(JsonView mounts) {
-    std::string volume;
-    mounts.for_each_element([&](JsonView mount) {
-      const std::string_view path = mount["mountPath"].string();
-      if (volume.empty() && (path == "/dev/shm" || path == "/dev/shm/")) volume = string_member(mount, "name");
-    });
-    return volume;
   }
 
   // Adds what was read to the container, each resource's first value kept.

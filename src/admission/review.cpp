@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "gpusizer/admission/component_fields.h"
 #include "gpusizer/json/json_text.h"
 #include "gpusizer/json/json_view.h"
 #include "gpusizer/sizing/messages.h"
@@ -146,7 +147,9 @@ void describe_object(const ObjectIdentity& id, const std::string& object_text, J
   // The core group's other kinds (Node capacity, LimitRange,
   // ResourceQuota) hold limits, not asks.
   if (id.group.empty() && !id.kind.empty()) return;
-  const GpuAsks asks = gpu_asks_outside(object, refs, is_gpu);
+  // A kind no table names may write its GPU count in a field of its own.
+  const UnknownKind unknown{id.group, id.kind};
+  const GpuAsks asks = gpu_asks_outside(object, refs, is_gpu, discovered || id.kind.empty() ? &unknown : nullptr);
   if (asks.count == 0) return;
   std::string where = join(asks.paths, ", ");
   if (asks.count > asks.paths.size()) where += " and " + std::to_string(asks.count - asks.paths.size()) + " more";
@@ -159,7 +162,7 @@ void describe_object(const ObjectIdentity& id, const std::string& object_text, J
   }
   const std::string what = kind + " " + object_text + ": no pod gpu-sizer can size holds the GPUs at ";
   const std::string action =
-      "; set its CPU and memory by hand, or name its pod templates in the policy's workloads: list";
+      "; set its CPU and memory by hand, or name its pod templates or GPU fields in the policy's workloads: list";
   // The webhook's brief: what to do, then the first place, cut from its
   // start (its end names the resource) to stay within the warning's size.
   const std::string head =
@@ -170,6 +173,24 @@ void describe_object(const ObjectIdentity& id, const std::string& object_text, J
       kMaxWarningBytes > head.size() + more.size() ? kMaxWarningBytes - head.size() - more.size() : 0;
   if (first.size() > room && room > 8) first = "..." + first.substr(first.size() - (room - 3));
   out.unsized.push_back({what + where + action, fit(head + first + more)});
+}
+
+// A component with a GPU field and none for its CPU and memory (KubeAI's
+// resourceProfile, KAITO's instanceType): nothing to patch, said naming
+// the field; its pods are sized when created. Nullopt when it asks for no GPU.
+std::optional<ObjectDecision::Unsized> component_unsized(const std::string& kind, const std::string& object_text,
+                                                         const PodTemplateRef& ref) {
+  const std::string asked = asked_gpus_text(ref.pod, *ref.fields);
+  if (asked.empty()) return std::nullopt;
+  std::vector<std::string> path = ref.path;
+  for (const std::string_view key : location_parts(ref.fields->gpu)) path.emplace_back(key);
+  const std::string field = field_path(path);
+  const std::string head = kind + " " + object_text + ": ";
+  return ObjectDecision::Unsized{
+      head + "GPUs at " + field + " (" + in_quotes(printable(asked, kQuotedBytes)) +
+          ") with no field of its own for their CPU and memory: its pods are sized when created; set the CPU and "
+          "memory where its operator takes them from",
+      fit(head + "GPUs at " + field + " have no CPU/memory field; pods sized at creation")};
 }
 
 }  // namespace
@@ -220,8 +241,8 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
       label = "template " + in_quotes(ref.template_name) + " ";
     } else if (!ref.replica_type.empty()) {
       label = printable(ref.replica_type, kQuotedBytes) + " ";
-    } else if (!is_pod && ref.shape != PodShape::kContainer) {
-      // A container written alone is named by its field path already.
+    } else if (!is_pod && ref.shape != PodShape::kContainer && ref.shape != PodShape::kFields) {
+      // A container or component written alone is named by its field path already.
       label = field_path(ref.path) + " ";
     }
     const std::string description = is_pod ? "pod " + object_text : kind_text + " " + object_text + " " + label;
@@ -233,10 +254,16 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
       workflow = read_argo_workflow(policy, ref);
       workflow_path = ref.workflow_spec_path;
     }
+    // A component with no field for its CPU and memory can only be said.
+    const bool unpatchable = ref.shape == PodShape::kFields && !ref.fields->writes_resources();
+    if (unpatchable && endpoint == Endpoint::kValidate) {
+      if (auto unsized = component_unsized(kind_text, object_text, ref))
+        decision.unsized.push_back(std::move(*unsized));
+    }
     PodContext context{.description = description.substr(0, description.find_last_not_of(' ') + 1),
                        .mode = mode,
                        .label = label,
-                       .sized_at_creation = sized_at_creation,
+                       .sized_at_creation = sized_at_creation || unpatchable,
                        .found_by_shape = discovered,
                        .tolerations_final = is_pod && id.admitted,
                        .resize = id.resize};

@@ -330,7 +330,10 @@ class PodSizer {
       const Quantity& new_limit = s.limit_only ? s.need : new_request;
       if (s.limit && *s.limit < new_limit) {
         const std::string limit_text = s.limit_only ? new_limit.to_string() : new_text;
-        requests.edits.emplace_back(SetResource{s.container, true, resource, limit_text});
+        // A component's one field for both (VLLMRuntime's cpu) is written once.
+        const ComponentFields* fields = s.container->fields;
+        if (!fields || !raise_request || fields->field_for(resource, true) != fields->field_for(resource, false))
+          requests.edits.emplace_back(SetResource{s.container, true, resource, limit_text});
         change +=
             (raise_request ? ", limit " : std::string(resource) + " limit ") + s.limit->to_string() + "->" + limit_text;
       }

@@ -86,54 +86,6 @@ void read_long_lived(const YAML::Node& node, bool complete, LongLivedPolicy& out
              [&](const auto& value, const auto& path) { out.patch_templates = read_bool(value, path); });
 }
 
-// `workloads:`, a list that replaces the base's.
-std::vector<WorkloadKind> read_workloads(const YAML::Node& node) {
-  if (!node.IsSequence())
-    fail(ProblemCode::kWrongType, "workloads", node,
-         "must be a list of {group, kind, templates, podSpecs, containers}");
-  std::vector<WorkloadKind> kinds;
-  for (std::size_t i = 0; i < node.size(); ++i) {
-    const YAML::Node& entry = node[i];
-    const std::string path = "workloads[" + std::to_string(i) + "]";
-    require_map(entry, path);
-    check_keys(entry, path, {"group", "kind", "templates", "podSpecs", "containers"});
-    WorkloadKind kind;
-    // The core group is written "" (or left out), as in apiVersion: v1.
-    if (entry["group"]) kind.group = entry["group"].IsNull() ? "" : read_string(entry["group"], path + ".group");
-    if (!entry["kind"]) fail(ProblemCode::kMissingField, path, entry, "missing field kind");
-    kind.kind = read_string(entry["kind"], path + ".kind");
-    if (kind.kind.empty())
-      fail(ProblemCode::kBadValue, path + ".kind", entry["kind"], "must name the kind, e.g. MyTrainingJob");
-    for (const auto& [key, shape] : {std::pair{"templates", PodShape::kPod}, std::pair{"podSpecs", PodShape::kPodSpec},
-                                     std::pair{"containers", PodShape::kContainer}}) {
-      if (!entry[key]) continue;
-      const std::string list_path = path + "." + key;
-      const std::vector<std::string> patterns = read_string_list(entry[key], list_path);
-      for (std::size_t n = 0; n < patterns.size(); ++n) {
-        const std::string problem = location_problem(patterns[n]);
-        if (!problem.empty()) {
-          fail(ProblemCode::kBadValue, list_path + "[" + std::to_string(n) + "]", entry[key][n],
-               "\"" + patterns[n] + "\" cannot hold a pod template: it " + problem);
-        }
-        kind.locations.push_back({patterns[n], shape});
-      }
-    }
-    if (kind.locations.empty()) {
-      fail(ProblemCode::kBadValue, path, entry,
-           "names no place for pods: give templates (pod templates, {metadata, spec: {containers}}), "
-           "podSpecs ({containers}) or containers ({image, resources})");
-    }
-    const bool repeated = std::any_of(kinds.begin(), kinds.end(), [&](const WorkloadKind& other) {
-      return other.group == kind.group && other.kind == kind.kind;
-    });
-    if (repeated)
-      fail(ProblemCode::kDuplicateField, path, entry,
-           "names " + kind.kind + " (group \"" + kind.group + "\") a second time");
-    kinds.push_back(std::move(kind));
-  }
-  return kinds;
-}
-
 // `accelerators:`, a list put before the base's.
 std::vector<AcceleratorClass> read_accelerators(const YAML::Node& node) {
   if (!node.IsSequence())

@@ -24,7 +24,7 @@ void Shortfalls::find(const PodFacts& pod, const PodPhases& phases, const Bindin
     for (std::size_t i = 0; i < phase.holders.size(); ++i) {
       const ContainerFacts* holder = phase.holders[i];
       for (std::size_t r = 0; r < kSizedResourceCount; ++r) {
-        if (needs[r].empty()) continue;
+        if (needs[r].empty() || !holder->sizes(kSizedResources[r])) continue;
         const Quantity& need = needs[r][i];
         const auto request = holder->effective_request(kSizedResources[r]);
         const auto limit = holder->limit(kSizedResources[r]);

@@ -48,6 +48,25 @@ std::string location_problem(std::string_view pattern) {
   return "";
 }
 
+std::string field_path_problem(std::string_view path) {
+  if (path.empty()) return "is empty; write the keys below the component, e.g. resources.limits.gpu";
+  if (path.front() == '.' || path.back() == '.') return "has an empty key at an end: drop the dot";
+  for (const std::string_view key : location_parts(path)) {
+    const bool word = !key.empty() && std::all_of(key.begin(), key.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '_' || c == '-' || c == '/';
+    });
+    if (!word) return "has \"" + std::string(key) + "\": each key is a field name, separated by dots (no [] nor *)";
+  }
+  return "";
+}
+
+const std::string& ComponentFields::field_for(std::string_view resource, bool limit) const {
+  static const std::string kNone;
+  if (resource == "cpu") return limit ? cpu_limit : cpu_request;
+  if (resource == "memory") return limit ? memory_limit : memory_request;
+  return kNone;
+}
+
 std::string_view role_name(KindRole role) {
   switch (role) {
     case KindRole::kServing: return "serving";

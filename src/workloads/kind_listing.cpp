@@ -14,6 +14,7 @@ std::string_view shape_name(PodShape shape) {
     case PodShape::kArgoTemplate: return "argoTemplate";
     case PodShape::kPodSpec: return "podSpec";
     case PodShape::kContainer: return "container";
+    case PodShape::kFields: return "fields";
     case PodShape::kPod: break;
   }
   return "template";
@@ -24,7 +25,9 @@ nlohmann::ordered_json kind_rows() {
   for (const WorkloadKind& row : builtin_workload_kinds()) {
     nlohmann::ordered_json locations = nlohmann::ordered_json::array();
     for (const TemplateLocation& location : row.locations) {
-      locations.push_back({{"pattern", location.pattern}, {"shape", shape_name(location.shape)}});
+      nlohmann::ordered_json entry = {{"pattern", location.pattern}, {"shape", shape_name(location.shape)}};
+      if (location.shape == PodShape::kFields) entry["gpu"] = location.fields.gpu;
+      locations.push_back(std::move(entry));
     }
     rows.push_back({{"group", row.group},
                     {"kind", row.kind},

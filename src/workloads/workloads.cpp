@@ -12,234 +12,6 @@ namespace gpusizer {
 
 namespace {
 
-TemplateLocation container_at(std::string pattern, std::string resources_key, int scheduling_up) {
-  return {std::move(pattern), PodShape::kContainer, std::move(resources_key), scheduling_up};
-}
-
-// KServe InferenceService components (serving.kserve.io/v1beta1, kserve
-// pkg/apis/serving/v1beta1/{predictor,transformer,explainer}.go): each is
-// a pod spec written inline (containers, volumes, nodeSelector), and the
-// predictor and explainer may instead name a model server whose container
-// fields sit in a block of its own (model:, pytorch:, ...).
-std::vector<TemplateLocation> inference_service_locations() {
-  std::vector<TemplateLocation> locations;
-  for (const char* component : {"predictor", "transformer", "explainer"}) {
-    locations.push_back({std::string("spec.") + component, PodShape::kPodSpec});
-  }
-  // Multi-node serving: the worker pods' spec (WorkerSpec, beside
-  // pipelineParallelSize and tensorParallelSize).
-  locations.push_back({"spec.predictor.workerSpec", PodShape::kPodSpec});
-  for (const char* server : {"model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface",
-                             "pmml", "lightgbm", "paddle"}) {
-    locations.push_back(container_at(std::string("spec.predictor.") + server, "resources", 1));
-  }
-  locations.push_back(container_at("spec.explainer.art", "resources", 1));
-  return locations;
-}
-
-// KServe LLMInferenceService and its config (serving.kserve.io
-// v1alpha1/v1alpha2, pkg/apis/serving/v1alpha1/llm_inference_service_types.go):
-// the decode pods' spec (template), the multi-node workers' (worker), and
-// the same two for disaggregated prefill.
-std::vector<TemplateLocation> llm_inference_service_locations() {
-  return {{"spec.template", PodShape::kPodSpec},
-          {"spec.worker", PodShape::kPodSpec},
-          {"spec.prefill.template", PodShape::kPodSpec},
-          {"spec.prefill.worker", PodShape::kPodSpec}};
-}
-
-// Where each kind keeps its pod templates (docs/workloads.md, from each
-// project's CRD), its resource, the chart family that registers it and
-// what it runs. Adding a kind is adding a row (docs/architecture.md,
-// "Where things go"): the webhook rules in deploy/ and the chart are
-// generated from it (make generate), the metric labels read it, and tests
-// hold the default policy's kind lists to it.
-std::vector<WorkloadKind> make_kind_table() {
-  constexpr KindRole kServing = KindRole::kServing;
-  constexpr KindRole kTraining = KindRole::kTraining;
-  std::vector<WorkloadKind> table = {
-      // A Pod is decided by what owns it (the policy's ownerKind rules).
-      {.group = "", .kind = "Pod", .locations = {{""}}, .resource = "pods", .versions = "v1"},
-      {.group = "batch",
-       .kind = "Job",
-       .locations = {{"spec.template"}},
-       .resource = "jobs",
-       .versions = "v1",
-       .role = kTraining},
-      {.group = "batch",
-       .kind = "CronJob",
-       .locations = {{"spec.jobTemplate.spec.template"}},
-       .resource = "cronjobs",
-       .versions = "v1",
-       .role = kTraining},
-      {.group = "apps",
-       .kind = "Deployment",
-       .locations = {{"spec.template"}},
-       .resource = "deployments",
-       .versions = "v1",
-       .role = kServing,
-       .long_lived = true},
-      {.group = "apps",
-       .kind = "StatefulSet",
-       .locations = {{"spec.template"}},
-       .resource = "statefulsets",
-       .versions = "v1",
-       .role = kServing,
-       .long_lived = true},
-      {.group = "apps",
-       .kind = "ReplicaSet",
-       .locations = {{"spec.template"}},
-       .resource = "replicasets",
-       .versions = "v1",
-       .role = kServing,
-       .long_lived = true},
-      // A DaemonSet runs node agents: neither serving nor training.
-      {.group = "apps",
-       .kind = "DaemonSet",
-       .locations = {{"spec.template"}},
-       .resource = "daemonsets",
-       .versions = "v1",
-       .long_lived = true},
-      {.group = "argoproj.io",
-       .kind = "Workflow",
-       .locations = {{"spec.templates[]", PodShape::kArgoTemplate}},
-       .resource = "workflows",
-       .family = "argo",
-       .role = kTraining},
-      {.group = "argoproj.io",
-       .kind = "WorkflowTemplate",
-       .locations = {{"spec.templates[]", PodShape::kArgoTemplate}},
-       .resource = "workflowtemplates",
-       .family = "argo",
-       .role = kTraining},
-      {.group = "argoproj.io",
-       .kind = "ClusterWorkflowTemplate",
-       .locations = {{"spec.templates[]", PodShape::kArgoTemplate}},
-       .resource = "clusterworkflowtemplates",
-       .family = "argo",
-       .role = kTraining},
-      {.group = "argoproj.io",
-       .kind = "CronWorkflow",
-       .locations = {{"spec.workflowSpec.templates[]", PodShape::kArgoTemplate}},
-       .resource = "cronworkflows",
-       .family = "argo",
-       .role = kTraining},
-      {.group = "jobset.x-k8s.io",
-       .kind = "JobSet",
-       .locations = {{"spec.replicatedJobs[].template.spec.template"}},
-       .resource = "jobsets",
-       .family = "jobset",
-       .role = kTraining},
-      // A RayCluster serves or trains, whichever its jobs do.
-      {.group = "ray.io",
-       .kind = "RayCluster",
-       .locations = {{"spec.headGroupSpec.template"}, {"spec.workerGroupSpecs[].template"}},
-       .resource = "rayclusters",
-       .family = "ray"},
-      {.group = "ray.io",
-       .kind = "RayJob",
-       .locations = {{"spec.rayClusterSpec.headGroupSpec.template"},
-                     {"spec.rayClusterSpec.workerGroupSpecs[].template"},
-                     {"spec.submitterPodTemplate"}},
-       .resource = "rayjobs",
-       .family = "ray",
-       .role = kTraining},
-      // KubeRay ray-operator/apis/ray/v1/rayservice_types.go: a RayCluster spec.
-      {.group = "ray.io",
-       .kind = "RayService",
-       .locations = {{"spec.rayClusterConfig.headGroupSpec.template"},
-                     {"spec.rayClusterConfig.workerGroupSpecs[].template"}},
-       .resource = "rayservices",
-       .family = "ray",
-       .role = kServing,
-       .long_lived = true},
-      {.group = "batch.volcano.sh",
-       .kind = "Job",
-       .locations = {{"spec.tasks[].template"}},
-       .resource = "jobs",
-       .family = "volcano",
-       .role = kTraining},
-      // Kubeflow Trainer v2 (trainer.kubeflow.org, pkg/apis/trainer/v1alpha1):
-      // a TrainJob has no pod template; spec.trainer.resourcesPerNode
-      // overrides the runtime's trainer container on every node. A runtime
-      // holds a JobSet spec; the platform installs it (long-lived).
-      {.group = "trainer.kubeflow.org",
-       .kind = "TrainJob",
-       .locations = {container_at("spec.trainer", "resourcesPerNode", -1)},
-       .resource = "trainjobs",
-       .family = "kubeflowTrainer",
-       .role = kTraining},
-      {.group = "trainer.kubeflow.org",
-       .kind = "TrainingRuntime",
-       .locations = {{"spec.template.spec.replicatedJobs[].template.spec.template"}},
-       .resource = "trainingruntimes",
-       .family = "kubeflowTrainer",
-       .role = kTraining,
-       .long_lived = true},
-      {.group = "trainer.kubeflow.org",
-       .kind = "ClusterTrainingRuntime",
-       .locations = {{"spec.template.spec.replicatedJobs[].template.spec.template"}},
-       .resource = "clustertrainingruntimes",
-       .family = "kubeflowTrainer",
-       .role = kTraining,
-       .long_lived = true},
-      // LeaderWorkerSet (leaderworkerset.x-k8s.io/v1, api/leaderworkerset/v1).
-      {.group = "leaderworkerset.x-k8s.io",
-       .kind = "LeaderWorkerSet",
-       .locations = {{"spec.leaderWorkerTemplate.leaderTemplate"}, {"spec.leaderWorkerTemplate.workerTemplate"}},
-       .resource = "leaderworkersets",
-       .family = "leaderWorkerSet",
-       .role = kServing,
-       .long_lived = true},
-      {.group = "serving.kserve.io",
-       .kind = "InferenceService",
-       .locations = inference_service_locations(),
-       .resource = "inferenceservices",
-       .family = "kserve",
-       .role = kServing,
-       .long_lived = true},
-      {.group = "serving.kserve.io",
-       .kind = "LLMInferenceService",
-       .locations = llm_inference_service_locations(),
-       .resource = "llminferenceservices",
-       .family = "kserve",
-       .role = kServing,
-       .long_lived = true},
-      {.group = "serving.kserve.io",
-       .kind = "LLMInferenceServiceConfig",
-       .locations = llm_inference_service_locations(),
-       .resource = "llminferenceserviceconfigs",
-       .family = "kserve",
-       .role = kServing,
-       .long_lived = true},
-      // NVIDIA NIM Operator (apps.nvidia.com/v1alpha1, api/apps/v1alpha1/nimservice_types.go):
-      // one container's resources, env and args, and the pod's nodeSelector
-      // and tolerations, all on the spec.
-      {.group = "apps.nvidia.com",
-       .kind = "NIMService",
-       .locations = {container_at("spec", "resources", 0)},
-       .resource = "nimservices",
-       .family = "nimOperator",
-       .role = kServing,
-       .long_lived = true},
-  };
-  // Kubeflow training-operator v1 (kubeflow.org, pkg/apis/kubeflow.org/v1)
-  // and mpi-operator v2beta1: one family, spec.<x>ReplicaSpecs.<type>.template.
-  for (const auto& [kind, specs, resource] :
-       {std::tuple{"PyTorchJob", "pytorchReplicaSpecs", "pytorchjobs"}, std::tuple{"TFJob", "tfReplicaSpecs", "tfjobs"},
-        std::tuple{"MPIJob", "mpiReplicaSpecs", "mpijobs"}, std::tuple{"PaddleJob", "paddleReplicaSpecs", "paddlejobs"},
-        std::tuple{"XGBoostJob", "xgbReplicaSpecs", "xgboostjobs"}, std::tuple{"JAXJob", "jaxReplicaSpecs", "jaxjobs"},
-        std::tuple{"MXJob", "mxReplicaSpecs", "mxjobs"}}) {
-    table.push_back({.group = "kubeflow.org",
-                     .kind = kind,
-                     .locations = {{std::string("spec.") + specs + ".*.template"}},
-                     .resource = resource,
-                     .family = "kubeflowTraining",
-                     .role = kTraining});
-  }
-  return table;
-}
-
 const WorkloadKind* find_in(const std::vector<WorkloadKind>& table, std::string_view group, std::string_view kind) {
   auto it = std::find_if(table.begin(), table.end(),
                          [&](const WorkloadKind& e) { return e.group == group && e.kind == kind; });
@@ -354,6 +126,10 @@ class Walker {
         if (up > 0 && static_cast<std::size_t>(up) <= objects_.size()) ref.scheduling = objects_[objects_.size() - up];
         break;
       }
+      case PodShape::kFields:
+        ref.replica_type = name;
+        ref.fields = &location_.fields;
+        break;
       case PodShape::kPod: ref.replica_type = name; break;
     }
     out_.push_back(std::move(ref));
@@ -390,11 +166,70 @@ class PathTree {
   bool end_ = false;
 };
 
+// Fields named for GPUs that describe machines, not an ask: NVIDIA
+// Dynamo's DynamoGraphDeploymentRequest.spec.hardware (numGpusPerNode,
+// totalGpus: "typically auto-filled by the operator from cluster
+// discovery", deploy/operator/api/v1beta1/dynamographdeploymentrequest_types.go
+// @57040c1), and a GKE ComputeClass's machine choices (spec.priorities[].gpu
+// {type, count}, cloud.google.com/v1; GKE's ComputeClass CRD reference).
+struct HardwareDescription {
+  std::string_view group, kind, path;
+};
+constexpr HardwareDescription kHardwareDescriptions[] = {
+    {"nvidia.com", "DynamoGraphDeploymentRequest", "spec.hardware"},
+    {"cloud.google.com", "ComputeClass", "spec.priorities"},
+};
+
+// Whether `text` is made of these words only ("pernode": per, node).
+bool made_of_count_words(std::string_view text) {
+  static constexpr std::string_view kWords[] = {"number",   "num",     "n",         "of",       "count",   "total",
+                                                "per",      "node",    "worker",    "task",     "replica", "pod",
+                                                "instance", "request", "requested", "required", "limit",   "quantity"};
+  if (text.empty()) return true;
+  for (const std::string_view word : kWords) {
+    if (text.starts_with(word) && made_of_count_words(text.substr(word.size()))) return true;
+  }
+  return false;
+}
+
+// A field named for a GPU count: gpu, gpus, numGpus, gpuCount,
+// numGpusPerNode, num-gpus, nGPU, requestGPU... (a GPU word with count
+// words around it); not gpuType, gpuMemoryUtilization or entrypointNumGpus.
+bool names_gpu_count(std::string_view key) {
+  std::string name;
+  for (const char c : key) {
+    if (c != '-' && c != '_') name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  const bool plural = name.find("gpus") != std::string::npos;
+  const auto at = name.find(plural ? "gpus" : "gpu");
+  if (at == std::string::npos) return false;
+  const std::string_view text(name);
+  return made_of_count_words(text.substr(0, at)) && made_of_count_words(text.substr(at + (plural ? 4 : 3)));
+}
+
+// A count of GPUs other than none: a number above 0, a string holding one
+// ("2", "0.5") or ending in one ("A100:8"), or an object holding one as
+// its value, quantity or count ({gpu: {quantity: 2}}, Run:ai's {value: "1"}).
+bool asks_some(JsonView value) {
+  if (value.is_object()) {
+    for (const char* key : {"value", "quantity", "count"}) {
+      if (asks_some(value[key])) return true;
+    }
+    return false;
+  }
+  std::string_view text = value.is_number() ? value.text() : value.is_string() ? value.string() : "";
+  if (const auto colon = text.rfind(':'); colon != std::string_view::npos) text = text.substr(colon + 1);
+  const bool number = !text.empty() && std::all_of(text.begin(), text.end(),
+                                                   [](unsigned char c) { return std::isdigit(c) || c == '.'; });
+  return number && text.find_first_not_of("0.") != std::string_view::npos;
+}
+
 // Walks an object for GPU asks (gpu_asks_outside's test), skipping the
 // subtrees at `skip`.
 class GpuAskScan {
  public:
-  GpuAskScan(const IsGpuResource& is_gpu, std::size_t named) : is_gpu_(is_gpu), named_(named) {}
+  GpuAskScan(const IsGpuResource& is_gpu, std::size_t named, bool by_name = false)
+      : is_gpu_(is_gpu), named_(named), by_name_(by_name) {}
 
   // `skip` is the tree of paths not to look at below `path`, or nullptr.
   void scan(JsonView node, std::vector<std::string>& path, const PathTree* skip) {
@@ -424,6 +259,7 @@ class GpuAskScan {
   // (resources.limits.nvidia.com/gpu, resourcesPerNode.requests...), or a
   // field named for GPUs whose value is a GPU resource (gpuType: nvidia.com/gpu).
   bool asks(const std::vector<std::string>& path, std::string_view key, JsonView value) const {
+    if (by_name_ && names_gpu_count(key) && asks_some(value)) return true;
     if (is_gpu_(key)) {
       const std::size_t n = path.size();
       const bool requirements =
@@ -440,6 +276,7 @@ class GpuAskScan {
 
   const IsGpuResource& is_gpu_;
   std::size_t named_;
+  bool by_name_;  // GPU-named count fields ask too
   GpuAsks asks_;
 };
 
@@ -463,6 +300,12 @@ PathTree read_parts(const std::vector<PodTemplateRef>& read) {
         below("initContainers");
         break;
       case PodShape::kContainer: below(ref.resources_key); break;
+      case PodShape::kFields:
+        // The block that holds its GPU field (Dynamo's gpuType beside it).
+        for (const std::string* field : {&ref.fields->gpu, &ref.fields->gpu_resource}) {
+          if (!field->empty()) below(std::string(location_parts(*field).front()));
+        }
+        break;
     }
   }
   return parts;
@@ -511,11 +354,6 @@ void discover(JsonView node, std::vector<std::string>& path, const IsGpuResource
 
 }  // namespace
 
-const std::vector<WorkloadKind>& builtin_workload_kinds() {
-  static const std::vector<WorkloadKind> table = make_kind_table();
-  return table;
-}
-
 const WorkloadKind* find_workload_kind(std::string_view group, std::string_view kind,
                                        const std::vector<WorkloadKind>& policy_kinds) {
   if (const WorkloadKind* own = find_in(policy_kinds, group, kind)) return own;
@@ -544,12 +382,20 @@ std::vector<PodTemplateRef> discover_pod_templates(JsonView object, const IsGpuR
   return found;
 }
 
-GpuAsks gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& read, const IsGpuResource& is_gpu) {
+GpuAsks gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& read, const IsGpuResource& is_gpu,
+                         const UnknownKind* unknown) {
   // Enough to name the places in a message; the count says how many more.
   constexpr std::size_t kMostNamed = 8;
   std::vector<std::string> path;
-  const PathTree skip = read_parts(read);
-  GpuAskScan scan(is_gpu, kMostNamed);
+  PathTree skip = read_parts(read);
+  if (unknown) {
+    for (const HardwareDescription& entry : kHardwareDescriptions) {
+      if (entry.group != unknown->group || entry.kind != unknown->kind) continue;
+      const std::vector<std::string_view> parts = location_parts(entry.path);
+      skip.add({parts.begin(), parts.end()});
+    }
+  }
+  GpuAskScan scan(is_gpu, kMostNamed, unknown != nullptr);
   object.for_each_member([&](std::string_view key, JsonView value) {
     if (reports_only(key)) return;
     path.emplace_back(key);

@@ -187,13 +187,37 @@ def refused_once_fixed(path, fixed):
     return [error for document in after for error in api_resource_errors(document) if error not in known]
 
 
+# A field named for a count of GPUs (gpu, gpus, numGpus, gpuCount,
+# numGpusPerNode, num-gpus, requestGPU...), by this check's own pattern.
+GPU_COUNT_FIELD = re.compile(r"(num|n|total|request(ed)?)?gpus?(count|num|per(node|worker|task|replica|pod))?")
+# Where such a field is not an ask: Ray's logical GPUs (the pod's are in its
+# template), and descriptions of machines (a Dynamo deployment request's
+# hardware, a GKE ComputeClass's priorities).
+NOT_ASKS = {"rayStartParams", "hardware", "priorities"}
+
+
+def positive_count(value):
+    if isinstance(value, dict):
+        return any(positive_count(value.get(key)) for key in ("value", "quantity", "count"))
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return False
+    text = str(value).rsplit(":", 1)[-1].strip()
+    try:
+        return float(text) > 0
+    except ValueError:
+        return False
+
+
 def asks_for_gpus(path):
     """An accelerator resource (is_accelerator) with a count other than 0 in
     a ResourceRequirements (under resources*.limits or .requests) anywhere
     in the file's documents, a GPU fraction annotation, a pod spec whose
-    containers use DRA claims, or a field named for GPUs whose value is a
-    GPU resource (gpuType: nvidia.com/gpu). OSMO specs (Jinja templates) are read as text: a
-    `gpu:` line with a value other than 0 in a resources block."""
+    containers use DRA claims, a field named for GPUs whose value is a
+    GPU resource (gpuType: nvidia.com/gpu), a field named for a count of
+    GPUs holding one (GPU_COUNT_FIELD), a resource profile with a count
+    ("nvidia-gpu-h100:8"), or a KAITO Workspace's instance type. OSMO specs
+    (Jinja templates) are read as text: a `gpu:` line with a value other
+    than 0 in a resources block."""
     text = Path(path).read_text(errors="replace")
     if is_osmo(text):
         return re.search(r"^\s*gpu:\s*(?!0\s*$)\S", text, re.M) is not None
@@ -216,13 +240,23 @@ def asks_for_gpus(path):
                     return True
                 if isinstance(value, str) and value in GPU_RESOURCES and "gpu" in str(key).lower():
                     return True
+                name = re.sub(r"[-_]", "", str(key)).lower()
+                if (GPU_COUNT_FIELD.fullmatch(name) and positive_count(value)
+                        and not NOT_ASKS.intersection(map(str, parents))):
+                    return True
+                if key == "resourceProfile" and ":" in str(value) and positive_count(value):
+                    return True
                 if walk(value, parents + (key,)):
                     return True
         elif isinstance(node, list):
             return any(walk(item, parents + ("[]",)) for item in node)
         return False
 
-    return any(walk(document) for document in documents)
+    def kaito_workspace(document):
+        return (isinstance(document, dict) and str(document.get("apiVersion", "")).startswith("kaito.sh/")
+                and document.get("kind") == "Workspace" and bool((document.get("resource") or {}).get("instanceType")))
+
+    return any(walk(document) or kaito_workspace(document) for document in documents)
 
 
 def device_classes(documents):

@@ -119,7 +119,7 @@ def dry_run(name, limit, add, binary=None):
 
 def add_kind(root):
     """A new built-in kind, as "A new workload kind" lists it."""
-    replace(root, "src/workloads/workloads.cpp", '''      {.group = "serving.kserve.io",
+    replace(root, "src/workloads/kind_table.cpp", '''      {.group = "serving.kserve.io",
        .kind = "InferenceService",''', '''      {.group = "example.com",
        .kind = "ExampleServer",
        .locations = {{"spec.template"}},
@@ -129,9 +129,9 @@ def add_kind(root):
        .long_lived = true},
       {.group = "serving.kserve.io",
        .kind = "InferenceService",''')
-    replace(root, POLICY, "LLMInferenceServiceConfig, NIMService], profile: infer}",
-            "LLMInferenceServiceConfig, NIMService, ExampleServer], profile: infer}")
-    replace(root, POLICY, "ClusterTrainingRuntime]", "ClusterTrainingRuntime, ExampleServer]")
+    replace(root, POLICY, "Workspace, BentoDeployment], profile: infer}",
+            "Workspace, BentoDeployment, ExampleServer], profile: infer}")
+    replace(root, POLICY, "Workspace, BentoDeployment]\n", "Workspace, BentoDeployment, ExampleServer]\n")
     write(root, "tests/data/workloads/exampleserver.yaml", """apiVersion: example.com/v1
 kind: ExampleServer
 metadata: {name: s, namespace: ml}
@@ -141,12 +141,13 @@ spec:
       containers:
         - {name: server, image: x, resources: {limits: {nvidia.com/gpu: "2"}}}
 """)
-    replace(root, "tests/unit/workload_kinds_test.cpp", '''        KindCase{"nimservice.yaml", {"spec"}, PodShape::kContainer}),''',
-            '''        KindCase{"nimservice.yaml", {"spec"}, PodShape::kContainer},
+    replace(root, "tests/unit/workload_kinds_test.cpp",
+            '''        KindCase{"kaito-workspace.yaml", {"resource"}, PodShape::kFields}),''',
+            '''        KindCase{"kaito-workspace.yaml", {"resource"}, PodShape::kFields},
         KindCase{"exampleserver.yaml", {"spec.template"}, PodShape::kPod}),''')
     replace(root, "docs/workloads.md", "| Volcano Job | `spec.tasks[].template` |",
             "| Volcano Job | `spec.tasks[].template` |\n| ExampleServer | `spec.template` |")
-    return ["src/workloads/workloads.cpp", "tests/unit/workload_kinds_test.cpp"]
+    return ["src/workloads/kind_table.cpp", "tests/unit/workload_kinds_test.cpp"]
 
 
 def kind_table(root):

@@ -62,12 +62,37 @@ INSTANTIATE_TEST_SUITE_P(
         FixCase{"inferenceservice.yaml", "/spec/predictor/model/resources", "96Gi"},
         FixCase{"inferenceservice-containers.yaml", "/spec/predictor/containers/0/resources", "192Gi"},
         FixCase{"llminferenceservice.yaml", "/spec/prefill/template/containers/0/resources", "64Gi"},
-        FixCase{"nimservice.yaml", "/spec/resources", "96Gi"}),
+        FixCase{"nimservice.yaml", "/spec/resources", "96Gi"},
+        FixCase{"dynamographdeployment.yaml", "/spec/services/VllmDecodeWorker/resources", "192Gi"},
+        FixCase{"bentodeployment.yaml", "/spec/runners/0/resources", "96Gi"}),
     [](const auto& info) {
       std::string name = info.param.file.substr(0, info.param.file.find('.'));
       std::erase(name, '-');
       return name;
     });
+
+TEST(CliCheckKinds, AVllmRuntimeIsFixedInItsOwnFieldsAndAKubeAIModelIsUnsizedNamingItsField) {
+  TempDir dir;
+  const std::string policy = dir.path() + "/policy.yaml";
+  std::ofstream(policy) << "longLived:\n  patchTemplates: true\n";
+  const std::string fixed = dir.path() + "/fixed.yaml";
+  EXPECT_EQ(
+      run("check --policy " + policy + " --fix " + kWorkloads + "vllmruntime.yaml > " + fixed + " 2>/dev/null", false)
+          .exit_code,
+      1);
+  const json runtime = first_manifest_object(fixed);
+  EXPECT_EQ(runtime["spec"]["deploymentConfig"]["resources"]["memory"], "96Gi") << runtime.dump();
+  EXPECT_EQ(run("check --policy " + policy + " " + fixed).exit_code, 0);
+  // Nothing on a Model can hold CPU and memory: a CI job stops (exit 2)
+  // naming the field, and says what its pods will need.
+  const auto model = run("check " + kWorkloads + "kubeai-model.yaml");
+  EXPECT_EQ(model.exit_code, 2) << model.output;
+  EXPECT_NE(model.output.find("Model ml-team/llama-3.1-70b: GPUs at spec.resourceProfile (\"nvidia-gpu-h100:8\") "
+                              "with no field of its own for their CPU and memory"),
+            std::string::npos)
+      << model.output;
+  EXPECT_NE(model.output.find("for 8 GPUs"), std::string::npos) << model.output;
+}
 
 TEST(CliCheckKinds, AnUnknownKindsGpuTemplateIsFixedAndWarnedAbout) {
   TempDir dir;
@@ -97,19 +122,21 @@ spec:
 TEST(CliCheckKinds, GpuAsksNothingCouldSizeExitTwoNamingThePath) {
   TempDir dir;
   const std::string runtime = dir.path() + "/runtime.yaml";
-  std::ofstream(runtime) << R"(apiVersion: production-stack.vllm.ai/v1alpha1
-kind: VLLMRuntime
+  std::ofstream(runtime) << R"(apiVersion: example.com/v1
+kind: ModelRuntime
 metadata: {name: llama}
 spec:
   deploymentConfig:
-    resources: {cpu: "5", memory: 32Gi, gpu: "1", gpuType: nvidia.com/gpu}
+    resources: {cpu: "5", memory: 32Gi, numGpus: 2}
 )";
   const auto checked = run("check " + runtime);
   EXPECT_EQ(checked.exit_code, 2) << checked.output;
-  EXPECT_NE(checked.output.find("UNSIZED  " + runtime + ":1 (document 1) VLLMRuntime default/llama"), std::string::npos)
+  EXPECT_NE(checked.output.find("UNSIZED  " + runtime + ":1 (document 1) ModelRuntime default/llama"),
+            std::string::npos)
       << checked.output;
-  EXPECT_NE(checked.output.find("VLLMRuntime default/llama: no pod gpu-sizer can size holds the GPUs at "
-                                "spec.deploymentConfig.resources.gpuType; set its CPU and memory by hand"),
+  EXPECT_NE(checked.output.find("ModelRuntime default/llama: no pod gpu-sizer can size holds the GPUs at "
+                                "spec.deploymentConfig.resources.numGpus; set its CPU and memory by hand, or name "
+                                "its pod templates or GPU fields in the policy's workloads: list"),
             std::string::npos)
       << checked.output;
   EXPECT_EQ(checked.output.find("hold no pods"), std::string::npos) << checked.output;

@@ -55,14 +55,14 @@ TEST_F(WorkloadDiscoveryTest, AnUnknownKindsGpuPodTemplateIsSizedWithOneWarning)
 }
 
 TEST_F(WorkloadDiscoveryTest, GpuAsksNoPodCoversAreWarnedAboutNamingThePath) {
-  json service = json::parse(R"({"apiVersion": "production-stack.vllm.ai/v1alpha1", "kind": "VLLMRuntime",
+  json service = json::parse(R"({"apiVersion": "example.com/v1alpha1", "kind": "LlmRuntime",
       "metadata": {"name": "llama", "namespace": "serving"},
-      "spec": {"deploymentConfig": {"resources": {"cpu": "5", "memory": "32Gi", "gpu": "1",
+      "spec": {"deploymentConfig": {"resources": {"cpu": "5", "memory": "32Gi",
                                                     "gpuType": "nvidia.com/gpu"}}}})");
   const json validated = webhook_->review("/validate", workload_review(service));
   EXPECT_TRUE(validated["response"]["allowed"].get<bool>());
-  EXPECT_NE(warnings_of(validated).find("VLLMRuntime serving/llama: size by hand or name in policy workloads: GPUs no "
-                                        "pod holds at ...ntConfig.resources.gpuType\""),
+  EXPECT_NE(warnings_of(validated).find("LlmRuntime serving/llama: size by hand or name in policy workloads: GPUs no "
+                                        "pod holds at ...entConfig.resources.gpuType\""),
             std::string::npos)
       << validated.dump();
   // A known kind with a model server gpu-sizer does not name is said too.

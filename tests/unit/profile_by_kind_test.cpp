@@ -66,7 +66,7 @@ TEST(ProfileByKind, TheLabelAndEarlierRulesWin) {
 TEST(ProfileByKind, TheReasonNamesTheRule) {
   auto choice = select_profile(default_policy(), of_kind("Pod", "ReplicaSet"));
   ASSERT_TRUE(choice.ok());
-  EXPECT_EQ(choice.value().reason, "policy rule: ownerKind in [ReplicaSet, StatefulSet, LeaderWorkerSet]");
+  EXPECT_EQ(choice.value().reason, "policy rule: ownerKind in [ReplicaSet, StatefulSet, LeaderWorkerSet, Model]");
 }
 
 TEST(ProfileByKind, AnInRuleNeedsAList) {

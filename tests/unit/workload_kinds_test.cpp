@@ -69,7 +69,14 @@ INSTANTIATE_TEST_SUITE_P(
                  PodShape::kPod},
         KindCase{"inferenceservice-containers.yaml", {"spec.predictor"}, PodShape::kPodSpec},
         KindCase{"llminferenceservice.yaml", {"spec.template", "spec.prefill.template"}, PodShape::kPodSpec},
-        KindCase{"nimservice.yaml", {"spec"}, PodShape::kContainer}),
+        KindCase{"nimservice.yaml", {"spec"}, PodShape::kContainer},
+        KindCase{"dynamographdeployment.yaml",
+                 {"spec.services.Frontend", "spec.services.VllmDecodeWorker"},
+                 PodShape::kFields},
+        KindCase{"vllmruntime.yaml", {"spec.deploymentConfig"}, PodShape::kFields},
+        KindCase{"bentodeployment.yaml", {"spec", "spec.runners[0]"}, PodShape::kFields},
+        KindCase{"kubeai-model.yaml", {"spec"}, PodShape::kFields},
+        KindCase{"kaito-workspace.yaml", {"resource"}, PodShape::kFields}),
     [](const auto& info) {
       std::string name = info.param.file.substr(0, info.param.file.find('.'));
       std::erase(name, '-');

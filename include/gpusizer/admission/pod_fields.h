@@ -25,6 +25,13 @@ namespace gpusizer {
 // arrive, a bare number (4). Fails naming the value.
 Result<Quantity> quantity_from_json(JsonView value);
 
+// The kind of the owner that controls a Pod (controller: true), else of
+// its first owner; empty for a template (whose metadata has no owners).
+std::string controller_kind(JsonView owners);
+
+// The volume a container's volumeMounts mount at /dev/shm, or empty.
+std::string shm_mount(JsonView mounts);
+
 // Appends the volume list at `path` (JSON Pointer tokens) to the pod's, and
 // its volumes: their names, and the size of the memory-backed ones (a
 // sizeLimit that does not parse is the /dev/shm rule's problem, when it
@@ -58,6 +65,12 @@ struct ResourcesRead {
   bool other_accelerators = false;
   JsonView claims;  // resources.claims: the pod's DRA claims the container uses; absent: none
 };
+
+// One resource's quantity `value`, added to `out` when gpu-sizer reads the
+// resource (cpu, memory, ephemeral-storage, an accelerator), with what is
+// wrong with it in `read`; `field` names the value in problems.
+void read_resource_quantity(const Policy& policy, std::string_view resource, JsonView value,
+                            const std::function<std::string()>& field, Quantities& out, ResourcesRead& read);
 
 // item[resources_key]; `field` names the item in problems (called only
 // when there is one: most containers have none).

@@ -20,6 +20,7 @@
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
+#include "gpusizer/sizing/workload_kinds.h"
 
 namespace gpusizer {
 
@@ -76,6 +77,9 @@ struct ContainerFacts {
   std::vector<std::string> path;  // JSON Pointer tokens to the container in the reviewed object
   // Its ResourceRequirements' key: "resources", or TrainJob's "resourcesPerNode".
   std::string resources_key = "resources";
+  // A component that writes its resources in fields of its own
+  // (PodShape::kFields), which are read and patched instead; nullptr: none.
+  const ComponentFields* fields = nullptr;
   std::string shm_volume;  // the volume mounted at /dev/shm; empty: none
   Quantities requests;
   Quantities limits;
@@ -113,6 +117,12 @@ struct ContainerFacts {
   std::optional<Quantity> limit(std::string_view resource) const {
     const Quantity* limit = limits.find(resource);
     return limit ? std::optional<Quantity>(*limit) : std::nullopt;
+  }
+  // Whether its resource is sized: a component that writes some of its
+  // resources in fields (Dynamo's cpu and memory) is sized in those only;
+  // one that writes none is sized as its pods will be, and only said.
+  bool sizes(std::string_view resource) const {
+    return !fields || !fields->writes_resources() || fields->writes(resource);
   }
 };
 

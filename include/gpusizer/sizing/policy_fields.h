@@ -102,4 +102,7 @@ CheckAction read_action(const YAML::Node& node, const std::string& path);
 void check_profile_names(const Policy& policy, const YAML::Node& root, std::initializer_list<const char*> keys,
                          const std::vector<std::string>& names);
 
+// `workloads:`, a list that replaces the base's (policy_workloads.cpp).
+std::vector<WorkloadKind> read_workloads(const YAML::Node& node);
+
 }  // namespace gpusizer::policy_fields

@@ -25,6 +25,9 @@ struct PodTemplateRef {
   // pod's scheduling fields (absent: none).
   std::string resources_key = "resources";
   JsonView scheduling;
+  // kFields: where the component writes its GPU count, CPU and memory (in
+  // the kind's row, which outlives the decision).
+  const ComponentFields* fields = nullptr;
   // Argo only: spec.templateDefaults (merged under each template) and
   // whether the workflow sets spec.podSpecPatch (which may change anything).
   JsonView template_defaults;  // absent when the workflow has none
@@ -71,10 +74,22 @@ std::vector<PodTemplateRef> discover_pod_templates(JsonView object, const IsGpuR
 // gpuType: nvidia.com/gpu). Quotas and limits (minResources, a NodePool's
 // limits, a Queue's capability) and tolerations ask for nothing; metadata
 // and status are not looked at.
+//
+// For an object of a kind no table names (`unknown`; an object without a
+// kind too), a field named for a GPU count (gpu, gpus, numGpus, gpuCount,
+// numGpusPerNode, {gpu: {quantity}}...) holding a count other than 0 asks
+// as well, except where a kind describes machines (a
+// DynamoGraphDeploymentRequest's spec.hardware, a ComputeClass's
+// spec.priorities).
 struct GpuAsks {
   std::vector<std::string> paths;  // field paths, the first few
   std::size_t count = 0;           // all of them
 };
-GpuAsks gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& read, const IsGpuResource& is_gpu);
+struct UnknownKind {
+  std::string_view group;
+  std::string_view kind;
+};
+GpuAsks gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& read, const IsGpuResource& is_gpu,
+                         const UnknownKind* unknown = nullptr);
 
 }  // namespace gpusizer
