@@ -333,7 +333,7 @@ int run_check(int argc, char** argv) {
   const auto policy = load_policy_or_report(policy_path);
   if (!policy) return gpusizer::kCheckUnreadable;
   if (!nodes_path.empty()) {
-    auto nodes = gpusizer::read_node_file(nodes_path, options.limits);
+    auto nodes = gpusizer::read_node_file(nodes_path, options.limits, &options.node_slices);
     if (!nodes) {
       std::fprintf(stderr, "gpu-sizer: --nodes %s\n", nodes.error().c_str());
       return gpusizer::kCheckUnreadable;

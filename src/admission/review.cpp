@@ -6,6 +6,7 @@
 #include "gpusizer/json/json_text.h"
 #include "gpusizer/json/json_view.h"
 #include "gpusizer/sizing/messages.h"
+#include "gpusizer/sizing/slice_gpus.h"
 #include "gpusizer/util/base64.h"
 #include "gpusizer/util/kubernetes_names.h"
 #include "gpusizer/util/strings.h"
@@ -193,10 +194,34 @@ std::optional<ObjectDecision::Unsized> component_unsized(const std::string& kind
       fit(head + "GPUs at " + field + " have no CPU/memory field; pods sized at creation")};
 }
 
+// The known nodes with the GPU facts of the known ResourceSlices where
+// their labels lack them (slice_gpus.h), worked out once per pair of
+// inventories and policy on each server thread; the nodes as they are
+// when no slice adds any.
+const NodeInventory* nodes_with_slice_gpus(const Policy& policy, const ClusterView& cluster) {
+  if (!cluster.nodes || !cluster.claims || cluster.claims->node_slices.empty()) return cluster.nodes;
+  struct Memo {
+    uint64_t nodes = 0;
+    uint64_t claims = 0;
+    const Policy* policy = nullptr;
+    std::string policy_sha256;
+    std::shared_ptr<const NodeInventory> filled;
+  };
+  thread_local Memo memo;
+  if (memo.nodes != cluster.nodes->id || memo.claims != cluster.claims->id || memo.policy != &policy ||
+      memo.policy_sha256 != policy.sha256) {
+    memo = {cluster.nodes->id, cluster.claims->id, &policy, policy.sha256,
+            with_slice_gpus(*cluster.nodes, *cluster.claims, policy)};
+  }
+  return memo.filled ? memo.filled.get() : cluster.nodes;
+}
+
 }  // namespace
 
 ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id, JsonView object,
                              PatchBuilder& patch, JsonView old_object, bool explain, const ClusterView& cluster) {
+  // The nodes as the rules see them: with their ResourceSlices' GPU facts.
+  const ClusterView with_slices{nodes_with_slice_gpus(policy, cluster), cluster.claims};
   const bool is_pod = id.group.empty() && id.kind == "Pod";
   // Messages name the object as Kubernetes would; a name it would refuse
   // (a forged review's megabyte namespace) is quoted short.
@@ -271,7 +296,7 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
                            .context = std::move(context),
                            .parent_metadata = parent_metadata,
                            .explain = explain,
-                           .cluster = cluster,
+                           .cluster = with_slices,
                            .namespace_name = id.namespace_name,
                            .kind = kind_text,
                            .inherited = selection,

@@ -423,7 +423,7 @@ int run_check(const Policy& policy, const CheckOptions& options, std::ostream& o
   for (const auto& path : expand(options.paths)) {
     inputs.push_back({path, path == "-" ? std::optional(read_input(path, options.limits)) : std::nullopt, ""});
   }
-  const std::shared_ptr<const ClaimInventory> claims = read_claim_objects(inputs, options.limits);
+  const std::shared_ptr<const ClaimInventory> claims = read_claim_objects(inputs, options.limits, options.node_slices);
   const ClusterView cluster{options.nodes.get(), claims.get()};
   std::vector<FileReport> files;
   for (const CheckInput& input : inputs) files.push_back(check_file(policy, mutate_policy, input, options, cluster));

@@ -22,8 +22,10 @@ std::vector<std::string> object_pointers(const json& document) {
   return pointers;
 }
 
-std::shared_ptr<const ClaimInventory> read_claim_objects(std::vector<CheckInput>& inputs, const InputLimits& limits) {
+std::shared_ptr<const ClaimInventory> read_claim_objects(std::vector<CheckInput>& inputs, const InputLimits& limits,
+                                                         std::vector<DraObject> known) {
   ClaimInventoryBuilder builder("the checked files");
+  for (DraObject& object : known) builder.upsert(std::move(object));
   for (CheckInput& input : inputs) {
     const Result<std::string> text = input.text(limits);
     if (!text || text.value().find("resource.k8s.io") == std::string::npos || is_osmo_workflow(text.value())) {

@@ -2,12 +2,40 @@
 
 #include "gpusizer/check/manifests.h"
 #include "gpusizer/json/json_view.h"
+#include "gpusizer/nodes/claim_reader.h"
 #include "gpusizer/nodes/node_reader.h"
 #include "gpusizer/util/files.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 
-Result<std::shared_ptr<const NodeInventory>> read_node_file(const std::string& path, const InputLimits& limits) {
+namespace {
+
+// The ResourceSlices of one document: itself, or a List's items.
+Status add_slices(JsonView document, const std::string& where, std::vector<DraObject>& slices) {
+  Status status;
+  const auto add = [&](JsonView object, const std::string& at) {
+    if (!status.ok() || object["kind"].string() != "ResourceSlice") return;
+    auto read = read_dra_object(object);
+    if (!read) {
+      status = with_context(
+          at + " (ResourceSlice " + in_quotes(printable(object["metadata"]["name"].string(), kQuotedBytes)) + "): ",
+          read.problem());
+    } else if (read.value()) {
+      slices.push_back(std::move(*read.value()));
+    }
+  };
+  add(document, where);
+  std::size_t index = 0;
+  document["items"].for_each_element(
+      [&](JsonView item) { add(item, where + ": items[" + std::to_string(index++) + "]"); });
+  return status;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const NodeInventory>> read_node_file(const std::string& path, const InputLimits& limits,
+                                                            std::vector<DraObject>* slices) {
   auto text = read_file(path, limits.max_file_bytes, kMaxFileBytesFlag);
   if (!text) return text.status();
   auto file = read_manifests(text.value(), path, limits);
@@ -17,7 +45,10 @@ Result<std::shared_ptr<const NodeInventory>> read_node_file(const std::string& p
   for (const ManifestDocument& document : file.value().documents) {
     if (document.object.is_null()) continue;
     const std::string where = path + ": document " + std::to_string(document.index + 1);
-    if (Status status = add_nodes(reader.view_of(document.object), where, builder); !status.ok()) return status;
+    const JsonView object = reader.view_of(document.object);
+    if (Status status = add_nodes(object, where, builder); !status.ok()) return status;
+    if (!slices) continue;
+    if (Status status = add_slices(object, where, *slices); !status.ok()) return status;
   }
   if (builder.size() == 0) {
     return Status::failure(ProblemCode::kMissingField, "",

@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "gpusizer/quantity/quantity.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
@@ -108,6 +109,42 @@ Result<ClaimSpec> read_claim_spec(JsonView spec, const std::string& at) {
   return read;
 }
 
+// An attribute or capacity of a device by its name, qualified by a domain
+// ("gpu.nvidia.com/productName") or not ("productName": the driver's own).
+JsonView device_field(JsonView map, std::string_view name) {
+  JsonView found;
+  map.for_each_member([&](std::string_view key, JsonView value) {
+    const auto slash = key.rfind('/');
+    if (found.is_absent() && (slash == std::string_view::npos ? key : key.substr(slash + 1)) == name) found = value;
+  });
+  return found;
+}
+
+// A ResourceSlice's spec: its node, driver and devices (v1 and v1beta2
+// write a device's attributes and capacity on it, v1beta1 under `basic`).
+// A capacity that is not a quantity is left out: it is a fact, not an ask.
+DeviceSlice read_slice(JsonView spec) {
+  DeviceSlice read{string_member(spec, "nodeName"), string_member(spec, "driver"), {}};
+  spec["devices"].for_each_element([&](JsonView device) {
+    const JsonView fields = device["basic"].is_object() ? device["basic"] : device;
+    const JsonView attributes = fields["attributes"];
+    SliceDevice out;
+    out.type = string_member(device_field(attributes, "type"), "string");
+    for (const std::string_view name : {"productName", "model"}) {
+      if (out.product.empty()) out.product = string_member(device_field(attributes, name), "string");
+    }
+    const JsonView memory = device_field(fields["capacity"], "memory");
+    // v1beta1 wrote a capacity as the quantity itself, later versions as {value}.
+    const JsonView value = memory.is_object() ? memory["value"] : memory;
+    if (auto quantity = Quantity::parse(value.is_string() ? value.string() : value.text());
+        quantity && !quantity.value().is_negative()) {
+      out.memory_bytes = quantity.value().value_ceil();
+    }
+    read.devices.push_back(std::move(out));
+  });
+  return read;
+}
+
 // Made by the API server from a template for one pod (its owner).
 bool owned_by_pod(JsonView metadata) {
   bool owned = false;
@@ -120,8 +157,9 @@ bool owned_by_pod(JsonView metadata) {
 }  // namespace
 
 bool is_dra_kind(std::string_view group, std::string_view kind) {
-  return group == kResourceGroup && (kind == to_string(DraKind::kClaimTemplate) || kind == to_string(DraKind::kClaim) ||
-                                     kind == to_string(DraKind::kDeviceClass));
+  return group == kResourceGroup &&
+         (kind == to_string(DraKind::kClaimTemplate) || kind == to_string(DraKind::kClaim) ||
+          kind == to_string(DraKind::kDeviceClass) || kind == to_string(DraKind::kResourceSlice));
 }
 
 Result<std::optional<DraObject>> read_dra_object(JsonView object) {
@@ -137,6 +175,12 @@ Result<std::optional<DraObject>> read_dra_object(JsonView object) {
   if (kind == to_string(DraKind::kDeviceClass)) {
     read.kind = DraKind::kDeviceClass;
     read.extended_resource = string_member(object["spec"], "extendedResourceName");
+    return std::optional<DraObject>(std::move(read));
+  }
+  if (kind == to_string(DraKind::kResourceSlice)) {
+    read.kind = DraKind::kResourceSlice;
+    read.slice = read_slice(object["spec"]);
+    if (read.slice.node.empty()) return std::optional<DraObject>();
     return std::optional<DraObject>(std::move(read));
   }
   read.namespace_name = string_member(metadata, "namespace");

@@ -97,6 +97,7 @@ Result<NodeInfo> read_node(JsonView node) {
 
 Status add_nodes(JsonView document, const std::string& where, InventoryBuilder& builder) {
   const std::string_view kind = document["kind"].string();
+  if (kind == "ResourceSlice") return {};
   if (kind == "Node") {
     auto node = read_node(document);
     if (!node) return with_context(where + ": node " + node_name(document) + ": ", node.problem());
@@ -117,6 +118,7 @@ Status add_nodes(JsonView document, const std::string& where, InventoryBuilder& 
     if (!status.ok()) return;
     const std::string_view item_kind = item["kind"].string();
     // A NodeList's items carry no kind; a List's say what they are.
+    if (kind == "List" && item_kind == "ResourceSlice") return;
     if (kind == "List" && item_kind != "Node") {
       status = Status::failure(ProblemCode::kBadValue, "items[" + std::to_string(index - 1) + "].kind",
                                at + ": kind " + in_quotes(item_kind) + " is not a Node");

@@ -6,7 +6,8 @@
 namespace gpusizer {
 namespace {
 
-constexpr std::array<DraKind, 3> kKinds = {DraKind::kClaimTemplate, DraKind::kClaim, DraKind::kDeviceClass};
+constexpr std::array<DraKind, 4> kKinds = {DraKind::kClaimTemplate, DraKind::kClaim, DraKind::kDeviceClass,
+                                           DraKind::kResourceSlice};
 
 // Each kind's collection, served by the API server from 1.34 (DRA GA).
 const char* collection(DraKind kind) {
@@ -14,6 +15,7 @@ const char* collection(DraKind kind) {
     case DraKind::kClaimTemplate: return "/apis/resource.k8s.io/v1/resourceclaimtemplates";
     case DraKind::kClaim: return "/apis/resource.k8s.io/v1/resourceclaims";
     case DraKind::kDeviceClass: return "/apis/resource.k8s.io/v1/deviceclasses";
+    case DraKind::kResourceSlice: return "/apis/resource.k8s.io/v1/resourceslices";
   }
   return "";
 }
@@ -38,7 +40,8 @@ ClaimWatcher::ClaimWatcher(const ApiServerConfig& config, const ListWatchOptions
     : metrics_(metrics),
       builder_("the cluster's DRA objects"),
       inventory_(nullptr),
-      sinks_{KindSink(*this, kKinds[0]), KindSink(*this, kKinds[1]), KindSink(*this, kKinds[2])} {
+      sinks_{KindSink(*this, kKinds[0]), KindSink(*this, kKinds[1]), KindSink(*this, kKinds[2]),
+             KindSink(*this, kKinds[3])} {
   for (std::size_t i = 0; i < kKinds.size(); ++i) {
     watches_[i] = std::make_unique<ListWatch>(config, collection(kKinds[i]), std::string(to_string(kKinds[i])), options,
                                               sinks_[i]);

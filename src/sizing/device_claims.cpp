@@ -1,5 +1,7 @@
 #include "gpusizer/sizing/device_claims.h"
 
+#include <atomic>
+
 namespace gpusizer {
 
 namespace {
@@ -18,6 +20,7 @@ std::string_view to_string(DraKind kind) {
     case DraKind::kClaimTemplate: return "ResourceClaimTemplate";
     case DraKind::kClaim: return "ResourceClaim";
     case DraKind::kDeviceClass: return "DeviceClass";
+    case DraKind::kResourceSlice: return "ResourceSlice";
   }
   return "ResourceClaim";
 }
@@ -27,6 +30,7 @@ std::string_view plural(DraKind kind) {
     case DraKind::kClaimTemplate: return "ResourceClaimTemplates";
     case DraKind::kClaim: return "ResourceClaims";
     case DraKind::kDeviceClass: return "DeviceClasses";
+    case DraKind::kResourceSlice: return "ResourceSlices";
   }
   return "ResourceClaims";
 }
@@ -43,6 +47,10 @@ void ClaimInventoryBuilder::upsert(DraObject object) {
     classes_[object.name] = std::move(object.extended_resource);
     return;
   }
+  if (object.kind == DraKind::kResourceSlice) {
+    slices_[object.name] = std::make_shared<const DeviceSlice>(std::move(object.slice));
+    return;
+  }
   auto& objects = object.kind == DraKind::kClaimTemplate ? templates_ : claims_;
   objects[key_of(object.namespace_name, object.name)] = std::make_shared<const ClaimSpec>(std::move(object.spec));
 }
@@ -52,6 +60,12 @@ bool ClaimInventoryBuilder::remove(DraKind kind, std::string_view namespace_name
     const auto found = classes_.find(name);
     if (found == classes_.end()) return false;
     classes_.erase(found);
+    return true;
+  }
+  if (kind == DraKind::kResourceSlice) {
+    const auto found = slices_.find(name);
+    if (found == slices_.end()) return false;
+    slices_.erase(found);
     return true;
   }
   auto& objects = kind == DraKind::kClaimTemplate ? templates_ : claims_;
@@ -66,6 +80,7 @@ void ClaimInventoryBuilder::clear(DraKind kind) {
     case DraKind::kClaimTemplate: templates_.clear(); break;
     case DraKind::kClaim: claims_.clear(); break;
     case DraKind::kDeviceClass: classes_.clear(); break;
+    case DraKind::kResourceSlice: slices_.clear(); break;
   }
 }
 
@@ -74,6 +89,7 @@ std::size_t ClaimInventoryBuilder::count(DraKind kind) const {
     case DraKind::kClaimTemplate: return templates_.size();
     case DraKind::kClaim: return claims_.size();
     case DraKind::kDeviceClass: return classes_.size();
+    case DraKind::kResourceSlice: return slices_.size();
   }
   return 0;
 }
@@ -88,6 +104,9 @@ std::shared_ptr<const ClaimInventory> ClaimInventoryBuilder::build(std::string s
   for (const auto& [name, resource] : classes_) {
     if (!resource.empty()) built->extended_resources.emplace(resource, name);
   }
+  for (const auto& [name, slice] : slices_) built->node_slices[slice->node].push_back(slice);
+  static std::atomic<uint64_t> last{0};
+  built->id = ++last;
   return built;
 }
 

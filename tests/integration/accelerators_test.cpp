@@ -111,6 +111,49 @@ TEST(CliAccelerators, CheckResolvesAClaimTemplateFromAnyFileItReads) {
       << alone.output;
 }
 
+// `kubectl get nodes,resourceslices -o yaml` as --nodes: the slice shows
+// the GPUs on a node without GPU labels, so the DRA pod's caps come from
+// it, not from the larger CPU node.
+TEST(CliAccelerators, ResourceSlicesInTheNodeFileTellWhichNodesHoldClaimedGpus) {
+  TempDir dir;
+  const auto node = [](const std::string& name, const std::string& cpu, const std::string& memory) {
+    return json{{"apiVersion", "v1"},
+                {"kind", "Node"},
+                {"metadata", {{"name", name}, {"labels", {{"node.kubernetes.io/instance-type", name}}}}},
+                {"status", {{"allocatable", {{"cpu", cpu}, {"memory", memory}, {"ephemeral-storage", "500Gi"}}}}}};
+  };
+  json gpu = {{"name", "gpu-0"},
+              {"attributes", {{"type", {{"string", "gpu"}}}, {"productName", {{"string", "NVIDIA L40S"}}}}},
+              {"capacity", {{"memory", {{"value", "46068Mi"}}}}}};
+  json devices = json::array();
+  for (const char* name : {"gpu-0", "gpu-1", "gpu-2", "gpu-3"}) {
+    gpu["name"] = name;
+    devices.push_back(gpu);
+  }
+  const json slice = {{"apiVersion", "resource.k8s.io/v1"},
+                      {"kind", "ResourceSlice"},
+                      {"metadata", {{"name", "l40s-node-gpu.nvidia.com-x1"}}},
+                      {"spec", {{"driver", "gpu.nvidia.com"}, {"nodeName", "l40s-node"}, {"devices", devices}}}};
+  const json cluster = {
+      {"apiVersion", "v1"},
+      {"kind", "List"},
+      {"items", json::array({node("l40s-node", "48", "180Gi"), node("cpu-node", "190", "700Gi"), slice})}};
+  std::ofstream(dir.path() + "/cluster.json") << cluster.dump();
+  const auto capped =
+      cli_test::run("check --nodes " + dir.path() + "/cluster.json " + kAccelerators + "dra-4gpu-template.yaml");
+  EXPECT_NE(capped.output.find("capped to 179Gi: l40s-node has 180Gi"), std::string::npos) << capped.output;
+  // A slice that cannot be read is an error naming the file and the slice.
+  json broken = cluster;
+  broken["items"][2]["metadata"].erase("name");
+  std::ofstream(dir.path() + "/broken.json") << broken.dump();
+  const auto refused =
+      cli_test::run("check --nodes " + dir.path() + "/broken.json " + kAccelerators + "dra-4gpu-template.yaml");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("broken.json: document 1: items[2] (ResourceSlice \"\"): metadata.name is missing"),
+            std::string::npos)
+      << refused.output;
+}
+
 TEST(CliAccelerators, ADraObjectThatCannotBeReadIsAnErrorNamingItsField) {
   json broken = objects_of("dra-4gpu-template.yaml").at(0);
   broken["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = "four";

@@ -1,6 +1,6 @@
 // The DRA watch (server/claim_watcher.h) against a loopback API server
 // (fake_api_server.h), as the node watch is tested: ResourceClaimTemplates,
-// ResourceClaims and DeviceClasses listed and watched into the inventory
+// ResourceClaims, DeviceClasses and ResourceSlices listed and watched into the inventory
 // decisions read; and through `gpu-sizer serve`, the 4-GPU DRA pod of
 // tests/data/accelerators sized with its template watched, warned without it.
 #include <fstream>
@@ -27,6 +27,7 @@ using nlohmann::json;
 constexpr const char* kTemplates = "/apis/resource.k8s.io/v1/resourceclaimtemplates";
 constexpr const char* kClaims = "/apis/resource.k8s.io/v1/resourceclaims";
 constexpr const char* kClasses = "/apis/resource.k8s.io/v1/deviceclasses";
+constexpr const char* kSlices = "/apis/resource.k8s.io/v1/resourceslices";
 
 // The fixture's template and pod (tests/data/accelerators/dra-4gpu-template.yaml).
 std::vector<json> dra_fixture() {
@@ -53,6 +54,7 @@ class ClaimWatch : public ::testing::Test {
     api_.set_items(kTemplates, {dra_fixture().at(0)}, "7");
     api_.set_items(kClaims, {}, "7");
     api_.set_items(kClasses, {}, "7");
+    api_.set_items(kSlices, {}, "7");
   }
 
   // The answer of /mutate for the fixture's pod with what the watcher knows now.
@@ -116,12 +118,39 @@ TEST_F(ClaimWatch, AClaimAPodOwnsIsNotKeptAndAnEventAddsAClass) {
   EXPECT_EQ(watcher.inventory()->extended_resources.at("example.com/gpu"), "gpu.example.com");
 }
 
+TEST_F(ClaimWatch, ANodesResourceSliceIsKeptByItsNodeAndItsDeletionForgetsIt) {
+  ClaimWatcher watcher(api_.config(), quick(), nullptr);
+  watcher.start();
+  ASSERT_TRUE(eventually([&] { return api_.streaming(kSlices); }));
+  const json slice = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceSlice"},
+      {"metadata", {{"name", "gpu-node-1-gpu.nvidia.com-7k2p"}}},
+      {"spec",
+       {{"driver", "gpu.nvidia.com"},
+        {"nodeName", "gpu-node-1"},
+        {"pool", {{"name", "gpu-node-1"}, {"generation", 1}, {"resourceSliceCount", 1}}},
+        {"devices",
+         json::array(
+             {{{"name", "gpu-0"},
+               {"attributes", {{"type", {{"string", "gpu"}}}, {"productName", {{"string", "NVIDIA A100-SXM4-80GB"}}}}},
+               {"capacity", {{"memory", {{"value", "80Gi"}}}}}}})}}}};
+  api_.push_event("ADDED", slice, kSlices);
+  ASSERT_TRUE(eventually([&] { return watcher.inventory()->node_slices.contains("gpu-node-1"); }));
+  const auto& devices = watcher.inventory()->node_slices.at("gpu-node-1").front()->devices;
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].product, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(devices[0].memory_bytes, int64_t{80} << 30);
+  api_.push_event("DELETED", slice, kSlices);
+  ASSERT_TRUE(eventually([&] { return watcher.inventory()->node_slices.empty(); }));
+}
+
 TEST_F(ClaimWatch, AnApiServerWithoutDraKeepsTryingAndSaysSo) {
   TempDir dir;
   FakeApiServer old_api(dir.path() + "/api");  // serves nodes only: every DRA list is 404
   ClaimWatcher watcher(old_api.config(), quick(), nullptr);
   watcher.start();
-  ASSERT_TRUE(eventually([&] { return old_api.count(false) >= 6; }));  // each kind listed twice
+  ASSERT_TRUE(eventually([&] { return old_api.count(false) >= 8; }));  // each kind listed twice
   for (const DraWatchStatus& kind : watcher.status()) {
     EXPECT_EQ(kind.state, WatchStatus::State::kStarting);
     EXPECT_NE(kind.last_error.find("404"), std::string::npos) << kind.last_error;

@@ -7,6 +7,7 @@
 #include "gpusizer/sizing/candidates.h"
 #include "gpusizer/sizing/model_fit.h"
 #include "gpusizer/sizing/nodes.h"
+#include "gpusizer/sizing/slice_gpus.h"
 #include "gpusizer/util/strings.h"
 #include "support/pod_facts_support.h"
 
@@ -124,6 +125,33 @@ RuleResult evaluate_on(const NodeInventory& nodes, const PodFacts& pod, const Po
   const Candidates candidates = candidate_nodes(nodes, policy, pod, phases.gpus);
   const RuleInput input{policy, pod, phases, profile(policy, "train"), "defaultProfile", true, &candidates};
   return GpuMemoryRule().evaluate(input);
+}
+
+// A DRA driver without GPU Feature Discovery labels nothing: the
+// ResourceSlice's product and memory capacity (slice_gpus.h) stand in.
+TEST(GpuMemoryRule, AClaimedGpuIsCheckedWithItsResourceSlicesProductAndMemory) {
+  NodeInfo node = labelled_node("gpu-node-1", {});
+  node.extended.clear();  // GPUs by DRA are in no allocatable
+  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
+  builder.upsert(node);
+  ClaimInventoryBuilder claims("test");
+  DraObject slice;
+  slice.kind = DraKind::kResourceSlice;
+  slice.name = "gpu-node-1-gpu.nvidia.com";
+  slice.slice = {"gpu-node-1", "gpu.nvidia.com", {{"gpu", "NVIDIA A100-SXM4-40GB", int64_t{80} << 30}}};
+  claims.upsert(std::move(slice));
+  const auto filled = with_slice_gpus(*builder.build(), *claims.build(), default_policy());
+  ASSERT_NE(filled, nullptr);
+  PodFacts pod = model_pod("params=3B,method=full,zero=0");
+  pod.app[0].gpu_resource.clear();
+  pod.app[0].claim_gpus = pod.app[0].gpus;
+  const RuleResult fits = evaluate_on(*filled, pod);
+  EXPECT_TRUE(fits.findings.empty()) << fits.findings[0].brief;
+  ASSERT_TRUE(fits.row);
+  EXPECT_NE(fits.row->detail.find("ResourceSlice gpu.nvidia.com productName=NVIDIA-A100-SXM4-40GB, ResourceSlice "
+                                  "gpu.nvidia.com capacity memory of every node it may run on"),
+            std::string::npos)
+      << fits.row->detail;
 }
 
 TEST(GpuMemoryRule, TheGpuEveryCandidateHasIsCheckedWithItsLabelsMemory) {

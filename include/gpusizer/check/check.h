@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpusizer/check/input_limits.h"
+#include "gpusizer/sizing/device_claims.h"
 #include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/policy.h"
 
@@ -25,6 +26,8 @@ struct CheckOptions {
   // --nodes FILE (node_file.h): the nodes to size against; nullptr: the
   // policy's nodeFit.pools, if any.
   std::shared_ptr<const NodeInventory> nodes;
+  // The ResourceSlices of that file: GPU facts its nodes' labels may lack.
+  std::vector<DraObject> node_slices;
   InputLimits limits;  // of each file read (and stdin)
 };
 

@@ -39,7 +39,8 @@ std::vector<std::string> object_pointers(const nlohmann::json& document);
 // The DRA objects of every input (sizing/device_claims.h). Only files that
 // name resource.k8s.io are parsed for them; one that cannot be parsed is
 // left for its check to report, and a DRA object that cannot be read sets
-// its input's dra_error.
-std::shared_ptr<const ClaimInventory> read_claim_objects(std::vector<CheckInput>& inputs, const InputLimits& limits);
+// its input's dra_error. `known` (the --nodes file's ResourceSlices) come first.
+std::shared_ptr<const ClaimInventory> read_claim_objects(std::vector<CheckInput>& inputs, const InputLimits& limits,
+                                                         std::vector<DraObject> known = {});
 
 }  // namespace gpusizer

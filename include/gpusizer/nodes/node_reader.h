@@ -22,7 +22,10 @@ namespace gpusizer {
 Result<NodeInfo> read_node(JsonView node);
 
 // The nodes of one document: a v1 List (kind List or NodeList) of Nodes, or
-// a single Node. `where` starts each error: "nodes.yaml: items[3] (node gke-l4-0): ...".
+// a single Node. ResourceSlices beside them (`kubectl get
+// nodes,resourceslices -o yaml`) are not nodes and are skipped here (the
+// caller reads them with claim_reader.h). `where` starts each error:
+// "nodes.yaml: items[3] (node gke-l4-0): ...".
 // REQUIRES: builder's source and origin say where the documents came from.
 Status add_nodes(JsonView document, const std::string& where, InventoryBuilder& builder);
 

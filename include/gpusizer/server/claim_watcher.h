@@ -1,6 +1,7 @@
 // The cluster's DRA objects, watched (docs/rules.md "DRA claims",
-// docs/operations.md "DRA objects"): ResourceClaimTemplates, ResourceClaims
-// and DeviceClasses of resource.k8s.io/v1 (Kubernetes 1.34 and later), each
+// docs/operations.md "DRA objects"): ResourceClaimTemplates, ResourceClaims,
+// DeviceClasses and ResourceSlices of resource.k8s.io/v1 (Kubernetes 1.34
+// and later), each
 // listed and watched on its own (list_watch.h) into one immutable inventory
 // (sizing/device_claims.h) swapped atomically. A claim a pod owns (made
 // from a template for that pod) is not kept: no new pod names it.
@@ -71,10 +72,10 @@ class ClaimWatcher {
   Metrics* metrics_;
   mutable std::mutex mutex_;  // guards builder_ and states_: each kind's watch has a thread
   ClaimInventoryBuilder builder_;
-  std::array<WatchStatus::State, 3> states_{};  // by kind, for the inventory's stale
+  std::array<WatchStatus::State, 4> states_{};  // by kind, for the inventory's stale
   Snapshot<ClaimInventory> inventory_;
-  std::array<KindSink, 3> sinks_;
-  std::array<std::unique_ptr<ListWatch>, 3> watches_;  // last: they call the members above
+  std::array<KindSink, 4> sinks_;
+  std::array<std::unique_ptr<ListWatch>, 4> watches_;  // last: they call the members above
 };
 
 }  // namespace gpusizer

@@ -1,6 +1,7 @@
 // What gpu-sizer knows of DRA (resource.k8s.io, KEP-4381) objects: the
-// device requests of ResourceClaimTemplates and ResourceClaims, and the
-// DeviceClasses they name. A pod's container that uses a claim (its
+// device requests of ResourceClaimTemplates and ResourceClaims, the
+// DeviceClasses they name, and the devices drivers publish on each node
+// (ResourceSlices: GPU facts node labels may lack, sizing/slice_gpus.h). A pod's container that uses a claim (its
 // resources.claims) gets the claim's devices; with the claim known, the
 // devices of a class the policy counts as GPUs are sized as GPUs
 // (docs/rules.md "DRA claims").
@@ -42,11 +43,26 @@ struct ClaimSpec {
   std::vector<DeviceRequest> requests;
 };
 
-enum class DraKind { kClaimTemplate, kClaim, kDeviceClass };
-// "ResourceClaimTemplate", "ResourceClaim", "DeviceClass".
+enum class DraKind { kClaimTemplate, kClaim, kDeviceClass, kResourceSlice };
+// "ResourceClaimTemplate", "ResourceClaim", "DeviceClass", "ResourceSlice".
 std::string_view to_string(DraKind kind);
-// "ResourceClaimTemplates", "ResourceClaims", "DeviceClasses".
+// "ResourceClaimTemplates", "ResourceClaims", "DeviceClasses", "ResourceSlices".
 std::string_view plural(DraKind kind);
+
+// One device a driver publishes in a ResourceSlice, as far as sizing reads it.
+struct SliceDevice {
+  std::string type;          // its "type" attribute (NVIDIA's gpu, mig, channel...); empty: none
+  std::string product;       // its productName attribute, else model; empty: none
+  int64_t memory_bytes = 0;  // its memory capacity; 0: not given
+};
+
+// A ResourceSlice of devices local to one node (spec.nodeName); slices of
+// devices that are not (network-attached: allNodes, nodeSelector) are not kept.
+struct DeviceSlice {
+  std::string node;
+  std::string driver;
+  std::vector<SliceDevice> devices;
+};
 
 // One object as read.
 struct DraObject {
@@ -55,6 +71,7 @@ struct DraObject {
   std::string name;
   ClaimSpec spec;                 // a template or claim
   std::string extended_resource;  // a DeviceClass's spec.extendedResourceName (KEP-5004); empty: none
+  DeviceSlice slice;              // a ResourceSlice
 };
 
 // The DRA objects known, immutable once built.
@@ -71,6 +88,11 @@ struct ClaimInventory {
   // DeviceClass names by their extendedResourceName.
   std::map<std::string, std::string, std::less<>> extended_resources;
   std::size_t device_classes = 0;
+  // ResourceSlices by the node their devices are on.
+  std::map<std::string, std::vector<std::shared_ptr<const DeviceSlice>>, std::less<>> node_slices;
+  // Distinct for every inventory built: the key of what is worked out once
+  // per inventory (slice_gpus.h).
+  uint64_t id = 0;
 
   // The template or claim `kind` ("ResourceClaimTemplate" or
   // "ResourceClaim") named `name` in `namespace_name`; nullptr: not known.
@@ -95,7 +117,8 @@ class ClaimInventoryBuilder {
   std::string origin_;
   std::map<std::string, std::shared_ptr<const ClaimSpec>, std::less<>> templates_;
   std::map<std::string, std::shared_ptr<const ClaimSpec>, std::less<>> claims_;
-  std::map<std::string, std::string, std::less<>> classes_;  // name -> extendedResourceName
+  std::map<std::string, std::string, std::less<>> classes_;                        // name -> extendedResourceName
+  std::map<std::string, std::shared_ptr<const DeviceSlice>, std::less<>> slices_;  // by name
 };
 
 }  // namespace gpusizer

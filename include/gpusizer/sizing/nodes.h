@@ -51,6 +51,9 @@ struct NodeGpu {
   std::string product_label;  // the label it came from
   int64_t memory_bytes = 0;   // per GPU; 0: no label gives it
   std::string memory_label;   // the label it came from
+  // From a ResourceSlice, not a label (slice_gpus.h): the fields above
+  // name the slice's driver and attribute.
+  bool from_slice = false;
   friend auto operator<=>(const NodeGpu&, const NodeGpu&) = default;
 };
 

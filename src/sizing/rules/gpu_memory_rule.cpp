@@ -40,7 +40,7 @@ std::optional<GpuProduct> candidates_gpu(const Candidates& candidates) {
     if (!candidates.pool) return std::nullopt;  // every pool's shapes: only a pool the pod names tells its GPU
     return GpuProduct{first.product, "node pool " + in_quotes(candidates.pool->name)};
   }
-  std::string source = "node label " + first.product_label + "=" + first.product;
+  std::string source = (first.from_slice ? "" : "node label ") + first.product_label + "=" + first.product;
   if (first.memory_bytes > 0) source += ", " + first.memory_label;
   return GpuProduct{first.product, source + " of every node it may run on", first.memory_bytes};
 }
