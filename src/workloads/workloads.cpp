@@ -217,7 +217,8 @@ bool asks_some(JsonView value) {
     }
     return false;
   }
-  std::string_view text = value.is_number() ? value.text() : value.is_string() ? value.string() : "";
+  const std::string written = value.is_number() ? value.text() : std::string(value.string());
+  std::string_view text = written;
   if (const auto colon = text.rfind(':'); colon != std::string_view::npos) text = text.substr(colon + 1);
   const bool number = !text.empty() && std::all_of(text.begin(), text.end(),
                                                    [](unsigned char c) { return std::isdigit(c) || c == '.'; });

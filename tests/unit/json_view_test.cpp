@@ -35,6 +35,12 @@ TEST(JsonReader, RefusesWhatParseClientJsonRefusesWithItsMessage) {
     ASSERT_NE(expected, "parsed") << text.substr(0, 40);
     EXPECT_EQ(outcome(text), expected) << text.substr(0, 40);
   }
+  // Keys of one length and first byte are told apart to their last byte;
+  // an empty key repeats as any other; keys that differ only in length or
+  // first byte do not repeat.
+  EXPECT_EQ(outcome(R"({"cpu":1,"cpv":2,"cpu":3})"), slow_outcome(R"({"cpu":1,"cpv":2,"cpu":3})"));
+  EXPECT_EQ(outcome(R"({"":1,"a":2,"":3})"), slow_outcome(R"({"":1,"a":2,"":3})"));
+  EXPECT_EQ(outcome(R"({"":1,"a":2,"ab":3,"b":4,"ba":5})"), "parsed {\"\":1,\"a\":2,\"ab\":3,\"b\":4,\"ba\":5}");
   // A key repeated in a large object (the sorted check) is found too.
   std::string wide = "{";
   for (int i = 0; i < 40; ++i) wide += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
