@@ -41,8 +41,14 @@ ResourcesRead read_component(const Policy& policy, JsonView component, const Com
   const auto read_field = [&](std::string_view resource, const std::string& path, Quantities& out) {
     const JsonView value = path.empty() ? JsonView() : at_field(component, path);
     if (value.is_null()) return;
-    read_resource_quantity(
-        policy, resource, value, [&] { return where() + "." + path; }, out, read);
+    // Problems name the field: its parent below the component, then its key.
+    const auto dot = path.rfind('.');
+    const std::string_view parent_path = dot == std::string::npos ? "" : std::string_view(path).substr(0, dot);
+    const std::function<std::string()> parent = [&] {
+      return parent_path.empty() ? where() : where() + "." + std::string(parent_path);
+    };
+    const std::size_t key_at = dot == std::string::npos ? 0 : dot + 1;
+    read_resource_quantity(policy, resource, value, parent, std::string_view(path).substr(key_at), out, read);
   };
   for (const std::string_view resource : {kCpu, kMemory}) {
     read_field(resource, fields.field_for(resource, false), read.requests);

@@ -69,21 +69,23 @@ void read_tolerations(JsonView tolerations, std::vector<Toleration>& out) {
 void read_quantities(const Policy& policy, JsonView map, std::string_view key,
                      const std::function<std::string()>& resources_field, Quantities& out, ResourcesRead& read) {
   if (map.is_null()) return;
-  auto map_field = [&] { return resources_field() + "." + std::string(key); };
+  // Made once: a container has a few resources, a review thousands.
+  const std::function<std::string()> map_field = [&] { return resources_field() + "." + std::string(key); };
   if (!map.is_object()) {
     read.problems.push_back({ProblemCode::kWrongType, map_field(), "is not an object"});
     return;
   }
   map.for_each_member([&](std::string_view resource, JsonView value) {
-    read_resource_quantity(
-        policy, resource, value, [&] { return map_field() + "." + std::string(resource); }, out, read);
+    read_resource_quantity(policy, resource, value, map_field, resource, out, read);
   });
 }
 
 }  // namespace
 
 void read_resource_quantity(const Policy& policy, std::string_view resource, JsonView value,
-                            const std::function<std::string()>& field, Quantities& out, ResourcesRead& read) {
+                            const std::function<std::string()>& parent, std::string_view key, Quantities& out,
+                            ResourcesRead& read) {
+  const auto field = [&] { return parent() + "." + std::string(key); };
   const bool sized = resource == kCpu || resource == kMemory || resource == kEphemeralStorage;
   const AcceleratorClass* accelerator = sized ? nullptr : policy.accelerator_for(resource);
   if (!sized && !accelerator) return;

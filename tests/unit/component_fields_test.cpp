@@ -88,6 +88,19 @@ TEST(ComponentFields, ByDefaultADynamoGraphIsSaidNotPatchedAsLongLivedServingKin
       << validated.dump();
 }
 
+TEST(ComponentFields, AValueThatIsNotAQuantityIsNamedByItsField) {
+  json graph = first_manifest_object(kFixtures + "dynamographdeployment.yaml");
+  graph["spec"]["services"]["VllmDecodeWorker"]["resources"]["requests"]["cpu"] = "lots";
+  const json validated = answer(graph, Endpoint::kValidate, policy_from("mode: enforce\n"));
+  EXPECT_FALSE(validated["allowed"].get<bool>());
+  EXPECT_NE(validated.dump().find("spec.services.VllmDecodeWorker.resources.requests.cpu"), std::string::npos)
+      << validated.dump();
+  json runtime = first_manifest_object(kFixtures + "vllmruntime.yaml");
+  runtime["spec"]["deploymentConfig"]["resources"]["gpu"] = "two";
+  const json refused = answer(runtime, Endpoint::kValidate, policy_from("mode: enforce\n"));
+  EXPECT_NE(refused.dump().find("spec.deploymentConfig.resources.gpu"), std::string::npos) << refused.dump();
+}
+
 TEST(ComponentFields, ADynamoServiceReadsItsSchedulingFromExtraPodSpec) {
   // Pinned to H100s by extraPodSpec.nodeSelector: the nodes known are
   // narrowed to them, so an L4 node's cap does not apply.

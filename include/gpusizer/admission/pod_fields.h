@@ -68,9 +68,10 @@ struct ResourcesRead {
 
 // One resource's quantity `value`, added to `out` when gpu-sizer reads the
 // resource (cpu, memory, ephemeral-storage, an accelerator), with what is
-// wrong with it in `read`; `field` names the value in problems.
+// wrong with it in `read`; problems name the value `parent().key`.
 void read_resource_quantity(const Policy& policy, std::string_view resource, JsonView value,
-                            const std::function<std::string()>& field, Quantities& out, ResourcesRead& read);
+                            const std::function<std::string()>& parent, std::string_view key, Quantities& out,
+                            ResourcesRead& read);
 
 // item[resources_key]; `field` names the item in problems (called only
 // when there is one: most containers have none).
