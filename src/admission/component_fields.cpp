@@ -1,5 +1,6 @@
 #include "gpusizer/admission/component_fields.h"
 
+#include "gpusizer/util/contract.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
@@ -18,14 +19,15 @@ Result<int64_t> profile_count(std::string_view text) {
                          "must be <profile>:<count> with a whole count of GPUs, found " + in_quotes(text));
 }
 
-// The GPU's resource: the gpuResource field's value, else the policy's first GPU resource.
+// The GPU's resource: the gpuResource field's value, else the policy's
+// first GPU resource (parse_policy refuses an empty gpuResources).
 std::string_view gpu_resource_of(const Policy& policy, JsonView component, const ComponentFields& fields) {
-  static const std::string kNvidia = "nvidia.com/gpu";
   if (!fields.gpu_resource.empty()) {
     const std::string_view named = at_field(component, fields.gpu_resource).string();
     if (!named.empty()) return named;
   }
-  return policy.gpu_resources.empty() ? kNvidia : policy.gpu_resources.front();
+  GPU_SIZER_REQUIRE(!policy.gpu_resources.empty());
+  return policy.gpu_resources.front();
 }
 
 }  // namespace
@@ -41,14 +43,8 @@ ResourcesRead read_component(const Policy& policy, JsonView component, const Com
   const auto read_field = [&](std::string_view resource, const std::string& path, Quantities& out) {
     const JsonView value = path.empty() ? JsonView() : at_field(component, path);
     if (value.is_null()) return;
-    // Problems name the field: its parent below the component, then its key.
-    const auto dot = path.rfind('.');
-    const std::string_view parent_path = dot == std::string::npos ? "" : std::string_view(path).substr(0, dot);
-    const std::function<std::string()> parent = [&] {
-      return parent_path.empty() ? where() : where() + "." + std::string(parent_path);
-    };
-    const std::size_t key_at = dot == std::string::npos ? 0 : dot + 1;
-    read_resource_quantity(policy, resource, value, parent, std::string_view(path).substr(key_at), out, read);
+    // Problems name the component, then the field's path below it.
+    read_resource_quantity(policy, resource, value, where, path, out, read);
   };
   for (const std::string_view resource : {kCpu, kMemory}) {
     read_field(resource, fields.field_for(resource, false), read.requests);

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "gpusizer/util/numbers.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 
@@ -11,12 +12,6 @@ namespace {
 
 // KEP-5004: every DeviceClass is usable as this extended resource.
 constexpr std::string_view kDraExtendedPrefix = "deviceclass.resource.kubernetes.io/";
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 bool names_gpu(std::string_view resource) {
   const std::size_t slash = resource.find('/');

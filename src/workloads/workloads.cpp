@@ -196,10 +196,8 @@ bool made_of_count_words(std::string_view text) {
 // numGpusPerNode, num-gpus, nGPU, requestGPU... (a GPU word with count
 // words around it); not gpuType, gpuMemoryUtilization or entrypointNumGpus.
 bool names_gpu_count(std::string_view key) {
-  std::string name;
-  for (const char c : key) {
-    if (c != '-' && c != '_') name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
+  std::string name = lowercase(key);
+  std::erase_if(name, [](char c) { return c == '-' || c == '_'; });
   const bool plural = name.find("gpus") != std::string::npos;
   const auto at = name.find(plural ? "gpus" : "gpu");
   if (at == std::string::npos) return false;
@@ -270,9 +268,7 @@ class GpuAskScan {
       return value.is_string() && value.string() != "0";
     }
     if (!value.is_string() || !is_gpu_(value.string())) return false;
-    std::string lower(key);
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    return lower.find("gpu") != std::string::npos;
+    return lowercase(key).find("gpu") != std::string::npos;
   }
 
   const IsGpuResource& is_gpu_;

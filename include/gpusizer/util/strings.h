@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -10,6 +11,13 @@
 #include "gpusizer/util/result.h"
 
 namespace gpusizer {
+
+// The text with its ASCII letters in lower case.
+inline std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
 // text without leading and trailing whitespace (spaces, tabs, newlines).
 inline std::string_view trim(std::string_view text) {

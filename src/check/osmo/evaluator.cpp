@@ -104,11 +104,6 @@ Value to_int(const Value& v, const Value& fallback) {
   return fallback;
 }
 
-std::string lowered(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 // |max and |min: of numbers, or of texts compared without case, as Jinja does.
 Value extreme(const std::string& name, const Value& v) {
   if (v.type != Value::Type::kList) throw Unevaluable{"|" + name + " of " + describe(v)};
@@ -131,7 +126,7 @@ Value extreme(const std::string& name, const Value& v) {
     if (numbers) {
       better = want_max ? as_double(item) > as_double(*best) : as_double(item) < as_double(*best);
     } else {
-      const std::string a = lowered(item.s), b = lowered(best->s);
+      const std::string a = lowercase(item.s), b = lowercase(best->s);
       better = want_max ? a > b : a < b;
     }
     if (better) best = &item;
@@ -254,7 +249,7 @@ Value filter(const std::string& name, const Value& v, const std::vector<Value>& 
   }
   arity(0);
   if (name == "string") return Value::str(py_str(v));
-  if (name == "lower") return Value::str(lowered(py_str(v)));
+  if (name == "lower") return Value::str(lowercase(py_str(v)));
   if (name == "upper") {
     std::string s = py_str(v);
     for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
