@@ -267,16 +267,11 @@ class PodReader {
   // its main container "main"); empty means its field path. defaults:
   // Argo's templateDefaults for this container, or nullptr.
   void read_container(JsonView item, std::vector<std::string> path, Role role, const ResourcesRead* defaults,
-                      const std::string& unnamed, int init_index = -1, const std::string& resources_key = "resources") {
+                      std::string_view unnamed, int init_index = -1, std::string_view resources_key = "resources") {
     if (!item.is_object()) {
       problem(ProblemCode::kWrongType, field_path(path), "is not an object");
       return;
     }
-    ContainerFacts container;
-    container.path = std::move(path);
-    container.init_index = init_index;
-    container.resources_key = resources_key;
-    const FieldName where(container.path);
     // The fields read here, in one pass over the container's.
     JsonView name, resources, restart_policy, mounts, command, args;
     item.for_each_member([&](std::string_view key, JsonView value) {
@@ -287,20 +282,27 @@ class PodReader {
       if (key == "command") command = value;
       if (key == "args") args = value;
     });
+    // Sidecars (init containers that keep running) hold resources alongside
+    // the app containers, so they count with them. The facts are written
+    // where they are kept: a container's are too large to move cheaply.
+    const bool sidecar = role == Role::kInit && restart_policy.string() == "Always";
+    ContainerFacts& container = (role == Role::kInit && !sidecar ? facts().init : facts().app).emplace_back();
+    container.path = std::move(path);
+    container.init_index = init_index;
+    container.resources_key = resources_key;
+    container.sidecar = sidecar;
+    const FieldName where(container.path);
     container.name = name.string();
-    if (container.name.empty()) container.name = unnamed.empty() ? where.text() : unnamed;
+    if (container.name.empty()) container.name = unnamed.empty() ? where.text() : std::string(unnamed);
     // The template's values win over its defaults, key by key.
-    const ResourcesRead read =
-        read_resources_at(policy_, resources, [&] { return where.text() + "." + resources_key; });
-    take(read, container);
+    ResourcesRead read =
+        read_resources_at(policy_, resources, [&] { return where.text() + "." + container.resources_key; });
+    const JsonView claims = read.claims;
+    take(std::move(read), container);
     if (defaults) take(*defaults, container);
     count_gpus(container, where);
-    // Sidecars (init containers that keep running) hold resources alongside
-    // the app containers, so they count with them.
-    const bool sidecar = role == Role::kInit && restart_policy.string() == "Always";
-    container.sidecar = sidecar;
-    if (read.claims.is_array()) {
-      read_claim_uses(read.claims, container, where.text() + "." + resources_key, role == Role::kApp || sidecar);
+    if (claims.is_array()) {
+      read_claim_uses(claims, container, where.text() + "." + container.resources_key, role == Role::kApp || sidecar);
     }
     if ((role == Role::kApp || sidecar) && container.gpus > 0) {
       // The /dev/shm mount is appended here: a JSON Patch adds to a list only.
@@ -309,7 +311,6 @@ class PodReader {
       container.shm_volume = shm_mount(mounts);
       read_serving_flags(command, args, container);
     }
-    (role == Role::kInit && !sidecar ? facts().init : facts().app).push_back(std::move(container));
   }
 
   // A container's resources.claims, each named by the pod's
@@ -420,9 +421,11 @@ class PodReader {
   }
 
   // Adds what was read to the container, each resource's first value kept.
-  void take(const ResourcesRead& read, ContainerFacts& container) {
-    container.requests.add_all(read.requests);
-    container.limits.add_all(read.limits);
+  // By value: a container's own read is moved in, a template's defaults
+  // (shared by its containers) are copied.
+  void take(ResourcesRead read, ContainerFacts& container) {
+    container.requests.add_all(std::move(read.requests));
+    container.limits.add_all(std::move(read.limits));
     for (const ResourcesRead::Problem& each : read.problems) problem(each.code, each.field, each.what, each.gpu);
     reading_.unresolved.insert(reading_.unresolved.end(), read.unresolved.begin(), read.unresolved.end());
     reading_.unresolved_gpu = reading_.unresolved_gpu || read.unresolved_gpu;

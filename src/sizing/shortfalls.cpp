@@ -1,6 +1,7 @@
 #include "gpusizer/sizing/shortfalls.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "gpusizer/sizing/node_fit.h"
 #include "gpusizer/sizing/shares.h"
@@ -10,6 +11,11 @@ namespace gpusizer {
 std::size_t sized_resource_index(std::string_view resource) {
   return static_cast<std::size_t>(std::find(std::begin(kSizedResources), std::end(kSizedResources), resource) -
                                   std::begin(kSizedResources));
+}
+
+// Containers are told apart by address: std::less orders any two pointers.
+bool Shortfalls::by_container(const ContainerShortfalls& a, const ContainerShortfalls& b) {
+  return std::less<>()(a.container, b.container);
 }
 
 void Shortfalls::find(const PodFacts& pod, const PodPhases& phases, const BindingFloors& binding) {
@@ -44,7 +50,15 @@ void Shortfalls::find(const PodFacts& pod, const PodPhases& phases, const Bindin
     if (!pod_level_shares[r].empty()) find_pod_level(pod, phases, binding, kSizedResources[r], pod_level_shares[r]);
   }
   of_.reserve(shortfalls_.size());
-  for (const Shortfall& s : shortfalls_) of_[s.container][sized_resource_index(s.floor->resource)] = &s;
+  for (const Shortfall& s : shortfalls_) of_.push_back({s.container, {}});
+  std::sort(of_.begin(), of_.end(), by_container);
+  of_.erase(
+      std::unique(of_.begin(), of_.end(), [](const auto& a, const auto& b) { return a.container == b.container; }),
+      of_.end());
+  for (const Shortfall& s : shortfalls_) {
+    std::lower_bound(of_.begin(), of_.end(), ContainerShortfalls{s.container, {}}, by_container)
+        ->by_resource[sized_resource_index(s.floor->resource)] = &s;
+  }
 }
 
 // The pod's spec.resources below what its containers ask once each holder
@@ -74,8 +88,8 @@ void Shortfalls::find_pod_level(const PodFacts& pod, const PodPhases& phases, co
 }
 
 const Shortfall* Shortfalls::of(const ContainerFacts& c, std::string_view resource) const {
-  const auto found = of_.find(&c);
-  return found == of_.end() ? nullptr : found->second[sized_resource_index(resource)];
+  const auto found = std::lower_bound(of_.begin(), of_.end(), ContainerShortfalls{&c, {}}, by_container);
+  return found == of_.end() || found->container != &c ? nullptr : found->by_resource[sized_resource_index(resource)];
 }
 
 std::optional<Quantity> Shortfalls::sized_request(const ContainerFacts& c, std::string_view resource) const {

@@ -59,7 +59,11 @@ class Quantities {
     if (items_.empty()) items_.reserve(4);  // cpu, memory, ephemeral-storage, a GPU
     items_.emplace_back(resource, quantity);
   }
-  void add_all(const Quantities& later) {
+  void add_all(Quantities&& later) {
+    if (items_.empty()) {
+      items_ = std::move(later.items_);  // nothing earlier to keep: no copy
+      return;
+    }
     for (const auto& [name, quantity] : later.items_) add(name, quantity);
   }
   // Calls visit(name, quantity) on each, in the order added.

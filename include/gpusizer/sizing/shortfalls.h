@@ -73,7 +73,13 @@ class Shortfalls {
   // container's (pods have tens of thousands). A container holds GPUs in
   // one phase, which has one binding floor per resource: one shortfall at
   // most per slot. Points into shortfalls_.
-  std::unordered_map<const ContainerFacts*, std::array<const Shortfall*, kSizedResourceCount>> of_;
+  // Sorted by container, found by binary search: one allocation per pod.
+  struct ContainerShortfalls {
+    const ContainerFacts* container = nullptr;
+    std::array<const Shortfall*, kSizedResourceCount> by_resource{};
+  };
+  static bool by_container(const ContainerShortfalls& a, const ContainerShortfalls& b);
+  std::vector<ContainerShortfalls> of_;
 };
 
 }  // namespace gpusizer
