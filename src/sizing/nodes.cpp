@@ -1,6 +1,7 @@
 #include "gpusizer/sizing/nodes.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 
 #include "gpusizer/sizing/node_fit_settings.h"
@@ -149,6 +150,32 @@ std::pair<std::string_view, int64_t> NodeClass::gpus(const std::vector<std::stri
   return {"", 0};
 }
 
+bool is_condition_taint(std::string_view key) {
+  static constexpr std::array<std::string_view, 8> kConditionTaints = {
+      "node.kubernetes.io/not-ready",
+      "node.kubernetes.io/unreachable",
+      kUnschedulableTaint,
+      "node.kubernetes.io/memory-pressure",
+      "node.kubernetes.io/disk-pressure",
+      "node.kubernetes.io/pid-pressure",
+      "node.kubernetes.io/network-unavailable",
+      "node.cloudprovider.kubernetes.io/uninitialized"};
+  return std::find(kConditionTaints.begin(), kConditionTaints.end(), key) != kConditionTaints.end();
+}
+
+std::string NodeClass::unavailable_now() const {
+  std::vector<std::string> why;
+  if (unschedulable) why.emplace_back("cordoned");
+  for (const Taint& taint : taints) {
+    if (!is_condition_taint(taint.key) || taint.effect == TaintEffect::kPreferNoSchedule) continue;
+    if (unschedulable && taint.key == kUnschedulableTaint) continue;  // "cordoned" says it
+    // The condition's name: "not-ready", "memory-pressure", "uninitialized".
+    const std::string_view name = std::string_view(taint.key).substr(taint.key.rfind('/') + 1);
+    if (!contains(why, name)) why.emplace_back(name);
+  }
+  return join(why, ", ");
+}
+
 std::string NodeClass::describe() const {
   std::vector<std::string> parts;
   for (const auto& [name, count] : extended) {
@@ -157,7 +184,8 @@ std::string NodeClass::describe() const {
   if (cpu) parts.push_back("cpu " + cpu->to_string());
   if (memory) parts.push_back("memory " + memory->to_string());
   if (ephemeral_storage) parts.push_back("ephemeral-storage " + ephemeral_storage->to_string());
-  return shape + " (" + join(parts, ", ") + ")";
+  const std::string now = unavailable_now();
+  return shape + " (" + join(parts, ", ") + (now.empty() ? "" : "; " + now + " now") + ")";
 }
 
 std::size_t NodeInventory::gpu_shapes(const std::vector<std::string>& gpu_resources) const {

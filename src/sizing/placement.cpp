@@ -115,7 +115,6 @@ TermsOnClass terms_on(const std::vector<const std::vector<NodeRequirement>*>& te
 struct WorkflowVerdicts {
   uint64_t serial = 0;
   uint64_t inventory = 0;
-  std::optional<bool> unschedulable_tolerated;
   std::vector<std::vector<char>> taints_tolerated;  // per class, per taint; empty until asked
   std::vector<TermsOnClass> terms;                  // per class; empty until asked
 };
@@ -123,14 +122,9 @@ struct WorkflowVerdicts {
 WorkflowVerdicts& verdicts_of(const WorkflowFields& workflow, const NodeInventory& inventory) {
   thread_local WorkflowVerdicts verdicts;
   if (verdicts.serial != workflow.serial || verdicts.inventory != inventory.id) {
-    verdicts = WorkflowVerdicts{workflow.serial, inventory.id, std::nullopt, {}, {}};
+    verdicts = WorkflowVerdicts{workflow.serial, inventory.id, {}, {}};
   }
   return verdicts;
-}
-
-const Taint& unschedulable_taint() {
-  static const Taint taint{std::string(kUnschedulableTaint), "", TaintEffect::kNoSchedule};
-  return taint;
 }
 
 // Names and values from the pod in reasons: a person needs no more of them
@@ -285,27 +279,20 @@ bool Placement::tolerated(const NodeInventory& inventory, std::size_t index, std
   return verdicts.taints_tolerated[index][taint] != 0;
 }
 
-// A pod that names its node skips the scheduler: the kubelet admits it on a
-// cordoned node and minds NoExecute taints only. Others are kept off a
-// cordoned node unless they tolerate its unschedulable taint.
-bool Placement::cordoned(const NodeInventory& inventory, const NodeClass& node) const {
-  if (!node.unschedulable || !node_name_.empty() || tolerates(added_, unschedulable_taint())) return false;
-  if (!workflow_tolerations_) return !tolerates(tolerations_, unschedulable_taint());
-  std::optional<bool>& tolerated = verdicts_of(*pod_.workflow, inventory).unschedulable_tolerated;
-  if (!tolerated) tolerated = tolerates(tolerations_, unschedulable_taint());
-  return !*tolerated;
-}
-
+// A cordon (spec.unschedulable and its taint) and the other taints of a
+// node's conditions (not-ready, pressure) keep no pod out: they are lifted
+// when the node comes back, and a pod sized past such a node could not run
+// on it then (docs/nodes.md "Candidates").
 bool Placement::keeps_out(const NodeInventory& inventory, std::size_t index, std::size_t taint) const {
-  const TaintEffect effect = inventory.classes[index].taints[taint].effect;
-  if (effect == TaintEffect::kPreferNoSchedule) return false;
-  if (!node_name_.empty() && effect == TaintEffect::kNoSchedule) return false;
+  const Taint& of_node = inventory.classes[index].taints[taint];
+  if (of_node.effect == TaintEffect::kPreferNoSchedule || is_condition_taint(of_node.key)) return false;
+  if (!node_name_.empty() && of_node.effect == TaintEffect::kNoSchedule) return false;
   return !tolerated(inventory, index, taint);
 }
 
 bool Placement::placeable(const NodeInventory& inventory, std::size_t index) const {
   const NodeClass& node = inventory.classes[index];
-  if (cordoned(inventory, node) || !matches_a_term(inventory, index, pinned_on(node))) return false;
+  if (!matches_a_term(inventory, index, pinned_on(node))) return false;
   for (std::size_t taint = 0; taint < node.taints.size(); ++taint) {
     if (keeps_out(inventory, index, taint)) return false;
   }
@@ -314,7 +301,6 @@ bool Placement::placeable(const NodeInventory& inventory, std::size_t index) con
 
 std::string Placement::reason(const NodeInventory& inventory, std::size_t index) const {
   const NodeClass& node = inventory.classes[index];
-  if (cordoned(inventory, node)) return "are cordoned (unschedulable)";
   // The first nodeSelector entry (then nodeName) no node of the class meets.
   std::string unmet;
   const auto has_name = [&](std::string_view name) { return name_index(node, name) != kNoName; };

@@ -1,8 +1,8 @@
 // Candidate nodes: the node classes a pod could run on, as the scheduler's
-// filters find them (cordons, nodeSelector, required node affinity,
+// filters find them (nodeSelector, required node affinity,
 // spec.nodeName, taints and tolerations, the GPU count of the pod's GPU
-// resource), why none is, and the pod's pool when the policy's pools stand
-// in for nodes.
+// resource; cordons and the taints of node conditions left aside), why
+// none is, and the pod's pool when the policy's pools stand in for nodes.
 #include "gpusizer/sizing/candidates.h"
 
 #include <algorithm>
@@ -319,13 +319,45 @@ TEST(CandidateNodes, APodAskingForAGpuToleratesItsNoScheduleTaintOnly) {
   EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), init_only, 1).nodes), Shapes{"gke-l4"});
 }
 
-TEST(CandidateNodes, CordonedNodesAreLeftOut) {
+// A cordoned or not-ready node comes back: a pod sized past it could not
+// run on it then, so its capacity counts (issue 28). Its other taints and
+// labels still keep pods out.
+TEST(CandidateNodes, CordonedAndConditionTaintedNodesStayCandidates) {
   NodeClass cordoned = node_class({"cordoned"});
   cordoned.unschedulable = true;
-  const NodeInventory nodes = inventory_of({cordoned});
+  cordoned.taints = {taint("node.kubernetes.io/unschedulable", "", TaintEffect::kNoSchedule)};
+  NodeClass not_ready = node_class({"not-ready"});
+  not_ready.taints = {taint("node.kubernetes.io/not-ready", "", TaintEffect::kNoSchedule),
+                      taint("node.kubernetes.io/not-ready", "", TaintEffect::kNoExecute)};
+  NodeClass pressured = node_class({"pressured"});
+  pressured.taints = {taint("node.kubernetes.io/memory-pressure", "", TaintEffect::kNoSchedule),
+                      taint("node.kubernetes.io/unreachable", "", TaintEffect::kNoExecute),
+                      taint("node.cloudprovider.kubernetes.io/uninitialized", "true", TaintEffect::kNoSchedule)};
+  NodeClass also_dedicated = node_class({"also-dedicated"});
+  also_dedicated.unschedulable = true;
+  also_dedicated.taints = {taint("dedicated", "team-a", TaintEffect::kNoSchedule)};
+  const NodeInventory nodes = inventory_of({cordoned, not_ready, pressured, also_dedicated});
   const Candidates candidates = candidate_nodes(nodes, default_policy(), gpu_pod(), 1);
-  EXPECT_TRUE(candidates.placeable.empty());
-  EXPECT_EQ(candidates.why_none, "1 node shape: 1 are cordoned (unschedulable)");
+  EXPECT_EQ(shapes(candidates.nodes), (Shapes{"cordoned", "not-ready", "pressured"}));
+  // What a warning or explain row names says why none takes a pod now.
+  EXPECT_EQ(cordoned.describe(), "cordoned (8 nvidia.com/gpu, cpu 94, memory 1300Gi; cordoned now)");
+  EXPECT_EQ(not_ready.unavailable_now(), "not-ready");
+  EXPECT_EQ(pressured.unavailable_now(), "memory-pressure, unreachable, uninitialized");
+  EXPECT_EQ(node_class({"ready"}).describe(), "ready (8 nvidia.com/gpu, cpu 94, memory 1300Gi)");
+  // Only the dedicated taint is left to say why the last is no candidate.
+  const NodeInventory dedicated_only = inventory_of({also_dedicated});
+  EXPECT_EQ(candidate_nodes(dedicated_only, default_policy(), gpu_pod(), 1).why_none,
+            "1 node shape: 1 have taint dedicated=team-a:NoSchedule, not tolerated");
+}
+
+TEST(CandidateNodes, OnlyTheTaintsOfConditionsAreTransient) {
+  for (const char* key : {"node.kubernetes.io/out-of-service", "karpenter.sh/disrupted",
+                          "node.kubernetes.io/not-ready-x", "example.com/node.kubernetes.io/not-ready"}) {
+    NodeClass tainted = node_class({"tainted"});
+    tainted.taints = {taint(key, "", TaintEffect::kNoSchedule)};
+    EXPECT_TRUE(candidate_nodes(inventory_of({tainted}), default_policy(), gpu_pod(), 1).nodes.empty()) << key;
+    EXPECT_FALSE(is_condition_taint(key)) << key;
+  }
 }
 
 TEST(CandidateNodes, WithoutThePluginOrOnceItRanNoTolerationIsAdded) {
@@ -347,18 +379,8 @@ TEST(CandidateNodes, WithoutThePluginOrOnceItRanNoTolerationIsAdded) {
   EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), admitted, 1).nodes), Shapes{"gke-l4"});
 }
 
-TEST(CandidateNodes, APodToleratingTheUnschedulableTaintMayRunOnACordonedNode) {
+TEST(CandidateNodes, APodNamingItsNodeIgnoresNoScheduleTaintsAsTheKubeletDoes) {
   NodeClass cordoned = node_class({"cordoned"});
-  cordoned.unschedulable = true;
-  const NodeInventory nodes = inventory_of({cordoned});
-  PodFacts pod = gpu_pod();
-  pod.tolerations = {toleration("node.kubernetes.io/unschedulable", true, "", "NoSchedule")};
-  EXPECT_EQ(shapes(candidate_nodes(nodes, default_policy(), pod, 1).nodes), Shapes{"cordoned"});
-}
-
-TEST(CandidateNodes, APodNamingItsNodeIgnoresCordonsAndNoScheduleTaintsAsTheKubeletDoes) {
-  NodeClass cordoned = node_class({"cordoned"});
-  cordoned.unschedulable = true;
   cordoned.taints = {taint("dedicated", "team-a", TaintEffect::kNoSchedule)};
   NodeClass evicting = node_class({"evicting"});
   evicting.taints = {taint("dedicated", "team-a", TaintEffect::kNoExecute)};
@@ -416,7 +438,8 @@ TEST(CandidateNodes, PlaceableNodesNeedNotHoldTheGpus) {
 }
 
 TEST(CandidateNodes, WhyNoneCountsEachReasonMostCommonFirst) {
-  NodeClass cordoned = node_class({"cordoned"});
+  // A cordon is no reason: the node counts by its GPUs, as a ready one.
+  NodeClass cordoned = node_class({"cordoned"}, {}, 2);
   cordoned.unschedulable = true;
   NodeClass tainted = node_class({"tainted"});
   tainted.taints = {taint("sku", "gpu", TaintEffect::kNoSchedule)};
@@ -425,8 +448,7 @@ TEST(CandidateNodes, WhyNoneCountsEachReasonMostCommonFirst) {
   const Candidates candidates = candidate_nodes(nodes, default_policy(), gpu_pod(8), 8);
   EXPECT_TRUE(candidates.nodes.empty());
   EXPECT_EQ(candidates.why_none,
-            "5 node shapes: 3 have fewer than 8 nvidia.com/gpu, 1 are cordoned (unschedulable), "
-            "1 have taint sku=gpu:NoSchedule, not tolerated");
+            "5 node shapes: 4 have fewer than 8 nvidia.com/gpu, 1 have taint sku=gpu:NoSchedule, not tolerated");
 }
 
 TEST(CandidateNodes, NoNodesKnownIsNotAReasonToSay) {

@@ -222,9 +222,10 @@ TEST(NodeCapsSharing, ThePoolsStandInWhenNoNodeTheClusterHasNowMayRunThePod) {
 }
 
 TEST(NodeCapsSharing, PoolsStandingInAreNeverAReasonToDeny) {
-  // The cluster's one 8-GPU node is cordoned; the pools know only 4-GPU
-  // nodes. The pod would run once the node is back: node fit warns, even
-  // with action deny.
+  // The cluster's one 8-GPU node carries an admin's maintenance taint; the
+  // pools know only 4-GPU nodes. The pod would run once the taint is
+  // lifted: node fit warns, even with action deny. (A cordon would not
+  // do: a cordoned node stays a candidate.)
   Policy policy = default_policy();
   policy.rule_settings.edit<NodeFitPolicy>().action = CheckAction::kDeny;
   policy.rule_settings.edit<NodeFitPolicy>().pools = {
@@ -237,7 +238,7 @@ TEST(NodeCapsSharing, PoolsStandingInAreNeverAReasonToDeny) {
   info.memory = q("1900Gi");
   info.ephemeral_storage = q("20Ti");
   info.extended = {{"nvidia.com/gpu", 8}};
-  info.unschedulable = true;
+  info.taints = {Taint{"maintenance", "true", TaintEffect::kNoSchedule}};
   builder.upsert(info);
   const auto nodes = builder.build();
   const PodFacts pod = pod_of({gpu_container("trainer", 8, "64", "384Gi")}, Mode::kEnforce);

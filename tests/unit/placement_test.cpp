@@ -51,7 +51,8 @@ NodeClass random_class(Random& random) {
   }
   const std::vector<Taint> taints = {{"t1", "v", TaintEffect::kNoSchedule},
                                      {"t2", "", TaintEffect::kNoExecute},
-                                     {"t3", "v", TaintEffect::kPreferNoSchedule}};
+                                     {"t3", "v", TaintEffect::kPreferNoSchedule},
+                                     {"node.kubernetes.io/not-ready", "", TaintEffect::kNoExecute}};
   for (const Taint& taint : taints) {
     if (random.coin()) node.taints.push_back(taint);
   }

@@ -1,14 +1,14 @@
 // Candidate nodes (docs/rules.md "Candidate nodes"): the node classes of the
 // inventory that could run a pod, as the scheduler's filters would find
-// them: schedulable, with at least the pod's GPUs of the GPU resource it
+// them once cordons and the taints of node conditions (not-ready, memory
+// pressure, ...) are lifted (a node under them is coming back, and its
+// capacity counts): with at least the pod's GPUs of the GPU resource it
 // asks for, matching its nodeSelector, its required node affinity (In,
 // NotIn, Exists, DoesNotExist, Gt, Lt; matchFields on metadata.name) and
 // spec.nodeName, with every NoSchedule and NoExecute taint tolerated (a
-// pod naming its node: NoExecute only, cordons ignored, as the kubelet
-// admits it). Unless the pod's tolerations are final (a Pod under review),
-// a pod asking for an extended resource tolerates that resource's
-// NoSchedule taint while policy nodeFit.extendedResourceToleration says
-// the API server's ExtendedResourceToleration plugin will add it.
+// pod naming its node: NoExecute only, as the kubelet admits it). Unless the pod's tolerations are final (a Pod under
+// review), a pod asking for an extended resource tolerates that resource's NoSchedule taint while policy
+// nodeFit.extendedResourceToleration says the API server's ExtendedResourceToleration plugin will add it.
 //
 // The policy's nodeFit.pools are chosen from as node fit always chose
 // them (node_fit.h pod_pool): the pool the pod names or selects, else all.

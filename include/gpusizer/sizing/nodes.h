@@ -31,6 +31,14 @@ inline constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
 // The taint a cordoned node carries for the scheduler.
 inline constexpr std::string_view kUnschedulableTaint = "node.kubernetes.io/unschedulable";
 
+// Whether Kubernetes sets and lifts the taint itself as a node's
+// conditions change (kubernetes/api core/v1 well_known_taints.go:
+// not-ready, unreachable, unschedulable, memory-, disk- and pid-pressure,
+// network-unavailable; and the cloud provider's uninitialized, lifted once
+// the cloud controller has initialized a new node). A node under one is
+// coming back: its capacity still counts (docs/nodes.md "Candidates").
+bool is_condition_taint(std::string_view key);
+
 enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
 // "NoSchedule", "PreferNoSchedule", "NoExecute".
 std::string_view to_string(TaintEffect effect);
@@ -93,7 +101,11 @@ struct NodeClass {
   int64_t count(std::string_view resource) const;
   // The node's GPUs: the first of gpu_resources it has, and how many; 0 when none.
   std::pair<std::string_view, int64_t> gpus(const std::vector<std::string>& gpu_resources) const;
-  // "a2-highgpu-8g (8 nvidia.com/gpu, cpu 94, memory 1300Gi, ephemeral-storage 350Gi)".
+  // Why its nodes take no new pod now, though their capacity counts:
+  // "cordoned", "not-ready", "memory-pressure"; empty when nothing says so.
+  std::string unavailable_now() const;
+  // "a2-highgpu-8g (8 nvidia.com/gpu, cpu 94, memory 1300Gi, ephemeral-storage 350Gi)",
+  // with "; cordoned now" (unavailable_now) when it applies.
   std::string describe() const;
 };
 

@@ -32,8 +32,8 @@ class Placement {
   // REQUIRES: node is inventory.classes[index], and every call on one
   // placement passes the same inventory.
   bool placeable(const NodeInventory& inventory, std::size_t index) const;
-  // Why it may not, as a person reads it: "are cordoned (unschedulable)",
-  // "do not match nodeSelector zone=a"; empty when it may.
+  // Why it may not, as a person reads it: "do not match nodeSelector
+  // zone=a"; empty when it may.
   std::string reason(const NodeInventory& inventory, std::size_t index) const;
 
  private:
@@ -49,7 +49,6 @@ class Placement {
   Pinned pinned_on(const NodeClass& node) const;
   bool matches_a_term(const NodeInventory& inventory, std::size_t index, const Pinned& pinned) const;
   bool tolerated(const NodeInventory& inventory, std::size_t index, std::size_t taint) const;
-  bool cordoned(const NodeInventory& inventory, const NodeClass& node) const;
   bool keeps_out(const NodeInventory& inventory, std::size_t index, std::size_t taint) const;
   bool asks_for(std::string_view resource) const;
 

@@ -1,0 +1,95 @@
+// `gpu-sizer check --nodes` on capacity that is not taking pods now but
+// will (issue 28): a node that is cordoned or under the taint of one of
+// its conditions still holds the pods sized for it when it comes back, so
+// the caps are its, and the warning says which node and that it is away.
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "integration/cli_support.h"
+#include "integration/webhook_process.h"
+
+namespace gpusizer::testing {
+namespace {
+
+using nlohmann::json;
+
+// One g2-standard-8 node (one L4, 8 vCPU, 32 GB) as GKE reports it: 7910m
+// CPU and about 27Gi memory allocatable; and a larger CPU-only node.
+json fleet(const json& l4_taints, bool cordoned) {
+  json l4 = {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata",
+       {{"name", "gke-l4-0"},
+        {"labels",
+         {{"node.kubernetes.io/instance-type", "g2-standard-8"}, {"cloud.google.com/gke-accelerator", "nvidia-l4"}}}}},
+      {"spec", {{"taints", l4_taints}}},
+      {"status",
+       {{"allocatable",
+         {{"cpu", "7910m"},
+          {"memory", "27601920Ki"},
+          {"ephemeral-storage", "47060071478"},
+          {"nvidia.com/gpu", "1"}}}}}};
+  if (cordoned) l4["spec"]["unschedulable"] = true;
+  const json cpu = {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata", {{"name", "cpu-0"}, {"labels", {{"node.kubernetes.io/instance-type", "n2-standard-64"}}}}},
+      {"status", {{"allocatable", {{"cpu", "63770m"}, {"memory", "240Gi"}, {"ephemeral-storage", "90Gi"}}}}}};
+  return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array({l4, cpu})}};
+}
+
+const char* const kL4Pod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: l4-infer
+  namespace: ml
+spec:
+  containers:
+  - name: server
+    image: vllm/vllm-openai:v0.8.5
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+)";
+
+std::string check(const TempDir& dir, const json& nodes) {
+  std::ofstream(dir.path() + "/nodes.json") << nodes.dump();
+  std::ofstream(dir.path() + "/pod.yaml") << kL4Pod;
+  const auto result = cli_test::run("check --fix --nodes " + dir.path() + "/nodes.json " + dir.path() + "/pod.yaml");
+  return result.output;
+}
+
+TEST(CliCapacity, ANodeThatIsNotReadyOrCordonedStillCapsThePodsSizedForIt) {
+  const json not_ready = json::array({{{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}},
+                                      {{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoExecute"}}});
+  const json cordon = json::array({{{"key", "node.kubernetes.io/unschedulable"}, {"effect", "NoSchedule"}}});
+  TempDir dir;
+  for (const auto& [taints, cordoned, said] :
+       {std::tuple{not_ready, false,
+                   "node cap: g2-standard-8 is not-ready now; sized for it, the pod waits until it is back"},
+        std::tuple{cordon, true,
+                   "node cap: g2-standard-8 is cordoned now; sized for it, the pod waits until it is back"}}) {
+    const std::string output = check(dir, fleet(taints, cordoned));
+    // Sized within the L4 node (not the table's 16 CPU / 64Gi / 300Gi), and
+    // each cap names the node and says it takes no pod now.
+    EXPECT_NE(output.find("cpu request unset->7400m (1 GPU, train profile, node cap)"), std::string::npos) << output;
+    EXPECT_NE(output.find("memory request unset->25Gi"), std::string::npos) << output;
+    EXPECT_NE(output.find("ephemeral-storage request unset->38Gi"), std::string::npos) << output;
+    EXPECT_NE(output.find("capped to 25Gi: g2-standard-8 has 26955Mi"), std::string::npos) << output;
+    EXPECT_NE(output.find(said), std::string::npos) << output;
+    EXPECT_EQ(output.find("node fit:"), std::string::npos) << output;
+  }
+  // Another taint still keeps the pod off: no candidate, nothing capped,
+  // and node fit says no node may run it.
+  const json dedicated = json::array({{{"key", "dedicated"}, {"value", "batch"}, {"effect", "NoSchedule"}}});
+  const std::string output = check(dir, fleet(dedicated, false));
+  EXPECT_NE(output.find("memory request unset->64Gi (1 GPU, train profile)"), std::string::npos) << output;
+  EXPECT_EQ(output.find("node cap"), std::string::npos) << output;
+}
+
+}  // namespace
+}  // namespace gpusizer::testing
