@@ -1,0 +1,141 @@
+// Allocatable of a catalogue machine (instance_types.h), by each provider's
+// published arithmetic: allocatable = capacity - kube-reserved -
+// system-reserved (none on all three) - the hard eviction threshold.
+#include <algorithm>
+#include <cstdint>
+
+#include "gpusizer/sizing/instance_types.h"
+#include "gpusizer/util/numbers.h"
+
+namespace gpusizer {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+// Karpenter's VM memory overhead, the fraction of the machine's memory a
+// node does not report as capacity (--vm-memory-overhead-percent, default
+// 0.075: aws/karpenter-provider-aws pkg/operator/options/options.go;
+// Azure/karpenter-provider-azure the same), in thousandths.
+constexpr int64_t kVmOverheadThousandths = 75;
+
+// A bracketed reservation: `rate` (in 1/10000) of the part of the amount
+// from `from` up to the next bracket's `from`.
+struct Bracket {
+  int64_t from;
+  int64_t rate;
+};
+
+// The reservation in 1/10000 of the amount's unit: the callers truncate
+// once, at the end, as the providers do.
+template <std::size_t N>
+int64_t bracketed(int64_t amount, const Bracket (&brackets)[N]) {
+  int64_t reserved = 0;
+  for (std::size_t i = 0; i < N && amount > brackets[i].from; ++i) {
+    const int64_t to = i + 1 < N ? std::min(amount, brackets[i + 1].from) : amount;
+    reserved += (to - brackets[i].from) * brackets[i].rate;
+  }
+  return reserved;
+}
+
+int64_t capacity_mib(int64_t machine_mib) {
+  return machine_mib - (machine_mib * kVmOverheadThousandths + 999) / 1000;  // Karpenter rounds the overhead up
+}
+
+// AWS, Karpenter with the default AL2023 EC2NodeClass (aws/karpenter-provider-aws
+// pkg/providers/instancetype/types.go; amifamily/resolver.go DefaultEBS):
+// memory less 11 MiB a pod (the ENI-limited count) + 255 MiB and the 100Mi
+// eviction threshold; ephemeral storage on the 20Gi root volume, less 1Gi
+// kube-reserved and the 10% nodefs eviction threshold.
+Allocatable aws_allocatable(const InstanceType& machine) {
+  constexpr int64_t kRootVolume = 20 * kGiB;
+  return {machine.vcpus * 1000 - gke_reserved_cpu_millis(machine.vcpus),
+          (capacity_mib(machine.memory_mib) - eks_reserved_memory_mib(machine.eni_pods) - 100) * kMiB,
+          kRootVolume - kGiB - (kRootVolume + 9) / 10};
+}
+
+// The filesystem a 100 GB boot disk gives a GKE node, as it reports it:
+// the published example's capacity (98831908Ki, plan-node-sizes), and the
+// same fraction of any other disk.
+constexpr int64_t kGkeBootFilesystem = int64_t{98831908} * 1024;
+constexpr int64_t kGkeBootDisk = 100 * kGiB;
+
+// The kubelet takes its 10% eviction threshold as a float32 fraction of
+// the filesystem (0.1f is a little over 0.1): the published example
+// recomputes to the byte only so.
+int64_t gke_eviction(int64_t filesystem) {
+  return static_cast<int64_t>(static_cast<double>(filesystem) * static_cast<double>(0.1F));
+}
+
+// Google, GKE (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes):
+// memory less GKE's brackets on the machine's memory and the 100 MiB
+// eviction threshold; ephemeral storage on the default 100 GB boot disk
+// less min(50%, 6 GiB + 35%, 100 GiB) and the 10% eviction threshold, or
+// on the bundled local SSDs less 50, 75 or 100 GiB for one, two or more
+// (GoogleCloudPlatform/cluster-autoscaler pkg/cloudprovider/gke/reserved.go).
+Allocatable google_allocatable(const InstanceType& machine) {
+  int64_t filesystem = kGkeBootFilesystem;
+  int64_t reserved = 41 * kGiB;  // min(50, 6 + 35, 100) GiB of 100 GB
+  if (machine.bundled_local_ssds > 0) {
+    const int64_t disks = machine.bundled_local_ssds * 375 * kGiB;
+    filesystem = static_cast<int64_t>(static_cast<double>(disks) * static_cast<double>(kGkeBootFilesystem) /
+                                      static_cast<double>(kGkeBootDisk));
+    reserved = machine.bundled_local_ssds == 1 ? 50 * kGiB : machine.bundled_local_ssds == 2 ? 75 * kGiB : 100 * kGiB;
+  }
+  return {machine.vcpus * 1000 - gke_reserved_cpu_millis(machine.vcpus),
+          (capacity_mib(machine.memory_mib) - gke_reserved_memory_mib(machine.memory_mib) - 100) * kMiB,
+          filesystem - reserved - gke_eviction(filesystem)};
+}
+
+// Azure, Karpenter on Azure as AKS node auto-provisioning runs it
+// (Azure/karpenter-provider-azure pkg/providers/instancetype/instancetype.go):
+// AKS's CPU table, the memory brackets on whole GiB and the 750Mi
+// eviction threshold (the reservations before AKS 1.29, larger than 1.29's
+// 20 MB a pod + 50 MB and 100Mi: the smaller allocatable of the two);
+// ephemeral storage on the default 128 GB OS disk (osDiskSizeGB) less the
+// 10% eviction threshold.
+Allocatable azure_allocatable(const InstanceType& machine) {
+  constexpr int64_t kOsDisk = int64_t{128} * 1000 * 1000 * 1000;
+  const int64_t gib = machine.memory_mib / 1024;
+  return {machine.vcpus * 1000 - aks_reserved_cpu_millis(machine.vcpus),
+          (capacity_mib(machine.memory_mib) - aks_reserved_memory_mib(gib) - 750) * kMiB, kOsDisk - kOsDisk / 10};
+}
+
+}  // namespace
+
+int64_t gke_reserved_cpu_millis(int64_t vcpus) {
+  static constexpr Bracket kBrackets[] = {{0, 600}, {1000, 100}, {2000, 50}, {4000, 25}};
+  return bracketed(vcpus * 1000, kBrackets) / 10000;
+}
+
+int64_t aks_reserved_cpu_millis(int64_t vcpus) {
+  static constexpr Bracket kBrackets[] = {{0, 600}, {1000, 400}, {2000, 200}, {4000, 100}};
+  return bracketed(vcpus * 1000, kBrackets) / 10000;
+}
+
+int64_t gke_reserved_memory_mib(int64_t machine_mib) {
+  // GKE's edges are 4000, 8000, ... MiB (its autoscaler: "treating GB as
+  // 1000*MiB"), which real nodes confirm; a machine of 1000 MiB or less
+  // gets 255 MiB.
+  if (machine_mib <= 1000) return 255;
+  static constexpr Bracket kBrackets[] = {{0, 2500}, {4000, 2000}, {8000, 1000}, {16000, 600}, {128000, 200}};
+  return bracketed(machine_mib, kBrackets) / 10000;
+}
+
+int64_t aks_reserved_memory_mib(int64_t machine_gib) {
+  static constexpr Bracket kBrackets[] = {{0, 2500}, {4, 2000}, {8, 1000}, {16, 600}, {128, 200}};
+  // In GiB, then MiB truncated, as Karpenter on Azure does.
+  return bracketed(machine_gib, kBrackets) * 1024 / 10000;
+}
+
+int64_t eks_reserved_memory_mib(int64_t pods) { return 11 * pods + 255; }
+
+Allocatable allocatable(const InstanceType& machine) {
+  switch (machine.cloud) {
+    case Cloud::kAws: return aws_allocatable(machine);
+    case Cloud::kGoogle: return google_allocatable(machine);
+    case Cloud::kAzure: return azure_allocatable(machine);
+  }
+  return {};
+}
+
+}  // namespace gpusizer
