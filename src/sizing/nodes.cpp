@@ -95,6 +95,7 @@ std::string_view to_string(InventorySource source) {
     case InventorySource::kPools: return "policy";
     case InventorySource::kFile: return "file";
     case InventorySource::kCluster: return "cluster";
+    case InventorySource::kCatalogue: return "catalogue";
   }
   return "none";
 }

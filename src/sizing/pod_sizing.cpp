@@ -6,6 +6,7 @@
 #include <span>
 #include <utility>
 
+#include "gpusizer/sizing/catalogue_candidates.h"
 #include "gpusizer/sizing/messages.h"
 #include "gpusizer/sizing/shortfalls.h"
 #include "gpusizer/sizing/sizing.h"
@@ -75,19 +76,33 @@ class PodSizer {
   }
 
   // The nodes known (the caller's), else the policy's pools, also when no
-  // known node is a candidate; why the known ones may be out of date
+  // known node is a candidate, else the catalogue's machines the pod
+  // selects (an instance type, a GPU model: a pool scaled to zero shows
+  // none until the pod waits); why the known ones may be out of date
   // carries over either way.
   void choose_candidates() {
     const NodeInventory& known = options_.nodes ? *options_.nodes : *NodeInventory::none();
     const std::shared_ptr<const NodeInventory>& pools = policy_.rule_settings.get<NodeFitPolicy>().pool_nodes;
     const NodeInventory& used = known.source != InventorySource::kNone || !pools ? known : *pools;
     candidates_ = candidate_nodes(used, policy_, pod_, phases_.gpus);
-    if (&used == &known && candidates_.known() && candidates_.nodes.empty() && pools) {
+    if (&used == &known && candidates_.nodes.empty()) {
       // No node the cluster has now may run the pod: it may be waiting
-      // for the autoscaler to add one of the pools' shapes.
-      const std::string why = "none of " + known.origin + " may run it now: " + candidates_.why_none;
-      candidates_ = candidate_nodes(*pools, policy_, pod_, phases_.gpus);
-      candidates_.pools_instead = why;
+      // for the autoscaler to add one of the pools' shapes, or a machine
+      // it selects. (The words only when said: most pods with no node
+      // known select none.)
+      const auto why = [&] {
+        return candidates_.known() ? "none of " + known.origin + " may run it now: " + candidates_.why_none
+                                   : std::string("no node is known");
+      };
+      if (candidates_.known() && pools) {
+        std::string stood_in = "of nodeFit.pools, as " + why();
+        candidates_ = candidate_nodes(*pools, policy_, pod_, phases_.gpus);
+        candidates_.stood_in = std::move(stood_in);
+      } else if (Candidates machines = catalogue_candidates(policy_, pod_, phases_.gpus); !machines.nodes.empty()) {
+        std::string stood_in = "of the instance catalogue, as " + why();
+        candidates_ = std::move(machines);
+        candidates_.stood_in = std::move(stood_in);
+      }
     }
     candidates_.stale = known.stale;
     if (!candidates_.known()) return;

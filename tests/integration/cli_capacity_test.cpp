@@ -91,5 +91,46 @@ TEST(CliCapacity, ANodeThatIsNotReadyOrCordonedStillCapsThePodsSizedForIt) {
   EXPECT_EQ(output.find("node cap"), std::string::npos) << output;
 }
 
+// A pool scaled to zero (issue 28): a Ray worker pinned by node affinity
+// to two instance types no node of the file has yet is capped to the
+// larger of them, from the instance catalogue.
+TEST(CliCapacity, APodPinnedToInstanceTypesNoNodeHasIsCappedToTheLargestOfThem) {
+  TempDir dir;
+  std::ofstream(dir.path() + "/nodes.json") << fleet(json::array(), false).dump();
+  std::ofstream(dir.path() + "/worker.yaml") << R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: ray-worker
+  namespace: ml
+spec:
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - key: node.kubernetes.io/instance-type
+            operator: In
+            values: [g6e.2xlarge, g6e.4xlarge]
+          - key: karpenter.sh/nodepool
+            operator: In
+            values: [gpu]
+  containers:
+  - name: worker
+    image: rayproject/ray:2.9.0-gpu
+    resources:
+      requests:
+        cpu: "6"
+      limits:
+        nvidia.com/gpu: 1
+)";
+  const auto result = cli_test::run("explain --nodes " + dir.path() + "/nodes.json " + dir.path() + "/worker.yaml");
+  const std::string& output = result.output;
+  EXPECT_NE(output.find("cpu request 6->15300m (1 GPU, train profile, node cap)"), std::string::npos) << output;
+  EXPECT_NE(output.find("capped to 15300m: g6e.4xlarge has cpu 15890m"), std::string::npos) << output;
+  EXPECT_NE(output.find("of the instance catalogue, as none of " + dir.path() + "/nodes.json may run it now"),
+            std::string::npos)
+      << output;
+}
+
 }  // namespace
 }  // namespace gpusizer::testing

@@ -50,10 +50,12 @@ struct Candidates {
   // was left out, the most common reason first: "12 node shapes: 9 have
   // fewer than 8 nvidia.com/gpu, 3 have taint sku=gpu:NoSchedule, not tolerated".
   std::string why_none;
-  // Set when no known node was a candidate and the policy's pools stood in
-  // (a pool the autoscaler scaled to zero has no nodes until a pod asks for
-  // one): "none of the cluster's nodes may run it now: <why_none>".
-  std::string pools_instead;
+  // Set when no known node was a candidate and the policy's pools or the
+  // instance catalogue stood in (a pool the autoscaler scaled to zero has
+  // no nodes until a pod asks for one): "of nodeFit.pools, as none of the
+  // cluster's nodes may run it now: <why_none>", "of the instance
+  // catalogue, as no node is known".
+  std::string stood_in;
   // Why the nodes may be out of date (NodeInventory::stale of the nodes the
   // caller knows, even when the policy's pools stood in for them).
   std::string_view stale;

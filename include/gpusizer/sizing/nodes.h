@@ -111,10 +111,11 @@ struct NodeClass {
 
 // Where an inventory came from, as /status and warnings say it.
 enum class InventorySource {
-  kNone,     // no nodes known: nothing is capped
-  kPools,    // the policy's nodeFit.pools
-  kFile,     // check --nodes FILE
-  kCluster,  // serve's watch of v1/Node
+  kNone,       // no nodes known: nothing is capped
+  kPools,      // the policy's nodeFit.pools
+  kFile,       // check --nodes FILE
+  kCluster,    // serve's watch of v1/Node
+  kCatalogue,  // the cloud machines a pod selects (catalogue_candidates.h)
 };
 std::string_view to_string(InventorySource source);
 

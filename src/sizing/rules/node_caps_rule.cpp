@@ -58,7 +58,7 @@ class Capper {
     if (candidates_.nodes.empty()) {
       explain(result, "-",
               "no candidate node (" + candidates_.why_none + "): nothing is capped" +
-                  (candidates_.pools_instead.empty() ? "" : "; of nodeFit.pools, as " + candidates_.pools_instead));
+                  (candidates_.stood_in.empty() ? "" : "; " + candidates_.stood_in));
       return result;
     }
     const NodeClass& node = best_node();
@@ -92,7 +92,7 @@ class Capper {
     if (input_.explain) {
       std::string detail =
           capped.empty() ? "the floors fit " + node.describe() : "capped to " + node.describe() + reserve_text();
-      if (!candidates_.pools_instead.empty()) detail += "; of nodeFit.pools, as " + candidates_.pools_instead;
+      if (!candidates_.stood_in.empty()) detail += "; " + candidates_.stood_in;
       result.row = RuleRow{RuleKind::kNodeCaps, capped.empty() ? "-" : join(capped, ", "), std::move(detail)};
     }
     return result;

@@ -27,21 +27,23 @@ RuleResult NodeFitRule::evaluate(const RuleInput& input) const {
     // Pools standing in for nodes the cluster has but the pod may not use
     // now (cordoned, tainted, too small) are a guess at what the
     // autoscaler adds: told, never denied.
-    const bool deny = input.policy.rule_settings.get<NodeFitPolicy>().action == CheckAction::kDeny &&
-                      candidates->pools_instead.empty();
+    const bool deny =
+        input.policy.rule_settings.get<NodeFitPolicy>().action == CheckAction::kDeny && candidates->stood_in.empty();
     result.findings.push_back(
         {DenialReason::kNodeFit, deny, deny ? pod.description + ": " + judged.message : "", pod.label + judged.brief});
   }
   if (input.explain) {
     const bool pools = candidates->inventory->source == InventorySource::kPools;
-    const std::string where = pools ? "a node of " + (candidates->pool ? "pool " + in_quotes(candidates->pool->name)
-                                                                       : std::string("some pool"))
-                                    : "a node it may run on (of " + candidates->inventory->origin + ")";
+    const std::string where =
+        pools
+            ? "a node of " + (candidates->pool ? "pool " + in_quotes(candidates->pool->name) : std::string("some pool"))
+            : "a node it may run on" +
+                  (candidates->stood_in.empty() ? " (of " + candidates->inventory->origin + ")" : std::string());
     result.row =
         RuleRow{RuleKind::kNodeFit,
                 gpus_text(request.gpus) + ", cpu " + request.cpu.to_string() + ", memory " + request.memory.to_string(),
                 (judged.verdict == NodeFit::Verdict::kFits ? "fits " + where : judged.message) +
-                    (candidates->pools_instead.empty() ? "" : " (" + candidates->pools_instead + ")")};
+                    (candidates->stood_in.empty() ? "" : " (" + candidates->stood_in + ")")};
   }
   return result;
 }

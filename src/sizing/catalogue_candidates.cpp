@@ -1,0 +1,161 @@
+#include "gpusizer/sizing/catalogue_candidates.h"
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpusizer/sizing/instance_types.h"
+
+namespace gpusizer {
+namespace {
+
+constexpr std::string_view kInstanceTypeLabel = "node.kubernetes.io/instance-type";
+
+// The labels that describe the machine itself, as each provider's nodes
+// carry them: Karpenter's (karpenter.sh/docs/reference/instance-types),
+// GKE's (GoogleCloudPlatform/cluster-autoscaler gke/labels), Karpenter on
+// Azure's (Azure/karpenter-provider-azure pkg/apis/v1beta1/labels.go).
+constexpr std::string_view kMachineLabels[] = {kInstanceTypeLabel,
+                                               "beta.kubernetes.io/instance-type",
+                                               "karpenter.k8s.aws/instance-family",
+                                               "karpenter.k8s.aws/instance-size",
+                                               "karpenter.k8s.aws/instance-cpu",
+                                               "karpenter.k8s.aws/instance-memory",
+                                               "karpenter.k8s.aws/instance-gpu-name",
+                                               "karpenter.k8s.aws/instance-gpu-count",
+                                               "karpenter.k8s.aws/instance-gpu-memory",
+                                               "karpenter.k8s.aws/instance-gpu-manufacturer",
+                                               "cloud.google.com/machine-family",
+                                               "cloud.google.com/gke-accelerator",
+                                               "cloud.google.com/gke-accelerator-count",
+                                               "karpenter.azure.com/sku-name",
+                                               "karpenter.azure.com/sku-cpu",
+                                               "karpenter.azure.com/sku-memory",
+                                               "karpenter.azure.com/sku-gpu-name",
+                                               "karpenter.azure.com/sku-gpu-count",
+                                               "karpenter.azure.com/sku-gpu-manufacturer"};
+
+bool is_machine_label(std::string_view key) {
+  return std::find(std::begin(kMachineLabels), std::end(kMachineLabels), key) != std::end(kMachineLabels);
+}
+
+std::vector<std::pair<std::string, std::string>> machine_labels(const InstanceType& machine) {
+  const std::string name(machine.name);
+  std::vector<std::pair<std::string, std::string>> labels = {{std::string(kInstanceTypeLabel), name},
+                                                             {"beta.kubernetes.io/instance-type", name}};
+  const auto add = [&](std::string_view key, std::string value) { labels.emplace_back(key, std::move(value)); };
+  switch (machine.cloud) {
+    case Cloud::kAws: {
+      const std::size_t dot = name.find('.');
+      add("karpenter.k8s.aws/instance-family", name.substr(0, dot));
+      add("karpenter.k8s.aws/instance-size", name.substr(dot + 1));
+      add("karpenter.k8s.aws/instance-cpu", std::to_string(machine.vcpus));
+      add("karpenter.k8s.aws/instance-memory", std::to_string(machine.memory_mib));
+      add("karpenter.k8s.aws/instance-gpu-name", std::string(machine.gpu));
+      add("karpenter.k8s.aws/instance-gpu-count", std::to_string(machine.gpus));
+      add("karpenter.k8s.aws/instance-gpu-memory", std::to_string(machine.gpu_memory_mib));
+      add("karpenter.k8s.aws/instance-gpu-manufacturer", "nvidia");
+      break;
+    }
+    case Cloud::kGoogle:
+      add("cloud.google.com/machine-family", name.substr(0, name.find('-')));
+      add("cloud.google.com/gke-accelerator", std::string(machine.gpu));
+      add("cloud.google.com/gke-accelerator-count", std::to_string(machine.gpus));
+      break;
+    case Cloud::kAzure:
+      add("karpenter.azure.com/sku-name", name);
+      add("karpenter.azure.com/sku-cpu", std::to_string(machine.vcpus));
+      add("karpenter.azure.com/sku-memory", std::to_string(machine.memory_mib));
+      if (!machine.gpu.empty()) add("karpenter.azure.com/sku-gpu-name", std::string(machine.gpu));
+      add("karpenter.azure.com/sku-gpu-count", std::to_string(machine.gpus));
+      add("karpenter.azure.com/sku-gpu-manufacturer", "nvidia");
+      break;
+  }
+  std::sort(labels.begin(), labels.end());
+  return labels;
+}
+
+NodeInventory build_catalogue() {
+  NodeInventory inventory;
+  inventory.source = InventorySource::kCatalogue;
+  inventory.origin = "the instance catalogue";
+  for (const InstanceType& machine : instance_types()) {
+    NodeClass node;
+    node.shape = std::string(machine.name);
+    node.labels = machine_labels(machine);
+    node.hostname_is_name = true;  // no hostname label: a requirement on it matches no machine
+    const Allocatable left = allocatable(machine);
+    node.cpu = Quantity::from_milli(left.cpu_millis);
+    node.memory = Quantity::from_bytes(left.memory_bytes);
+    node.ephemeral_storage = Quantity::from_bytes(left.ephemeral_storage_bytes);
+    node.extended = {{"nvidia.com/gpu", machine.gpus}};
+    node.gpu = node_gpu(node.labels);
+    inventory.classes.push_back(std::move(node));
+  }
+  inventory.node_count = inventory.classes.size();
+  return inventory;
+}
+
+// A requirement that picks machines: one on a machine label that some node
+// must have (NotIn and DoesNotExist only rule machines out).
+bool picks(const NodeRequirement& requirement) {
+  using Op = NodeRequirement::Op;
+  return !requirement.field && is_machine_label(requirement.key) && requirement.op != Op::kNotIn &&
+         requirement.op != Op::kDoesNotExist;
+}
+
+// The pod's machine constraints alone: its nodeSelector entries and
+// required affinity requirements on machine labels; a term left with none
+// allows any machine, and so does the affinity.
+PodFacts machine_constraints(const PodFacts& pod) {
+  PodFacts only = pod;
+  only.node_selector.clear();
+  pod.every_node_selector_entry([&](const std::string& key, const std::string& value) {
+    if (is_machine_label(key)) only.node_selector.emplace(key, value);
+    return true;
+  });
+  const PodFacts& affinity = pod.affinity_source();
+  only.affinity_terms.clear();
+  only.has_affinity = affinity.has_affinity;
+  for (const NodeSelectorTerm& term : affinity.affinity_terms) {
+    NodeSelectorTerm kept;
+    for (const NodeRequirement& requirement : term.requirements) {
+      if (!requirement.field && is_machine_label(requirement.key)) kept.requirements.push_back(requirement);
+    }
+    if (kept.requirements.empty() && !term.requirements.empty()) only.has_affinity = false;  // any machine
+    only.affinity_terms.push_back(std::move(kept));
+  }
+  if (!only.has_affinity) only.affinity_terms.clear();
+  only.affinity_products = affinity.affinity_products;
+  only.tolerations = pod.effective_tolerations();
+  only.workflow.reset();
+  return only;
+}
+
+}  // namespace
+
+const NodeInventory& catalogue_inventory() {
+  static const NodeInventory inventory = build_catalogue();
+  return inventory;
+}
+
+bool selects_machines(const PodFacts& pod) {
+  const bool by_selector =
+      !pod.every_node_selector_entry([](const std::string& key, const std::string&) { return !is_machine_label(key); });
+  if (by_selector) return true;
+  const PodFacts& affinity = pod.affinity_source();
+  return std::any_of(affinity.affinity_terms.begin(), affinity.affinity_terms.end(), [](const NodeSelectorTerm& term) {
+    return std::any_of(term.requirements.begin(), term.requirements.end(), picks);
+  });
+}
+
+Candidates catalogue_candidates(const Policy& policy, const PodFacts& pod, int64_t gpus) {
+  if (!pod.effective_node_name().empty() || !selects_machines(pod)) return {};
+  const PodFacts constraints = machine_constraints(pod);
+  return candidate_nodes(catalogue_inventory(), policy, constraints, gpus);
+}
+
+}  // namespace gpusizer
