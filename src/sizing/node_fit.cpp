@@ -47,6 +47,19 @@ bool holds(const NodeClass& node, const PodRequest& request, std::string_view gp
          within(request.ephemeral_storage, node.ephemeral_storage);
 }
 
+const NodeClass* smallest_holding(const Candidates& candidates, const PodRequest& request) {
+  const std::string_view resource = candidates.gpu_resource;
+  const Quantity none;
+  const auto size = [&](const NodeClass& node) {
+    return std::make_tuple(node.count(resource), node.cpu.value_or(none), node.memory.value_or(none));
+  };
+  const NodeClass* smallest = nullptr;
+  for (const NodeClass* node : candidates.nodes) {
+    if (holds(*node, request, resource) && (!smallest || size(*node) < size(*smallest))) smallest = node;
+  }
+  return smallest;
+}
+
 NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) {
   NodeFit fit;
   if (!candidates.known()) return fit;

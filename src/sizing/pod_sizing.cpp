@@ -215,6 +215,22 @@ class PodSizer {
 
   bool is_pod_level(const ContainerFacts& c) const { return pod_.pod_level && &c == &*pod_.pod_level; }
 
+  // Sizing that moves the pod to a larger machine than its own request
+  // fits costs more per pod (issue 28): "node fit: raises the smallest
+  // fitting instance from g6e.2xlarge to g6e.4xlarge"; empty when the
+  // same machine holds both, or the candidates are all one shape.
+  std::string larger_machine() const {
+    if (candidates_.shapes.size() < 2) return {};
+    const PodRequest written = pod_request(pod_, phases_.gpus, [](const ContainerFacts& c, std::string_view resource) {
+      return c.effective_request(resource);
+    });
+    const NodeClass* before = smallest_holding(candidates_, written);
+    const NodeClass* after = smallest_holding(candidates_, sized_pod());
+    if (!before || !after || before->shape == after->shape) return {};
+    return fit(pod_.label + "node fit: raises the smallest fitting instance from " + before->shape + " to " +
+               after->shape);
+  }
+
   std::string holder_gpus(const Shortfall& s) const {
     if (is_pod_level(*s.container)) return gpus_text(phases_.gpus);
     return s.container->gpus == s.phase->gpus ? gpus_text(s.phase->gpus)
@@ -363,6 +379,9 @@ class PodSizer {
     }
     // The arithmetic of a floor follows the raises it explains.
     for (std::string& note : binding_notes()) requests.warnings.push_back(std::move(note));
+    if (!requests.changes.empty()) {
+      if (std::string moved = larger_machine(); !moved.empty()) requests.warnings.push_back(std::move(moved));
+    }
     if (!requests.changes.empty()) sizing_.fixes.push_back(std::move(requests));
     for (RuleResult& result : results_) {
       if (result.fix) sizing_.fixes.push_back(std::move(*result.fix));

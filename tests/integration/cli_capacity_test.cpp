@@ -93,7 +93,8 @@ TEST(CliCapacity, ANodeThatIsNotReadyOrCordonedStillCapsThePodsSizedForIt) {
 
 // A pool scaled to zero (issue 28): a Ray worker pinned by node affinity
 // to two instance types no node of the file has yet is capped to the
-// larger of them, from the instance catalogue.
+// larger of them, from the instance catalogue, and told it now needs the
+// larger machine.
 TEST(CliCapacity, APodPinnedToInstanceTypesNoNodeHasIsCappedToTheLargestOfThem) {
   TempDir dir;
   std::ofstream(dir.path() + "/nodes.json") << fleet(json::array(), false).dump();
@@ -127,6 +128,10 @@ spec:
   const std::string& output = result.output;
   EXPECT_NE(output.find("cpu request 6->15300m (1 GPU, train profile, node cap)"), std::string::npos) << output;
   EXPECT_NE(output.find("capped to 15300m: g6e.4xlarge has cpu 15890m"), std::string::npos) << output;
+  // Its own 6 CPU fit the smaller machine: the move to the larger is said.
+  EXPECT_NE(output.find("node fit: raises the smallest fitting instance from g6e.2xlarge to g6e.4xlarge"),
+            std::string::npos)
+      << output;
   EXPECT_NE(output.find("of the instance catalogue, as none of " + dir.path() + "/nodes.json may run it now"),
             std::string::npos)
       << output;

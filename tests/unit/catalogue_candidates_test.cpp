@@ -98,6 +98,27 @@ TEST(CatalogueCandidates, WithNoNodeKnownThePodIsCappedToTheMachineItSelects) {
     said = said || row.detail.find("of the instance catalogue, as no node is known") != std::string::npos;
   }
   EXPECT_TRUE(said);
+  // One machine selected: no move between machines to tell.
+  const PodSizing fixed = size_pod(default_policy(), pod, pod_phases(pod), {}, {.fix = true});
+  ASSERT_FALSE(fixed.fixes.empty());
+  EXPECT_EQ(testing::all(fixed.fixes[0].warnings).find("smallest fitting instance"), std::string::npos);
+}
+
+TEST(CatalogueCandidates, AMoveToALargerMachineThanThePodsOwnRequestFitsIsSaid) {
+  // 6 CPU of its own fit a g6e.2xlarge (7910m); sized, it needs the
+  // g6e.4xlarge.
+  PodFacts pod = testing::pod_of({testing::gpu_container("worker", 1, "6", "1Gi")});
+  pod.app[0].limits = {};
+  pod.app[0].requests = testing::quantities({{kCpu, "6"}});
+  pod.has_affinity = true;
+  pod.affinity_terms = {
+      term({requirement("node.kubernetes.io/instance-type", Op::kIn, {"g6e.2xlarge", "g6e.4xlarge"})})};
+  const PodSizing sizing = size_pod(default_policy(), pod, pod_phases(pod), {}, {.fix = true});
+  ASSERT_FALSE(sizing.fixes.empty());
+  EXPECT_NE(testing::all(sizing.fixes[0].warnings)
+                .find("node fit: raises the smallest fitting instance from g6e.2xlarge to g6e.4xlarge"),
+            std::string::npos)
+      << testing::all(sizing.fixes[0].warnings);
 }
 
 }  // namespace

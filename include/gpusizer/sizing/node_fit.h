@@ -59,6 +59,10 @@ const NodePool* pod_pool(const NodeFitPolicy& policy, const PodFacts& pod);
 // claim (kClaimedGpus) are in no allocatable: only the rest is compared.
 bool holds(const NodeClass& node, const PodRequest& request, std::string_view gpu_resource);
 
+// The smallest candidate (fewest GPUs of the pod's resource, then least
+// cpu, then memory: the cheaper machine) that holds the request, or nullptr.
+const NodeClass* smallest_holding(const Candidates& candidates, const PodRequest& request);
+
 // Whether some placeable candidate (candidates.h) holds the pod: its GPUs
 // of the pod's GPU resource, cpu, memory and ephemeral storage each at most
 // the node's allocatable (a resource the node does not report is none).
