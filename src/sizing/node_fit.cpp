@@ -54,7 +54,8 @@ const NodeClass* smallest_holding(const Candidates& candidates, const PodRequest
     return std::make_tuple(node.count(resource), node.cpu.value_or(none), node.memory.value_or(none));
   };
   const NodeClass* smallest = nullptr;
-  for (const NodeClass* node : candidates.nodes) {
+  // One of each shape: classes that differ only in labels hold a pod alike.
+  for (const NodeClass* node : candidates.shapes) {
     if (holds(*node, request, resource) && (!smallest || size(*node) < size(*smallest))) smallest = node;
   }
   return smallest;

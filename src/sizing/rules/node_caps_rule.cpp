@@ -85,9 +85,11 @@ class Capper {
     }
     // Capped to a node that takes no pod now: it is coming back (issue 28),
     // and the pod waits for it; said once, after the caps it explains.
-    if (const std::string now = node.unavailable_now(); !capped.empty() && !now.empty()) {
-      result.findings.push_back(
-          warning("node cap: " + node.shape + " is " + now + " now; sized for it, the pod waits until it is back"));
+    if (!capped.empty()) {
+      if (const std::string now = node.unavailable_now(); !now.empty()) {
+        result.findings.push_back(
+            warning("node cap: " + node.shape + " is " + now + " now; sized for it, the pod waits until it is back"));
+      }
     }
     if (input_.explain) {
       std::string detail =
