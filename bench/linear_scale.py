@@ -60,6 +60,9 @@ CASES = {
     # (and weighed against the nodes again) for each template.
     "workflow-volumes": ("workflow-volumes", "mutate", False, 1000),
     "workflow-scheduling": ("workflow-scheduling", "mutate", True, 1000),
+    # the instance catalogue: a workflow's affinity terms on instance types
+    # no node is, looked at again for each template.
+    "workflow-machines": ("workflow-machines", "mutate", True, 1000),
     "workflow-defaults": ("workflow-defaults", "validate", False, 2000),
     # UPDATE: each template's old copy found by walking the array to it.
     "unchanged-templates": ("workflow-update", "mutate", False, 1000),

@@ -156,11 +156,15 @@ std::string shared_replicas(const Candidates& candidates) {
   return said;
 }
 
+std::string candidate_gpu_resource(const PodFacts& pod, const Policy& policy) {
+  return gpus_by_claim(pod) ? std::string(kClaimedGpus) : pod_gpu_resource(pod, policy);
+}
+
 Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy, const PodFacts& pod, int64_t gpus) {
   Candidates out;
   out.inventory = &inventory;
   const bool by_claim = gpus_by_claim(pod);
-  out.gpu_resource = by_claim ? std::string(kClaimedGpus) : pod_gpu_resource(pod, policy);
+  out.gpu_resource = candidate_gpu_resource(pod, policy);
   out.gpus = gpus;
   if (inventory.classes.empty()) return out;
   const Placement placement(policy, pod);

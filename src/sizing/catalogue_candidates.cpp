@@ -1,6 +1,7 @@
 #include "gpusizer/sizing/catalogue_candidates.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -113,10 +114,10 @@ bool picks(const NodeRequirement& requirement) {
 PodFacts machine_constraints(const PodFacts& pod) {
   PodFacts only = pod;
   only.node_selector.clear();
-  pod.every_node_selector_entry([&](const std::string& key, const std::string& value) {
-    if (is_machine_label(key)) only.node_selector.emplace(key, value);
-    return true;
-  });
+  // By key, not by entry: a workflow's nodeSelector may hold thousands.
+  for (std::string_view key : kMachineLabels) {
+    if (const std::string* value = pod.node_selector_value(key)) only.node_selector.emplace(key, *value);
+  }
   const PodFacts& affinity = pod.affinity_source();
   only.affinity_terms.clear();
   only.has_affinity = affinity.has_affinity;
@@ -130,9 +131,29 @@ PodFacts machine_constraints(const PodFacts& pod) {
   }
   if (!only.has_affinity) only.affinity_terms.clear();
   only.affinity_products = affinity.affinity_products;
-  only.tolerations = pod.effective_tolerations();
+  only.tolerations.clear();  // the catalogue's machines carry no taint
   only.workflow.reset();
   return only;
+}
+
+// Whether some required affinity term of `source` picks machines. An Argo
+// workflow's terms serve each of its templates (thousands, maybe): they are
+// looked at once per workflow on a thread.
+bool affinity_picks(const PodFacts& pod) {
+  const PodFacts& source = pod.affinity_source();
+  const auto scan = [&] {
+    return std::any_of(source.affinity_terms.begin(), source.affinity_terms.end(), [](const NodeSelectorTerm& term) {
+      return std::any_of(term.requirements.begin(), term.requirements.end(), picks);
+    });
+  };
+  if (&source == &pod || !pod.workflow) return scan();
+  thread_local uint64_t serial = 0;
+  thread_local bool picked = false;
+  if (serial != pod.workflow->serial) {
+    picked = scan();
+    serial = pod.workflow->serial;
+  }
+  return picked;
 }
 
 }  // namespace
@@ -143,19 +164,33 @@ const NodeInventory& catalogue_inventory() {
 }
 
 bool selects_machines(const PodFacts& pod) {
-  const bool by_selector =
-      !pod.every_node_selector_entry([](const std::string& key, const std::string&) { return !is_machine_label(key); });
-  if (by_selector) return true;
-  const PodFacts& affinity = pod.affinity_source();
-  return std::any_of(affinity.affinity_terms.begin(), affinity.affinity_terms.end(), [](const NodeSelectorTerm& term) {
-    return std::any_of(term.requirements.begin(), term.requirements.end(), picks);
-  });
+  // By key, not by entry: a workflow's nodeSelector may hold thousands.
+  const bool by_selector = std::any_of(std::begin(kMachineLabels), std::end(kMachineLabels),
+                                       [&](std::string_view key) { return pod.node_selector_value(key) != nullptr; });
+  return by_selector || affinity_picks(pod);
 }
 
 Candidates catalogue_candidates(const Policy& policy, const PodFacts& pod, int64_t gpus) {
   if (!pod.effective_node_name().empty() || !selects_machines(pod)) return {};
+  // A workflow's templates that add no constraint of their own select the
+  // workflow's machines: worked out once per workflow and GPU ask on a
+  // thread, not once per template (a workflow's affinity may be large).
+  const bool workflow_only = pod.workflow && pod.node_selector.empty() && !pod.has_affinity;
+  struct Memo {
+    uint64_t serial = 0;
+    int64_t gpus = 0;
+    std::string gpu_resource;
+    Candidates candidates;
+  };
+  thread_local Memo memo;
+  const std::string gpu_resource = workflow_only ? candidate_gpu_resource(pod, policy) : std::string();
+  if (workflow_only && memo.serial == pod.workflow->serial && memo.gpus == gpus && memo.gpu_resource == gpu_resource) {
+    return memo.candidates;
+  }
   const PodFacts constraints = machine_constraints(pod);
-  return candidate_nodes(catalogue_inventory(), policy, constraints, gpus);
+  Candidates candidates = candidate_nodes(catalogue_inventory(), policy, constraints, gpus);
+  if (workflow_only) memo = {pod.workflow->serial, gpus, gpu_resource, candidates};
+  return candidates;
 }
 
 }  // namespace gpusizer

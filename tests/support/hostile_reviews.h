@@ -213,6 +213,24 @@ inline std::string workflow_scheduling(std::size_t n) {
                                  "]"));
 }
 
+// n/2 GPU templates under a workflow whose required node affinity has n/2
+// terms, each pinning an instance type no node is: the instance catalogue
+// stands in for every template (issue 28).
+inline std::string workflow_machines(std::size_t n) {
+  const std::size_t half = n / 2;
+  return review("argoproj.io", "v1alpha1", "Workflow",
+                workflow("", templates(n - half) +
+                                 R"(,"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+                                 R"({"nodeSelectorTerms":[)" +
+                                 list(half,
+                                      [](std::size_t i) {
+                                        return R"({"matchExpressions":[{"key":"node.kubernetes.io/instance-type",)"
+                                               R"("operator":"In","values":["g6e.2xlarge","x)" +
+                                               std::to_string(i) + R"("]}]})";
+                                      }) +
+                                 "]}}}"));
+}
+
 // n/2 templates without GPUs under a workflow with n/2 labels and
 // annotations, which every template reads past.
 inline std::string workflow_metadata(std::size_t n) {
@@ -306,6 +324,7 @@ inline const std::vector<HostileShape>& hostile_shapes() {
       {"workflow-templates", "1-GPU templates", false, workflow_templates},
       {"workflow-volumes", "templates and workflow volumes", false, workflow_volumes},
       {"workflow-scheduling", "templates, workflow nodeSelector entries and tolerations", true, workflow_scheduling},
+      {"workflow-machines", "templates and workflow affinity terms on instance types", true, workflow_machines},
       {"workflow-metadata", "templates and workflow annotations", false, workflow_metadata},
       {"workflow-defaults", "templates and templateDefaults resources", false, workflow_defaults},
       {"workflow-update", "unchanged templates of an UPDATE", false, workflow_update},

@@ -64,6 +64,10 @@ struct Candidates {
   bool known() const { return inventory && !inventory->classes.empty(); }
 };
 
+// Candidates::gpu_resource of the pod's candidates: its first GPU
+// container's resource, kClaimedGpus when all its GPUs come from claims.
+std::string candidate_gpu_resource(const PodFacts& pod, const Policy& policy);
+
 // REQUIRES: pod and inventory outlive the result.
 Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy, const PodFacts& pod, int64_t gpus);
 
