@@ -107,12 +107,12 @@ class PodSizer {
     candidates_.stale = known.stale;
     if (!candidates_.known()) return;
     shared_ = shared_replicas(candidates_);
-    const PodRequest written = pod_request(pod_, phases_.gpus, [](const ContainerFacts& c, std::string_view resource) {
+    written_ = pod_request(pod_, phases_.gpus, [](const ContainerFacts& c, std::string_view resource) {
       return c.effective_request(resource);
     });
     sizing_.nodes_holding = static_cast<std::size_t>(
         std::count_if(candidates_.nodes.begin(), candidates_.nodes.end(),
-                      [&](const NodeClass* node) { return holds(*node, written, candidates_.gpu_resource); }));
+                      [&](const NodeClass* node) { return holds(*node, written_, candidates_.gpu_resource); }));
   }
 
   void run_floor_rules() {
@@ -221,10 +221,7 @@ class PodSizer {
   // same machine holds both, or the candidates are all one shape.
   std::string larger_machine() const {
     if (candidates_.shapes.size() < 2) return {};
-    const PodRequest written = pod_request(pod_, phases_.gpus, [](const ContainerFacts& c, std::string_view resource) {
-      return c.effective_request(resource);
-    });
-    const NodeClass* before = smallest_holding(candidates_, written);
+    const NodeClass* before = smallest_holding(candidates_, written_);
     const NodeClass* after = smallest_holding(candidates_, sized_pod());
     if (!before || !after || before->shape == after->shape) return {};
     return fit(pod_.label + "node fit: raises the smallest fitting instance from " + before->shape + " to " +
@@ -454,6 +451,7 @@ class PodSizer {
   // before it (a tenth of a decision's time, docs/performance.md).
   std::deque<RuleResult> results_;
   Candidates candidates_;
+  PodRequest written_;         // the pod's request as written, once candidates are known
   std::string shared_;         // shared_replicas(candidates_): the GPUs are shares of GPUs
   std::vector<Floor> capped_;  // binding floors lowered by a ceiling; binding_ points at them
   // Per phase, per resource (kSizedResources order), the binding floor.
