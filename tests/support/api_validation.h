@@ -40,6 +40,22 @@ inline std::optional<Quantity> quantity(const json& value) {
   return parsed.ok() ? std::optional<Quantity>(parsed.value()) : std::nullopt;
 }
 
+// The list under `key`, or an empty one when it is absent or not a list:
+// the fuzzer hands in any JSON, and a check must never throw on it.
+inline const json& list_of(const json& object, const char* key) {
+  static const json kEmpty = json::array();
+  if (!object.is_object()) return kEmpty;
+  const auto found = object.find(key);
+  return found != object.end() && found->is_array() ? *found : kEmpty;
+}
+
+// The string under `key`, or `fallback` when it is absent or not a string.
+inline std::string string_of(const json& object, const char* key, const char* fallback) {
+  if (!object.is_object()) return fallback;
+  const auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : fallback;
+}
+
 inline const json& resource_map(const json& container, const char* key) {
   static const json kNone = json::object();
   if (!container.is_object() || !container.contains("resources") || !container["resources"].is_object()) return kNone;
@@ -79,11 +95,11 @@ inline Quantity aggregate_request(const json& spec, const std::string& resource)
     return value.value_or(Quantity());
   };
   Quantity app;
-  for (const json& container : spec.value("containers", json::array())) app = app.plus(request(container));
+  for (const json& container : list_of(spec, "containers")) app = app.plus(request(container));
   Quantity sidecars;
   Quantity largest_init;
-  for (const json& container : spec.value("initContainers", json::array())) {
-    if (container.is_object() && container.value("restartPolicy", "") == "Always") {
+  for (const json& container : list_of(spec, "initContainers")) {
+    if (string_of(container, "restartPolicy", "") == "Always") {
       sidecars = sidecars.plus(request(container));
       continue;
     }
@@ -94,8 +110,7 @@ inline Quantity aggregate_request(const json& spec, const std::string& resource)
 
 inline void check_pod_spec(const json& spec, const std::string& where, std::vector<std::string>& errors) {
   for (const char* list : {"containers", "initContainers"}) {
-    const json& containers = spec.value(list, json::array());
-    if (!containers.is_array()) continue;
+    const json& containers = list_of(spec, list);
     for (std::size_t i = 0; i < containers.size(); ++i) {
       check_container(containers[i], where + "." + list + "[" + std::to_string(i) + "]", errors);
     }
@@ -123,12 +138,12 @@ inline void check_pod_spec(const json& spec, const std::string& where, std::vect
   for (const auto& [resource, value] : limits.items()) {
     const auto pod = quantity(value);
     if (!pod) continue;
-    for (const json& container : spec.value("containers", json::array())) {
+    for (const json& container : list_of(spec, "containers")) {
       const json& container_limits = resource_map(container, "limits");
       const auto limit = container_limits.contains(resource) ? quantity(container_limits[resource]) : std::nullopt;
       if (limit && *pod < *limit) {
         errors.push_back(where + ".resources.limits[" + resource + "] " + pod->to_string() + " is below container " +
-                         container.value("name", "?") + "'s limit " + limit->to_string());
+                         string_of(container, "name", "?") + "'s limit " + limit->to_string());
       }
     }
   }
