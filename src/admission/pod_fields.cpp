@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "gpusizer/nodes/node_reader.h"
 #include "gpusizer/sizing/data_loader.h"
 #include "gpusizer/sizing/model_fit.h"
 #include "gpusizer/sizing/node_fit_settings.h"
@@ -34,24 +35,6 @@ void add_strings(JsonView object, StringMap& map, auto wanted) {
   object.for_each_member([&](std::string_view key, JsonView value) {
     if (value.is_string() && wanted(key) && !map.contains(key)) map.emplace(key, value.string());
   });
-}
-
-// One matchExpressions (or matchFields) entry; nullopt for an operator the
-// API server would refuse, which then does not narrow the nodes.
-std::optional<NodeRequirement> read_requirement(JsonView expression, bool field) {
-  static constexpr std::pair<std::string_view, NodeRequirement::Op> kOps[] = {
-      {"In", NodeRequirement::Op::kIn},         {"NotIn", NodeRequirement::Op::kNotIn},
-      {"Exists", NodeRequirement::Op::kExists}, {"DoesNotExist", NodeRequirement::Op::kDoesNotExist},
-      {"Gt", NodeRequirement::Op::kGt},         {"Lt", NodeRequirement::Op::kLt}};
-  const std::string_view op = expression["operator"].string();
-  const auto* found =
-      std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& entry) { return entry.first == op; });
-  if (found == std::end(kOps)) return std::nullopt;
-  NodeRequirement requirement{string_member(expression, "key"), found->second, {}, field};
-  expression["values"].for_each_element([&](JsonView value) {
-    if (value.is_string()) requirement.values.emplace_back(value.string());
-  });
-  return requirement;
 }
 
 void read_tolerations(JsonView tolerations, std::vector<Toleration>& out) {
@@ -162,7 +145,7 @@ void read_scheduling(const Policy& policy, JsonView spec, PodFacts& facts) {
     for (const auto& list : {std::pair{"matchExpressions", false}, std::pair{"matchFields", true}}) {
       const bool field = list.second;  // a lambda cannot capture a structured binding in C++20
       term[list.first].for_each_element([&](JsonView expression) {
-        if (auto requirement = read_requirement(expression, field))
+        if (auto requirement = read_node_requirement(expression, field))
           read.requirements.push_back(std::move(*requirement));
       });
     }

@@ -21,6 +21,8 @@ constexpr std::string_view kInstanceTypeLabel = "node.kubernetes.io/instance-typ
 // Azure's (Azure/karpenter-provider-azure pkg/apis/v1beta1/labels.go).
 constexpr std::string_view kMachineLabels[] = {kInstanceTypeLabel,
                                                "beta.kubernetes.io/instance-type",
+                                               "karpenter.k8s.aws/instance-category",
+                                               "karpenter.k8s.aws/instance-generation",
                                                "karpenter.k8s.aws/instance-family",
                                                "karpenter.k8s.aws/instance-size",
                                                "karpenter.k8s.aws/instance-cpu",
@@ -39,10 +41,6 @@ constexpr std::string_view kMachineLabels[] = {kInstanceTypeLabel,
                                                "karpenter.azure.com/sku-gpu-count",
                                                "karpenter.azure.com/sku-gpu-manufacturer"};
 
-bool is_machine_label(std::string_view key) {
-  return std::find(std::begin(kMachineLabels), std::end(kMachineLabels), key) != std::end(kMachineLabels);
-}
-
 std::vector<std::pair<std::string, std::string>> machine_labels(const InstanceType& machine) {
   const std::string name(machine.name);
   std::vector<std::pair<std::string, std::string>> labels = {{std::string(kInstanceTypeLabel), name},
@@ -51,7 +49,14 @@ std::vector<std::pair<std::string, std::string>> machine_labels(const InstanceTy
   switch (machine.cloud) {
     case Cloud::kAws: {
       const std::size_t dot = name.find('.');
-      add("karpenter.k8s.aws/instance-family", name.substr(0, dot));
+      // The family's letters and generation: "g6e" is category g,
+      // generation 6; "gr6" category gr.
+      const std::string family = name.substr(0, dot);
+      const std::size_t digits = family.find_first_of("0123456789");
+      const std::size_t after = family.find_first_not_of("0123456789", digits);
+      add("karpenter.k8s.aws/instance-category", family.substr(0, digits));
+      add("karpenter.k8s.aws/instance-generation", family.substr(digits, after - digits));
+      add("karpenter.k8s.aws/instance-family", family);
       add("karpenter.k8s.aws/instance-size", name.substr(dot + 1));
       add("karpenter.k8s.aws/instance-cpu", std::to_string(machine.vcpus));
       add("karpenter.k8s.aws/instance-memory", std::to_string(machine.memory_mib));
@@ -83,19 +88,7 @@ NodeInventory build_catalogue() {
   NodeInventory inventory;
   inventory.source = InventorySource::kCatalogue;
   inventory.origin = "the instance catalogue";
-  for (const InstanceType& machine : instance_types()) {
-    NodeClass node;
-    node.shape = std::string(machine.name);
-    node.labels = machine_labels(machine);
-    node.hostname_is_name = true;  // no hostname label: a requirement on it matches no machine
-    const Allocatable left = allocatable(machine);
-    node.cpu = Quantity::from_milli(left.cpu_millis);
-    node.memory = Quantity::from_bytes(left.memory_bytes);
-    node.ephemeral_storage = Quantity::from_bytes(left.ephemeral_storage_bytes);
-    node.extended = {{"nvidia.com/gpu", machine.gpus}};
-    node.gpu = node_gpu(node.labels);
-    inventory.classes.push_back(std::move(node));
-  }
+  for (const InstanceType& machine : instance_types()) inventory.classes.push_back(machine_class(machine));
   inventory.node_count = inventory.classes.size();
   return inventory;
 }
@@ -157,6 +150,24 @@ bool affinity_picks(const PodFacts& pod) {
 }
 
 }  // namespace
+
+bool is_machine_label(std::string_view key) {
+  return std::find(std::begin(kMachineLabels), std::end(kMachineLabels), key) != std::end(kMachineLabels);
+}
+
+NodeClass machine_class(const InstanceType& machine, const LaunchSettings& settings) {
+  NodeClass node;
+  node.shape = std::string(machine.name);
+  node.labels = machine_labels(machine);
+  node.hostname_is_name = true;  // no hostname label: a requirement on it matches no machine
+  const Allocatable left = allocatable(machine, settings);
+  node.cpu = Quantity::from_milli(left.cpu_millis);
+  node.memory = Quantity::from_bytes(left.memory_bytes);
+  if (!settings.storage_unknown) node.ephemeral_storage = Quantity::from_bytes(left.ephemeral_storage_bytes);
+  node.extended = {{"nvidia.com/gpu", machine.gpus}};
+  node.gpu = node_gpu(node.labels);
+  return node;
+}
 
 const NodeInventory& catalogue_inventory() {
   static const NodeInventory inventory = build_catalogue();

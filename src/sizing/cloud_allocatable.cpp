@@ -1,8 +1,11 @@
 // Allocatable of a catalogue machine (instance_types.h), by each provider's
 // published arithmetic: allocatable = capacity - kube-reserved -
-// system-reserved (none on all three) - the hard eviction threshold.
+// system-reserved (none on all three unless a node class sets it) - the
+// hard eviction threshold.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include "gpusizer/sizing/instance_types.h"
 #include "gpusizer/util/numbers.h"
@@ -41,16 +44,36 @@ int64_t capacity_mib(int64_t machine_mib) {
   return machine_mib - (machine_mib * kVmOverheadThousandths + 999) / 1000;  // Karpenter rounds the overhead up
 }
 
-// AWS, Karpenter with the default AL2023 EC2NodeClass (aws/karpenter-provider-aws
+// A new node as its provider makes it with no setting: capacity, the
+// kube-reserved it computes, and its hard eviction thresholds (system-reserved
+// is none on all three).
+struct NodeDefaults {
+  int64_t cpu_millis = 0;
+  int64_t memory_bytes = 0;
+  int64_t storage_bytes = 0;
+  int64_t reserved_cpu_millis = 0;
+  int64_t reserved_memory_bytes = 0;
+  int64_t reserved_storage_bytes = 0;
+  int64_t eviction_memory_bytes = 0;
+  int64_t eviction_storage_bytes = 0;
+};
+
+// AWS, Karpenter with an AL2023 EC2NodeClass (aws/karpenter-provider-aws
 // pkg/providers/instancetype/types.go; amifamily/resolver.go DefaultEBS):
-// memory less 11 MiB a pod (the ENI-limited count) + 255 MiB and the 100Mi
-// eviction threshold; ephemeral storage on the 20Gi root volume, less 1Gi
-// kube-reserved and the 10% nodefs eviction threshold.
-Allocatable aws_allocatable(const InstanceType& machine) {
-  constexpr int64_t kRootVolume = 20 * kGiB;
-  return {machine.vcpus * 1000 - gke_reserved_cpu_millis(machine.vcpus),
-          (capacity_mib(machine.memory_mib) - eks_reserved_memory_mib(machine.eni_pods) - 100) * kMiB,
-          kRootVolume - kGiB - (kRootVolume + 9) / 10};
+// memory less 11 MiB a pod (kubelet maxPods, else the ENI-limited count)
+// + 255 MiB and the 100Mi eviction threshold; ephemeral storage on the root
+// volume (20Gi by default), less 1Gi kube-reserved and the 10% nodefs
+// eviction threshold.
+NodeDefaults aws_defaults(const InstanceType& machine, const LaunchSettings& settings) {
+  const int64_t disk = settings.disk_bytes.value_or(20 * kGiB);
+  return {machine.vcpus * 1000,
+          capacity_mib(machine.memory_mib) * kMiB,
+          disk,
+          gke_reserved_cpu_millis(machine.vcpus),
+          eks_reserved_memory_mib(settings.max_pods.value_or(machine.eni_pods)) * kMiB,
+          kGiB,
+          100 * kMiB,
+          (disk + 9) / 10};
 }
 
 // The filesystem a 100 GB boot disk gives a GKE node, as it reports it:
@@ -58,6 +81,11 @@ Allocatable aws_allocatable(const InstanceType& machine) {
 // same fraction of any other disk.
 constexpr int64_t kGkeBootFilesystem = int64_t{98831908} * 1024;
 constexpr int64_t kGkeBootDisk = 100 * kGiB;
+
+int64_t gke_filesystem(int64_t disk) {
+  return static_cast<int64_t>(static_cast<double>(disk) * static_cast<double>(kGkeBootFilesystem) /
+                              static_cast<double>(kGkeBootDisk));
+}
 
 // The kubelet takes its 10% eviction threshold as a float32 fraction of
 // the filesystem (0.1f is a little over 0.1): the published example
@@ -68,22 +96,28 @@ int64_t gke_eviction(int64_t filesystem) {
 
 // Google, GKE (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes):
 // memory less GKE's brackets on the machine's memory and the 100 MiB
-// eviction threshold; ephemeral storage on the default 100 GB boot disk
-// less min(50%, 6 GiB + 35%, 100 GiB) and the 10% eviction threshold, or
-// on the bundled local SSDs less 50, 75 or 100 GiB for one, two or more
-// (GoogleCloudPlatform/cluster-autoscaler pkg/cloudprovider/gke/reserved.go).
-Allocatable google_allocatable(const InstanceType& machine) {
-  int64_t filesystem = kGkeBootFilesystem;
-  int64_t reserved = 41 * kGiB;  // min(50, 6 + 35, 100) GiB of 100 GB
-  if (machine.bundled_local_ssds > 0) {
-    const int64_t disks = machine.bundled_local_ssds * 375 * kGiB;
-    filesystem = static_cast<int64_t>(static_cast<double>(disks) * static_cast<double>(kGkeBootFilesystem) /
-                                      static_cast<double>(kGkeBootDisk));
-    reserved = machine.bundled_local_ssds == 1 ? 50 * kGiB : machine.bundled_local_ssds == 2 ? 75 * kGiB : 100 * kGiB;
+// eviction threshold; ephemeral storage on the boot disk (100 GB by
+// default) less min(50%, 6 GiB + 35%, 100 GiB) of it and the 10% eviction
+// threshold, or on local SSDs (the machine's bundled ones, or a
+// ComputeClass's localSSDCount) less 50, 75 or 100 GiB for one, two or
+// more (GoogleCloudPlatform/cluster-autoscaler pkg/cloudprovider/gke/reserved.go).
+NodeDefaults google_defaults(const InstanceType& machine, const LaunchSettings& settings) {
+  const int64_t disk = settings.disk_bytes.value_or(kGkeBootDisk);
+  int64_t filesystem = disk == kGkeBootDisk ? kGkeBootFilesystem : gke_filesystem(disk);
+  int64_t reserved = std::min({disk / 2, 6 * kGiB + disk * 35 / 100, 100 * kGiB});
+  const int64_t ssds = settings.local_ssds.value_or(machine.bundled_local_ssds);
+  if (ssds > 0) {
+    filesystem = gke_filesystem(ssds * 375 * kGiB);
+    reserved = ssds == 1 ? 50 * kGiB : ssds == 2 ? 75 * kGiB : 100 * kGiB;
   }
-  return {machine.vcpus * 1000 - gke_reserved_cpu_millis(machine.vcpus),
-          (capacity_mib(machine.memory_mib) - gke_reserved_memory_mib(machine.memory_mib) - 100) * kMiB,
-          filesystem - reserved - gke_eviction(filesystem)};
+  return {machine.vcpus * 1000,
+          capacity_mib(machine.memory_mib) * kMiB,
+          filesystem,
+          gke_reserved_cpu_millis(machine.vcpus),
+          gke_reserved_memory_mib(machine.memory_mib) * kMiB,
+          reserved,
+          100 * kMiB,
+          gke_eviction(filesystem)};
 }
 
 // Azure, Karpenter on Azure as AKS node auto-provisioning runs it
@@ -91,13 +125,36 @@ Allocatable google_allocatable(const InstanceType& machine) {
 // AKS's CPU table, the memory brackets on whole GiB and the 750Mi
 // eviction threshold (the reservations before AKS 1.29, larger than 1.29's
 // 20 MB a pod + 50 MB and 100Mi: the smaller allocatable of the two);
-// ephemeral storage on the default 128 GB OS disk (osDiskSizeGB) less the
-// 10% eviction threshold.
-Allocatable azure_allocatable(const InstanceType& machine) {
-  constexpr int64_t kOsDisk = int64_t{128} * 1000 * 1000 * 1000;
-  const int64_t gib = machine.memory_mib / 1024;
-  return {machine.vcpus * 1000 - aks_reserved_cpu_millis(machine.vcpus),
-          (capacity_mib(machine.memory_mib) - aks_reserved_memory_mib(gib) - 750) * kMiB, kOsDisk - kOsDisk / 10};
+// ephemeral storage on the OS disk (osDiskSizeGB, 128 GB by default) less
+// the 10% eviction threshold.
+NodeDefaults azure_defaults(const InstanceType& machine, const LaunchSettings& settings) {
+  const int64_t disk = settings.disk_bytes.value_or(int64_t{128} * 1000 * 1000 * 1000);
+  return {machine.vcpus * 1000,
+          capacity_mib(machine.memory_mib) * kMiB,
+          disk,
+          aks_reserved_cpu_millis(machine.vcpus),
+          aks_reserved_memory_mib(machine.memory_mib / 1024) * kMiB,
+          0,
+          750 * kMiB,
+          disk / 10};
+}
+
+NodeDefaults defaults(const InstanceType& machine, const LaunchSettings& settings) {
+  switch (machine.cloud) {
+    case Cloud::kAws: return aws_defaults(machine, settings);
+    case Cloud::kGoogle: return google_defaults(machine, settings);
+    case Cloud::kAzure: return azure_defaults(machine, settings);
+  }
+  return {};
+}
+
+// A set eviction threshold as Karpenter computes it (aws/karpenter-provider-aws
+// pkg/providers/instancetype/types.go computeEvictionSignal): a percentage
+// of capacity rounded up, "100%" disabling the signal.
+int64_t threshold(const std::optional<LaunchSettings::Threshold>& set, int64_t capacity, int64_t otherwise) {
+  if (!set) return otherwise;
+  if (set->percent >= 100) return set->bytes;
+  return set->bytes + static_cast<int64_t>(std::ceil(static_cast<double>(capacity) / 100 * set->percent));
 }
 
 }  // namespace
@@ -129,13 +186,19 @@ int64_t aks_reserved_memory_mib(int64_t machine_gib) {
 
 int64_t eks_reserved_memory_mib(int64_t pods) { return 11 * pods + 255; }
 
-Allocatable allocatable(const InstanceType& machine) {
-  switch (machine.cloud) {
-    case Cloud::kAws: return aws_allocatable(machine);
-    case Cloud::kGoogle: return google_allocatable(machine);
-    case Cloud::kAzure: return azure_allocatable(machine);
-  }
-  return {};
+Allocatable allocatable(const InstanceType& machine, const LaunchSettings& settings) {
+  const NodeDefaults node = defaults(machine, settings);
+  const LaunchSettings::Reserved& kube = settings.kube_reserved;
+  const LaunchSettings::Reserved& system = settings.system_reserved;
+  // allocatable = capacity - kube-reserved - system-reserved - eviction, never below nothing.
+  const auto left = [](int64_t capacity, int64_t reserved) { return std::max<int64_t>(0, capacity - reserved); };
+  return {
+      left(node.cpu_millis, kube.cpu_millis.value_or(node.reserved_cpu_millis) + system.cpu_millis.value_or(0)),
+      left(node.memory_bytes, kube.memory_bytes.value_or(node.reserved_memory_bytes) + system.memory_bytes.value_or(0) +
+                                  threshold(settings.eviction_memory, node.memory_bytes, node.eviction_memory_bytes)),
+      left(node.storage_bytes,
+           kube.storage_bytes.value_or(node.reserved_storage_bytes) + system.storage_bytes.value_or(0) +
+               threshold(settings.eviction_storage, node.storage_bytes, node.eviction_storage_bytes))};
 }
 
 }  // namespace gpusizer

@@ -137,6 +137,10 @@ const std::string* NodeClass::label(std::string_view key) const {
   return found != labels.end() && found->first == key ? &found->second : nullptr;
 }
 
+bool NodeClass::is_open(std::string_view key) const {
+  return std::binary_search(open_labels.begin(), open_labels.end(), key);
+}
+
 int64_t NodeClass::count(std::string_view resource) const {
   for (const auto& [name, count] : extended) {
     if (name == resource) return count;
@@ -177,6 +181,8 @@ std::string NodeClass::unavailable_now() const {
   return join(why, ", ");
 }
 
+std::string NodeClass::named() const { return launched_by.empty() ? shape : shape + " of " + launched_by; }
+
 std::string NodeClass::describe() const {
   std::vector<std::string> parts;
   for (const auto& [name, count] : extended) {
@@ -186,7 +192,7 @@ std::string NodeClass::describe() const {
   if (memory) parts.push_back("memory " + memory->to_string());
   if (ephemeral_storage) parts.push_back("ephemeral-storage " + ephemeral_storage->to_string());
   const std::string now = unavailable_now();
-  return shape + " (" + join(parts, ", ") + (now.empty() ? "" : "; " + now + " now") + ")";
+  return named() + " (" + join(parts, ", ") + (now.empty() ? "" : "; " + now + " now") + ")";
 }
 
 std::size_t NodeInventory::gpu_shapes(const std::vector<std::string>& gpu_resources) const {
@@ -272,6 +278,7 @@ std::shared_ptr<const NodeInventory> InventoryBuilder::build(std::string stale) 
     if (a.names.size() != b.names.size()) return a.names.size() > b.names.size();
     return a.shape < b.shape;
   });
+  inventory->classes.insert(inventory->classes.end(), launchable_.begin(), launchable_.end());
   return inventory;
 }
 

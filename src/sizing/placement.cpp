@@ -19,26 +19,6 @@ std::optional<int64_t> whole(std::string_view text) {
   return value;
 }
 
-bool requirement_holds(const NodeRequirement& requirement, const std::string* value) {
-  const auto& values = requirement.values;
-  const auto listed = [&] { return value && std::find(values.begin(), values.end(), *value) != values.end(); };
-  switch (requirement.op) {
-    case NodeRequirement::Op::kIn: return listed();
-    case NodeRequirement::Op::kNotIn: return !listed();
-    case NodeRequirement::Op::kExists: return value != nullptr;
-    case NodeRequirement::Op::kDoesNotExist: return value == nullptr;
-    case NodeRequirement::Op::kGt:
-    case NodeRequirement::Op::kLt: {
-      if (!value || values.size() != 1) return false;
-      const auto have = whole(*value);
-      const auto bound = whole(values.front());
-      if (!have || !bound) return false;
-      return requirement.op == NodeRequirement::Op::kGt ? *have > *bound : *have < *bound;
-    }
-  }
-  return false;
-}
-
 // A node's own name (matchFields metadata.name, or its hostname label,
 // which a class keeps as its names) differs from node to node: those
 // requirements must all hold on one node of the class; labels are the
@@ -47,9 +27,16 @@ bool by_name(const NodeRequirement& requirement, const NodeClass& node) {
   return requirement.field || (node.hostname_is_name && requirement.key == kHostnameLabel);
 }
 
+// On the class's labels; a label an autoscaler sets as the pod asks holds
+// whatever the requirement.
+bool label_holds(const NodeRequirement& requirement, const NodeClass& node) {
+  const std::string* value = node.label(requirement.key);
+  return requirement_holds(requirement, value) || (!value && node.is_open(requirement.key));
+}
+
 bool labels_hold(std::span<const NodeRequirement> requirements, const NodeClass& node) {
   return std::all_of(requirements.begin(), requirements.end(), [&](const NodeRequirement& requirement) {
-    return by_name(requirement, node) || requirement_holds(requirement, node.label(requirement.key));
+    return by_name(requirement, node) || label_holds(requirement, node);
   });
 }
 
@@ -132,6 +119,26 @@ WorkflowVerdicts& verdicts_of(const WorkflowFields& workflow, const NodeInventor
 std::string shown(std::string_view text) { return truncate_utf8(text, 317); }
 
 }  // namespace
+
+bool requirement_holds(const NodeRequirement& requirement, const std::string* value) {
+  const auto& values = requirement.values;
+  const auto listed = [&] { return value && std::find(values.begin(), values.end(), *value) != values.end(); };
+  switch (requirement.op) {
+    case NodeRequirement::Op::kIn: return listed();
+    case NodeRequirement::Op::kNotIn: return !listed();
+    case NodeRequirement::Op::kExists: return value != nullptr;
+    case NodeRequirement::Op::kDoesNotExist: return value == nullptr;
+    case NodeRequirement::Op::kGt:
+    case NodeRequirement::Op::kLt: {
+      if (!value || values.size() != 1) return false;
+      const auto have = whole(*value);
+      const auto bound = whole(values.front());
+      if (!have || !bound) return false;
+      return requirement.op == NodeRequirement::Op::kGt ? *have > *bound : *have < *bound;
+    }
+  }
+  return false;
+}
 
 Placement::Placement(const Policy& policy, const PodFacts& pod)
     : pod_(pod),
@@ -230,7 +237,7 @@ Placement::Pinned Placement::pinned_on(const NodeClass& node) const {
       return true;
     }
     const std::string* label = node.label(key);
-    pinned.labels = label && *label == value;
+    pinned.labels = label ? *label == value : node.is_open(key);
     return pinned.labels;
   });
   if (!node_name_.empty()) pin(node_name_);
@@ -306,7 +313,9 @@ std::string Placement::reason(const NodeInventory& inventory, std::size_t index)
   const auto has_name = [&](std::string_view name) { return name_index(node, name) != kNoName; };
   pod_.every_node_selector_entry([&](const std::string& key, const std::string& value) {
     const std::string* label = node.label(key);
-    const bool met = node.hostname_is_name && key == kHostnameLabel ? has_name(value) : label && *label == value;
+    const bool met = node.hostname_is_name && key == kHostnameLabel ? has_name(value)
+                     : label                                        ? *label == value
+                                                                    : node.is_open(key);
     if (!met) unmet = "do not match nodeSelector " + shown(key) + "=" + shown(value);
     return met;
   });

@@ -13,6 +13,7 @@
 #include "fuzz/fuzz_check.h"
 #include "gpusizer/admission/review.h"
 #include "gpusizer/json/json_view.h"
+#include "gpusizer/nodes/autoscaler_reader.h"
 #include "gpusizer/nodes/node_reader.h"
 #include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/policy.h"
@@ -60,6 +61,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (added.message().empty()) fuzz::fail("an error says what is wrong");
     return 0;
   }
+  // The autoscalers' objects beside them (a NodePool, its node class, a
+  // ComputeClass), as `check --nodes` reads them: their machines join the
+  // nodes.
+  AutoscalerObjects pools;
+  const auto add_pool = [&](JsonView object) {
+    if (autoscaler_kind(object).empty()) return;
+    if (Status read = add_autoscaler_object(object, pools); !read.ok() && read.message().empty())
+      fuzz::fail("an error says what is wrong");
+  };
+  add_pool(document.value());
+  document.value()["items"].for_each_element(add_pool);
+  builder.set_launchable(launchable_machines(pools));
   const auto nodes = builder.build();
   if (nodes->node_count != builder.size()) fuzz::fail("every node is in a class");
 

@@ -1,7 +1,9 @@
 // `gpu-sizer check --nodes` on capacity that is not taking pods now but
 // will (issue 28): a node that is cordoned or under the taint of one of
 // its conditions still holds the pods sized for it when it comes back, so
-// the caps are its, and the warning says which node and that it is away.
+// the caps are its, and the warning says which node and that it is away;
+// a machine no node shows yet (a pinned instance type, a NodePool scaled
+// to zero) caps as the node it would be.
 #include <fstream>
 #include <string>
 
@@ -135,6 +137,85 @@ spec:
   EXPECT_NE(output.find("of the instance catalogue, as none of " + dir.path() + "/nodes.json may run it now"),
             std::string::npos)
       << output;
+}
+
+// A fleet scaled to zero (issue 28): the file holds a Karpenter NodePool
+// that may launch only g6e.2xlarge and g6e.4xlarge (one L40S; 8 and 16
+// vCPU) and its EC2NodeClass with a 200Gi root volume, and no Node. The
+// pod is sized within the larger machine as Karpenter computes it, and
+// each cap names the machine and the pool.
+TEST(CliCapacity, APodOfANodePoolWithNoNodeIsSizedWithinTheMachinesThePoolMayLaunch) {
+  TempDir dir;
+  std::ofstream(dir.path() + "/pools.yaml") << R"(apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: gpu-l40s
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
+      requirements:
+      - key: node.kubernetes.io/instance-type
+        operator: In
+        values: [g6e.2xlarge, g6e.4xlarge]
+      taints:
+      - {key: nvidia.com/gpu, effect: NoSchedule}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: gpu
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  blockDeviceMappings:
+  - deviceName: /dev/xvda
+    rootVolume: true
+    ebs: {volumeSize: 200Gi, volumeType: gp3}
+)";
+  std::ofstream(dir.path() + "/pod.yaml") << R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: l40s-infer
+  namespace: ml
+spec:
+  nodeSelector:
+    karpenter.sh/nodepool: gpu-l40s
+  containers:
+  - name: server
+    image: vllm/vllm-openai:v0.8.5
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+)";
+  const auto result = cli_test::run("check --nodes " + dir.path() + "/pools.yaml " + dir.path() + "/pod.yaml");
+  const std::string& output = result.output;
+  // Not the table's 16 CPU and 300Gi: g6e.4xlarge leaves 15890m after the
+  // kubelet's reserve, and 179Gi of the 200Gi root volume.
+  EXPECT_NE(output.find("cpu request unset->15300m (1 GPU, train profile, node cap)"), std::string::npos) << output;
+  EXPECT_NE(output.find("ephemeral-storage request unset->174Gi (1 GPU, train profile, node cap)"), std::string::npos)
+      << output;
+  EXPECT_NE(output.find("capped to 15300m: g6e.4xlarge of NodePool gpu-l40s has cpu 15890m"), std::string::npos)
+      << output;
+  // A pod the pool does not take (another pool's label) is sized as before:
+  // no machine is known for it.
+  std::ofstream(dir.path() + "/other.yaml") << R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: other
+  namespace: ml
+spec:
+  nodeSelector:
+    karpenter.sh/nodepool: gpu-h100
+  containers:
+  - name: server
+    image: vllm/vllm-openai:v0.8.5
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+)";
+  const auto other = cli_test::run("check --nodes " + dir.path() + "/pools.yaml " + dir.path() + "/other.yaml");
+  EXPECT_NE(other.output.find("cpu request unset->16 (1 GPU, train profile)"), std::string::npos) << other.output;
+  EXPECT_EQ(other.output.find("node cap"), std::string::npos) << other.output;
 }
 
 }  // namespace

@@ -180,7 +180,8 @@ TEST(AddNodes, ANodeAListAndANodeListAreRead) {
 TEST(AddNodes, OtherKindsAreRefusedNamingWhere) {
   InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
   EXPECT_EQ(add({{"kind", "Pod"}, {"metadata", {{"name", "x"}}}}, builder).message(),
-            "nodes.yaml: document 1: kind \"Pod\" is not a Node or a List of Nodes (kubectl get nodes -o yaml)");
+            "nodes.yaml: document 1: kind \"Pod\" is not a Node, a List of Nodes, a NodePool, an EC2NodeClass, an "
+            "AKSNodeClass or a ComputeClass");
   const json mixed = {{"kind", "List"}, {"items", {l4_node(), {{"kind", "Pod"}}}}};
   EXPECT_EQ(add(mixed, builder).message(), "nodes.yaml: document 1: items[1]: kind \"Pod\" is not a Node");
   EXPECT_EQ(add({{"kind", "NodeList"}, {"items", "none"}}, builder).message(),
@@ -293,23 +294,31 @@ TEST(ReadNodeFile, ReadsJsonAndSeveralYamlDocuments) {
   EXPECT_EQ(from_yaml.value()->classes.at(0).names, (std::vector<std::string>{"c", "d"}));
 }
 
-TEST(ReadNodeFile, AnEmptyFileOrOneWithoutNodesIsRefused) {
+TEST(ReadNodeFile, AnEmptyFileOrOneOfOtherObjectsIsRefused) {
   const NodeFile empty("");
   auto none = read_node_file(empty.path.string());
   ASSERT_FALSE(none.ok());
-  EXPECT_EQ(none.error(), empty.path.string() + ": holds no Node (write what `kubectl get nodes -o yaml` prints)");
-
-  const NodeFile empty_list("apiVersion: v1\nkind: List\nitems: []\n");
-  auto empty_items = read_node_file(empty_list.path.string());
-  ASSERT_FALSE(empty_items.ok());
-  EXPECT_NE(empty_items.error().find("holds no Node"), std::string::npos) << empty_items.error();
+  EXPECT_EQ(none.error(), empty.path.string() +
+                              ": holds no Node, NodePool, EC2NodeClass, AKSNodeClass or ComputeClass (write what "
+                              "`kubectl get nodes,nodepools,ec2nodeclasses -o yaml` prints)");
 
   const NodeFile pod("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n");
   auto pods = read_node_file(pod.path.string());
   ASSERT_FALSE(pods.ok());
-  EXPECT_EQ(
-      pods.error(),
-      pod.path.string() + ": document 1: kind \"Pod\" is not a Node or a List of Nodes (kubectl get nodes -o yaml)");
+  EXPECT_EQ(pods.error(), pod.path.string() +
+                              ": document 1: kind \"Pod\" is not a Node, a List of Nodes, a NodePool, an "
+                              "EC2NodeClass, an AKSNodeClass or a ComputeClass");
+}
+
+// What `kubectl get nodes -o yaml` prints for a fleet scaled to zero: no
+// node is known, which is not a mistake.
+TEST(ReadNodeFile, AnEmptyListIsAFleetScaledToZero) {
+  const NodeFile empty_list("apiVersion: v1\nkind: List\nitems: []\n");
+  auto read_back = read_node_file(empty_list.path.string());
+  ASSERT_TRUE(read_back.ok()) << read_back.error();
+  EXPECT_EQ(read_back.value()->source, InventorySource::kFile);
+  EXPECT_EQ(read_back.value()->node_count, 0U);
+  EXPECT_TRUE(read_back.value()->classes.empty());
 }
 
 TEST(ReadNodeFile, AnErrorNamesTheFileTheDocumentAndTheNode) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "gpusizer/sizing/candidates.h"
+#include "gpusizer/sizing/instance_types.h"
 #include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/policy.h"
@@ -21,6 +22,12 @@ namespace gpusizer {
 // gke-accelerator-count; Karpenter on Azure's karpenter.azure.com/sku-*).
 // Built once; InventorySource::kCatalogue.
 const NodeInventory& catalogue_inventory();
+
+// One catalogue machine as a node class, its allocatable with `settings`.
+NodeClass machine_class(const InstanceType& machine, const LaunchSettings& settings = {});
+
+// Whether the label describes the machine itself (one of those above).
+bool is_machine_label(std::string_view key);
 
 // Whether the pod's nodeSelector or a required node affinity term asks
 // for one of those machine labels (In, Exists, Gt or Lt).

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -49,6 +50,40 @@ struct Allocatable {
   int64_t ephemeral_storage_bytes = 0;
 };
 
+// What a node class sets of a new node that changes its allocatable: an
+// EC2NodeClass's block devices and spec.kubelet, an AKSNodeClass's OS disk
+// and kubelet, a GKE ComputeClass priority's storage. Unset: the provider's
+// default.
+struct LaunchSettings {
+  // The disk that holds ephemeral storage: the EC2NodeClass's root volume
+  // (or its AMI family's ephemeral block device), the AKSNodeClass's
+  // osDiskSizeGB, the ComputeClass's bootDiskSize.
+  std::optional<int64_t> disk_bytes;
+  // GKE: local SSDs that hold ephemeral storage (storage.localSSDCount).
+  std::optional<int64_t> local_ssds;
+  // Ephemeral storage on something the catalogue does not size (an
+  // EC2NodeClass's instanceStorePolicy RAID0: the instance store): not known.
+  bool storage_unknown = false;
+  // kubelet maxPods where memory is reserved by it (AWS Bottlerocket: 11
+  // MiB a pod; AL2023 reserves by the ENI-limited count whatever it is).
+  std::optional<int64_t> max_pods;
+  struct Reserved {
+    std::optional<int64_t> cpu_millis;
+    std::optional<int64_t> memory_bytes;
+    std::optional<int64_t> storage_bytes;
+  };
+  Reserved kube_reserved;    // each set resource replaces the provider's computed one
+  Reserved system_reserved;  // none by default
+  // evictionHard memory.available and nodefs.available: bytes, or a
+  // percentage of capacity ("5%": 5; "100%" disables the signal).
+  struct Threshold {
+    int64_t bytes = 0;
+    double percent = 0;
+  };
+  std::optional<Threshold> eviction_memory;
+  std::optional<Threshold> eviction_storage;
+};
+
 // Allocatable as the provider's own arithmetic computes it for a new node
 // (cloud_allocatable.cpp cites each constant):
 //   AWS:    Karpenter's (aws/karpenter-provider-aws) with the default AL2023
@@ -61,7 +96,8 @@ struct Allocatable {
 // all three: a node reports less than the machine has, and no provider
 // publishes by how much; real GKE nodes report about 2.5% less, so GKE's
 // figure is a little under the real one, never over.
-Allocatable allocatable(const InstanceType& machine);
+// With `settings`, what they set replaces the provider's default.
+Allocatable allocatable(const InstanceType& machine, const LaunchSettings& settings = {});
 
 // The reservations each provider publishes, on their own, for the tests
 // that recompute published examples from nodes' reported capacity:

@@ -94,9 +94,18 @@ struct NodeClass {
   NodeGpu gpu;
   std::vector<std::string> names;  // its nodes, sorted; empty for a pool's shape
   std::string pool;                // the nodeFit.pools entry it comes from; empty for nodes
+  // A machine an autoscaler may launch, not a node: "NodePool gpu-l40s",
+  // "ComputeClass l4-first" (autoscaler_pools.h). Empty for nodes.
+  std::string launched_by;
+  // Labels the autoscaler gives a new node the value the pod asks for (a
+  // zone, a capacity type the pool leaves open), sorted: absent from
+  // labels, a requirement on them holds.
+  std::vector<std::string> open_labels;
 
   // The label's value, or nullptr.
   const std::string* label(std::string_view key) const;
+  // Whether the label is one of open_labels.
+  bool is_open(std::string_view key) const;
   // Allocatable count of an extended resource; 0 when the node has none.
   int64_t count(std::string_view resource) const;
   // The node's GPUs: the first of gpu_resources it has, and how many; 0 when none.
@@ -104,8 +113,12 @@ struct NodeClass {
   // Why its nodes take no new pod now, though their capacity counts:
   // "cordoned", "not-ready", "memory-pressure"; empty when nothing says so.
   std::string unavailable_now() const;
+  // The shape, and for a machine an autoscaler launches which one:
+  // "g6e.4xlarge of NodePool gpu-l40s".
+  std::string named() const;
   // "a2-highgpu-8g (8 nvidia.com/gpu, cpu 94, memory 1300Gi, ephemeral-storage 350Gi)",
-  // with "; cordoned now" (unavailable_now) when it applies.
+  // with "; cordoned now" (unavailable_now) when it applies; a machine an
+  // autoscaler launches says which: "g6e.4xlarge of NodePool gpu-l40s (...)".
   std::string describe() const;
 };
 
@@ -167,7 +180,13 @@ class InventoryBuilder {
   void clear();
   std::size_t size() const { return node_class_.size(); }
 
-  // The nodes now, as classes (largest class first, then by shape).
+  // The machines autoscalers may launch (autoscaler_pools.h), kept beside
+  // the nodes in every inventory built, after them.
+  void set_launchable(std::vector<NodeClass> machines) { launchable_ = std::move(machines); }
+  std::size_t launchable() const { return launchable_.size(); }
+
+  // The nodes now, as classes (largest class first, then by shape), then
+  // the launchable machines.
   std::shared_ptr<const NodeInventory> build(std::string stale = {}) const;
 
  private:
@@ -183,6 +202,7 @@ class InventoryBuilder {
   // A node costs its name and a pointer here, whatever its labels.
   Classes classes_;
   std::map<std::string, Classes::iterator, std::less<>> node_class_;
+  std::vector<NodeClass> launchable_;
 };
 
 // The policy's nodeFit.pools as an inventory: one class per shape, labelled

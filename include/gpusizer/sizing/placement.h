@@ -19,6 +19,10 @@
 
 namespace gpusizer {
 
+// Whether a node with the label's value (nullptr: no such label) meets the
+// requirement, as the scheduler's node affinity decides.
+bool requirement_holds(const NodeRequirement& requirement, const std::string* value);
+
 class Placement {
  public:
   // REQUIRES: pod outlives the placement.

@@ -266,10 +266,10 @@ class Capper {
     const int64_t gpus = node_gpus(node);
     const int64_t phase_gpus = input_.phases.phases[p].gpus;
     if (resource != kMemory && gpus > phase_gpus) {
-      return std::to_string(phase_gpus) + " of " + std::to_string(gpus) + " GPUs of " + node.shape + " (" +
+      return std::to_string(phase_gpus) + " of " + std::to_string(gpus) + " GPUs of " + node.named() + " (" +
              std::string(resource) + " " + has + ")";
     }
-    return node.shape + " has " + (resource == kMemory ? "" : std::string(resource) + " ") + has;
+    return node.named() + " has " + (resource == kMemory ? "" : std::string(resource) + " ") + has;
   }
 
   static std::string has_text(const NodeClass& node, std::string_view resource) {
