@@ -108,13 +108,19 @@ generate: configure
 # serving kind is sized with the train profile, if a file asks for GPUs and
 # nothing was sized or said, or if an OSMO spec cannot be checked with only
 # its sizing value set (tests/corpus/corpus_check.py).
+# The corpus is checked twice: against NODES, and against the same fleet
+# scaled to zero (ZERO_NODES: its machines as Karpenter NodePools, node
+# classes and GKE ComputeClasses, and no Node).
 # CHECK_FLAGS adds flags, e.g. CHECK_FLAGS='--policy my-policy.yaml'.
 CORPUS ?= ../shared/corpus/manifests
 NODES ?= ../shared/corpus/nodes.yaml
+ZERO_NODES ?= tests/data/fleets/scaled-to-zero.yaml
 CHECK_FLAGS ?=
 
 corpus-check: build
 	python3 tests/corpus/corpus_check.py $(BUILD)/gpu-sizer $(CORPUS) $(NODES) $(CHECK_FLAGS)
+	@echo "corpus-check: the same corpus, with the fleet scaled to zero ($(ZERO_NODES))"
+	python3 tests/corpus/corpus_check.py $(BUILD)/gpu-sizer $(CORPUS) $(ZERO_NODES) $(CHECK_FLAGS)
 
 # The tree's habits: its format (.clang-format), static analysis
 # (.clang-tidy, over the build's compile_commands.json: every source of

@@ -12,7 +12,6 @@ namespace gpusizer {
 namespace {
 
 constexpr std::string_view kNodePoolLabel = "karpenter.sh/nodepool";
-constexpr std::string_view kComputeClassLabel = "cloud.google.com/compute-class";
 
 // The object's API group: "karpenter.sh" of "karpenter.sh/v1".
 std::string_view group_of(JsonView object) {
@@ -238,6 +237,7 @@ Status read_compute_class(JsonView object, const std::string& name, AutoscalerOb
       return;
     }
     pool.taints = std::move(taints).value();
+    pool.taints.push_back({std::string(kComputeClassLabel), name, TaintEffect::kNoSchedule});
     if (const std::string_view family = priority["machineFamily"].string(); !family.empty())
       pool.requirements.push_back(label_is("cloud.google.com/machine-family", std::string(family)));
     if (const std::string_view type = priority["machineType"].string(); !type.empty())

@@ -155,6 +155,12 @@ Placement::Placement(const Policy& policy, const PodFacts& pod)
       if (asks_for(resource)) added_.push_back({resource, true, "", std::string("NoSchedule")});
     }
   }
+  // GKE gives a pod that selects a compute class by nodeSelector the
+  // toleration of the taint its nodes carry
+  // (cloud.google.com/compute-class=<name>:NoSchedule).
+  if (const std::string* compute_class = pod.node_selector_value(kComputeClassLabel)) {
+    added_.push_back({std::string(kComputeClassLabel), false, *compute_class, std::string("NoSchedule")});
+  }
   // nodeSelector and nodeName hold with each affinity term: all of a
   // term's on one node of the class (checked together, never copied into
   // each term: a pod may have thousands of both). A term without

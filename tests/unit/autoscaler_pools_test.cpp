@@ -3,6 +3,7 @@
 // with which labels, taints and allocatable, and where a pod may go.
 #include "gpusizer/sizing/autoscaler_pools.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "gpusizer/check/node_file.h"
 #include "gpusizer/json/json_view.h"
 #include "gpusizer/nodes/autoscaler_reader.h"
 #include "gpusizer/sizing/candidates.h"
@@ -244,6 +246,47 @@ TEST(AutoscalerPools, APodGoesToAPoolAsItWouldToItsNodes) {
   EXPECT_EQ(candidates(pod), Shapes{});
   pod.node_selector = {{"kubernetes.io/arch", "arm64"}};
   EXPECT_EQ(candidates(pod), Shapes{});
+}
+
+// GKE taints a compute class's nodes with its name and gives the
+// toleration to the pods that select the class by nodeSelector: only they
+// go there.
+TEST(AutoscalerPools, OnlyAPodThatSelectsAComputeClassGoesToItsMachines) {
+  const json compute_class = {{"apiVersion", "cloud.google.com/v1"},
+                              {"kind", "ComputeClass"},
+                              {"metadata", {{"name", "l4"}}},
+                              {"spec", {{"priorities", {{{"machineType", "g2-standard-8"}}}}}}};
+  AutoscalerObjects objects;
+  ASSERT_TRUE(add(compute_class, objects).ok());
+  NodeInventory inventory;
+  inventory.source = InventorySource::kFile;
+  inventory.classes = launchable_machines(objects);
+  ASSERT_EQ(inventory.classes.size(), 1U);
+  EXPECT_EQ(inventory.classes[0].taints,
+            (std::vector<Taint>{{"cloud.google.com/compute-class", "l4", TaintEffect::kNoSchedule}}));
+  PodFacts pod = testing::pod_of({testing::gpu_container("server", 1, "1", "1Gi")});
+  EXPECT_TRUE(candidate_nodes(inventory, default_policy(), pod, 1).nodes.empty());
+  pod.node_selector = {{"cloud.google.com/compute-class", "l4"}};
+  EXPECT_EQ(candidate_nodes(inventory, default_policy(), pod, 1).nodes.size(), 1U);
+  pod.node_selector = {{"cloud.google.com/compute-class", "h100"}};
+  EXPECT_TRUE(candidate_nodes(inventory, default_policy(), pod, 1).nodes.empty());
+}
+
+// The corpus fleet scaled to zero (tests/data/fleets/scaled-to-zero.yaml,
+// which make corpus-check sizes the corpus against): every GPU machine of
+// ../shared/corpus/nodes.yaml but the N1 with an attached T4, as the
+// machines of pools, and no node.
+TEST(AutoscalerPools, TheCorpusFleetScaledToZeroLaunchesItsMachines) {
+  auto fleet = read_node_file(std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/fleets/scaled-to-zero.yaml");
+  ASSERT_TRUE(fleet.ok()) << fleet.error();
+  EXPECT_EQ(fleet.value()->node_count, 0U);
+  Shapes machines = shapes(fleet.value()->classes);
+  std::sort(machines.begin(), machines.end());
+  EXPECT_EQ(machines, (Shapes{"Standard_NC24ads_A100_v4", "Standard_NC4as_T4_v3", "Standard_ND96asr_v4",
+                              "Standard_ND96isr_H100_v5", "Standard_NV36ads_A10_v5", "a2-highgpu-2g", "a2-ultragpu-1g",
+                              "g2-standard-12", "g2-standard-96", "g6.12xlarge", "g6.xlarge", "g6e.2xlarge",
+                              "p4de.24xlarge", "p5e.48xlarge"}));
+  for (const NodeClass& machine : fleet.value()->classes) EXPECT_FALSE(machine.launched_by.empty()) << machine.shape;
 }
 
 }  // namespace

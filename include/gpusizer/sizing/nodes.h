@@ -28,6 +28,9 @@ namespace gpusizer {
 // The label every node carries with its own name; a class keeps its nodes'
 // names instead (NodeClass::names), so it does not split the fleet.
 inline constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
+// The label and taint GKE gives the nodes of a ComputeClass, whose name is
+// their value; a pod selects the class by nodeSelector.
+inline constexpr std::string_view kComputeClassLabel = "cloud.google.com/compute-class";
 // The taint a cordoned node carries for the scheduler.
 inline constexpr std::string_view kUnschedulableTaint = "node.kubernetes.io/unschedulable";
 
