@@ -35,8 +35,8 @@ Usage:
                   [--max-body-bytes N] [--large-body-bytes N] [--max-connections N]
                   [--read-timeout SECONDS] [--keep-alive-timeout SECONDS] [--tls-groups LIST]
                   [--policy-poll SECONDS] [--shutdown-delay SECONDS] [--metrics-namespace-cap N]
-                  [--node-watch auto|on|off] [--dra-watch auto|off] [--kubeconfig FILE]
-                  [--log-level LEVEL] [--log-format json|text]
+                  [--node-watch auto|on|off] [--dra-watch auto|off] [--pool-watch auto|off]
+                  [--kubeconfig FILE] [--log-level LEVEL] [--log-format json|text]
       Run the admission webhook over HTTPS: POST /mutate, POST /validate,
       GET /healthz, GET /readyz. Without --tls-cert it generates a
       self-signed CA and certificate in --cert-dir (default /tmp/gpu-sizer)
@@ -64,7 +64,11 @@ Usage:
       nodes it watches the DRA objects (get, list and watch on
       resourceclaimtemplates, resourceclaims and deviceclasses of
       resource.k8s.io/v1), so a pod's claims are sized; --dra-watch off
-      leaves them warned about. SIGHUP
+      leaves them warned about. With the nodes it also watches the
+      autoscalers' pools whose CRDs the cluster serves (Karpenter NodePools,
+      EC2NodeClasses, AKSNodeClasses; GKE ComputeClasses: get, list and
+      watch), so a pod of a pool scaled to zero is sized within the machines
+      the pool may launch; --pool-watch off leaves them out. SIGHUP
       reads the policy and the certificate again at once.
 
   gpu-sizer table [--profile NAME] [--gpus N] [--policy FILE]
@@ -372,6 +376,7 @@ int run_serve(Flags& flags) {
   options.metrics_namespace_cap = static_cast<std::size_t>(flags.take_number("metrics-namespace-cap", 100, 1, 100000));
   options.node_watch = flags.take_or("node-watch", options.node_watch);
   options.dra_watch = flags.take_or("dra-watch", options.dra_watch);
+  options.pool_watch = flags.take_or("pool-watch", options.pool_watch);
   options.kubeconfig = flags.take_or("kubeconfig", "");
   options.version = GPU_SIZER_VERSION;
   const std::string level = flags.take_or("log-level", "info");

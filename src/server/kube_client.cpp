@@ -291,6 +291,10 @@ Result<std::string> ApiClient::get(const std::string& target, int timeout_second
   if (!response) {
     return Status::io_error("GET " + path + " from " + origin(config_) + ": " + transport_failure(response.error()));
   }
+  if (response->status == 404) {  // what discovery asks: is the API served
+    return Status::failure(ProblemCode::kUnknownName, "",
+                           "GET " + path + ": " + http_failure(response->status, response->body));
+  }
   if (response->status != 200)
     return Status::io_error("GET " + path + ": " + http_failure(response->status, response->body));
   return std::move(response->body);

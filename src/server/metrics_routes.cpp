@@ -16,7 +16,8 @@ HttpAnswer MetricsRoutes::answer(const HttpRequestView& request) const {
     HttpAnswer page{200, kStatusPageContentType,
                     render_status_page(
                         *sources_.policy.current(), sources_.status_counters, sources_.recent_decisions, node_status,
-                        sources_.claims ? sources_.claims->status() : std::vector<DraWatchStatus>(), sources_.version)};
+                        sources_.claims ? sources_.claims->status() : std::vector<DraWatchStatus>(),
+                        sources_.pools ? sources_.pools->status() : std::vector<PoolWatchStatus>(), sources_.version)};
     page.page = true;
     return page;
   }

@@ -20,6 +20,18 @@ bool upsert_node(JsonView object, InventoryBuilder& builder) {
   return builder.upsert(std::move(node).value());
 }
 
+// The nodes' inventory with the launchable machines after its classes: a
+// new inventory (its own id, for the candidates memo), or the nodes' when
+// there are none.
+std::shared_ptr<const NodeInventory> with_launchable(const std::shared_ptr<const NodeInventory>& nodes,
+                                                     const std::vector<NodeClass>& machines) {
+  if (machines.empty()) return nodes;
+  auto both = std::make_shared<NodeInventory>(*nodes);
+  both->id = NodeInventory::next_id();
+  both->classes.insert(both->classes.end(), machines.begin(), machines.end());
+  return both;
+}
+
 }  // namespace
 
 NodeWatcher::NodeWatcher(ApiServerConfig config, NodeWatchOptions options, Metrics* metrics)
@@ -77,10 +89,20 @@ void NodeWatcher::publish(const WatchStatus& status) {
   const std::size_t shapes = inventory->gpu_shapes(gpu_resources_);
   const std::size_t nodes = inventory->node_count;
   if (metrics_) metrics_->set_node_inventory(nodes, shapes);
-  inventory_.store(std::move(inventory));
+  {
+    std::lock_guard lock(publish_mutex_);
+    last_nodes_ = std::move(inventory);
+    inventory_.store(with_launchable(last_nodes_, launchable_));
+  }
   std::lock_guard lock(mutex_);
   nodes_ = nodes;
   gpu_shapes_ = shapes;
+}
+
+void NodeWatcher::set_launchable(std::vector<NodeClass> machines) {
+  std::lock_guard lock(publish_mutex_);
+  launchable_ = std::move(machines);
+  if (last_nodes_) inventory_.store(with_launchable(last_nodes_, launchable_));
 }
 
 void NodeWatcher::count_restart(const char* reason) {

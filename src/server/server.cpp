@@ -27,6 +27,7 @@
 #include "gpusizer/server/node_watcher.h"
 #include "gpusizer/server/openssl_error.h"
 #include "gpusizer/server/policy_store.h"
+#include "gpusizer/server/pool_watcher.h"
 #include "gpusizer/server/self_signed.h"
 #include "gpusizer/server/signal_watcher.h"
 #include "gpusizer/server/status_page.h"
@@ -124,17 +125,22 @@ namespace {
 struct ClusterWatch {
   std::unique_ptr<NodeWatcher> nodes;
   std::unique_ptr<ClaimWatcher> claims;
+  std::unique_ptr<PoolWatcher> pools;  // after nodes: it feeds them
 };
 
 // The watches the options ask for: none (off, or auto outside a pod
 // without --kubeconfig), or the nodes' and (unless --dra-watch off) the
-// DRA objects', started; fails on a bad flag or config.
+// DRA objects' and (unless --pool-watch off) the autoscaler pools',
+// started; fails on a bad flag or config.
 Result<ClusterWatch> start_cluster_watch(const ServerOptions& options, const Policy& policy, Metrics& metrics) {
   if (options.node_watch != "auto" && options.node_watch != "on" && options.node_watch != "off") {
     return Status::invalid_argument("--node-watch must be auto, on or off, found " + in_quotes(options.node_watch));
   }
   if (options.dra_watch != "auto" && options.dra_watch != "off") {
     return Status::invalid_argument("--dra-watch must be auto or off, found " + in_quotes(options.dra_watch));
+  }
+  if (options.pool_watch != "auto" && options.pool_watch != "off") {
+    return Status::invalid_argument("--pool-watch must be auto or off, found " + in_quotes(options.pool_watch));
   }
   if (options.node_watch == "off") return ClusterWatch{};
   const bool in_pod = std::getenv("KUBERNETES_SERVICE_HOST") != nullptr;
@@ -159,8 +165,13 @@ Result<ClusterWatch> start_cluster_watch(const ServerOptions& options, const Pol
   NodeWatchOptions node_options;
   node_options.gpu_resources = policy.gpu_resources;
   log_event(spdlog::level::info, "watching nodes", {{"api_server", config.value().description}});
-  watch.nodes = std::make_unique<NodeWatcher>(std::move(config).value(), std::move(node_options), &metrics);
+  watch.nodes = std::make_unique<NodeWatcher>(config.value(), std::move(node_options), &metrics);
   watch.nodes->start();
+  if (options.pool_watch == "auto") {
+    log_event(spdlog::level::info, "looking for autoscaler pools", {{"api_server", config.value().description}});
+    watch.pools = std::make_unique<PoolWatcher>(std::move(config).value(), PoolWatchOptions{}, *watch.nodes);
+    watch.pools->start();
+  }
   return watch;
 }
 
@@ -252,6 +263,7 @@ Status run_server(const ServerOptions& options, const sigset_t& handled_signals)
   if (!watcher) return watcher.status();
   const NodeWatcher* nodes = watcher.value().nodes.get();
   const ClaimWatcher* claims = watcher.value().claims.get();
+  const PoolWatcher* pools = watcher.value().pools.get();
   std::atomic<bool> stopping{false};
   StatusCounters status_counters;
   RecentDecisions recent_decisions(100);
@@ -263,9 +275,9 @@ Status run_server(const ServerOptions& options, const sigset_t& handled_signals)
 
   std::unique_ptr<MetricsEndpoint> metrics_endpoint;
   if (metrics_address) {
-    auto opened_metrics = MetricsEndpoint::open(
-        *metrics_address,
-        MetricsSources{policy, metrics, status_counters, recent_decisions, nodes, claims, transport, options.version});
+    auto opened_metrics =
+        MetricsEndpoint::open(*metrics_address, MetricsSources{policy, metrics, status_counters, recent_decisions,
+                                                               nodes, claims, pools, transport, options.version});
     if (!opened_metrics) return opened_metrics.status();
     metrics_endpoint = std::move(opened_metrics).value();
     std::printf("metrics on http://%s:%d/metrics\n", metrics_address->host.c_str(), metrics_endpoint->port());
@@ -297,6 +309,7 @@ Status run_server(const ServerOptions& options, const sigset_t& handled_signals)
     // socket fails; leaving the block ends the watcher either way.
     transport.run();
   }
+  if (watcher.value().pools) watcher.value().pools->stop();
   if (watcher.value().nodes) watcher.value().nodes->stop();
   if (watcher.value().claims) watcher.value().claims->stop();
   metrics_endpoint.reset();

@@ -266,6 +266,25 @@ void render_dra(std::string& out, const std::vector<DraWatchStatus>& dra) {
   out += "</dl>\n</section>\n";
 }
 
+// Where decisions get the machines the autoscalers may launch.
+void render_pools(std::string& out, const std::vector<PoolWatchStatus>& pools) {
+  out += "<section id=\"pools\">\n<h2>Autoscaler pools</h2>\n<dl class=\"meta\">\n";
+  if (pools.empty()) append_meta(out, "Source", "none: the pool watch is off");
+  for (const PoolWatchStatus& kind : pools) {
+    std::string line;
+    if (kind.collection.empty()) {
+      line = "<span class=\"muted\">not watched: " + html_escape(kind.discovery) + "</span>";
+    } else {
+      line = "<span class=\"node-state node-" + std::string(to_string(kind.state)) + "\">" +
+             std::string(to_string(kind.state)) + "</span>, " + std::to_string(kind.objects) + " known from <code>" +
+             html_escape(kind.collection) + "</code>";
+      if (!kind.last_error.empty()) line += "; last error <code>" + html_escape(kind.last_error) + "</code>";
+    }
+    append_meta(out, kind.kind, line);
+  }
+  out += "</dl>\n</section>\n";
+}
+
 bool known_decision(std::string_view decision) {
   return decision == "allowed" || decision == "mutated" || decision == "denied" || decision == "error";
 }
@@ -438,7 +457,8 @@ std::string format_utc(Clock::time_point time) {
 
 std::string render_status_page(const Policy& policy, const StatusCounters& counters, const RecentDecisions& recent,
                                const std::optional<NodeWatchStatus>& nodes, const std::vector<DraWatchStatus>& dra,
-                               const std::string& version, Clock::time_point now) {
+                               const std::vector<PoolWatchStatus>& pools, const std::string& version,
+                               Clock::time_point now) {
   const StatusCounters::Snapshot counts = counters.snapshot();
   std::string out;
   out.reserve(std::size_t{64} * 1024);
@@ -470,6 +490,7 @@ std::string render_status_page(const Policy& policy, const StatusCounters& count
 
   render_nodes(out, policy, nodes);
   render_dra(out, dra);
+  render_pools(out, pools);
   render_counters(out, counts);
   render_decisions(out, recent);
   out += "<footer>Rendered " + format_utc(now) + ". Reload the page to refresh.</footer>\n</body>\n</html>\n";

@@ -136,6 +136,12 @@ class FakeApiServer {
     collection.items = items;
     collection.resource_version = resource_version;
   }
+  // A fixed answer for GET `path` (below the prefix): an API group
+  // version's resource list, as discovery reads it.
+  void set_document(const std::string& path, const nlohmann::json& document) {
+    std::lock_guard lock(mutex_);
+    documents_[path] = document.dump();
+  }
   // Answers the next `times` lists (or watches; -1: all) with this status
   // and body; status 0 answers them normally again.
   void fail_lists(int status, std::string body = {}, int times = -1) {
@@ -223,6 +229,10 @@ class FakeApiServer {
       res.set_content(failure.body, "application/json");
       return;
     }
+    if (const auto document = documents_.find(path); document != documents_.end() && !recorded.watch) {
+      res.set_content(document->second, "application/json");
+      return;
+    }
     const auto found = collections_.find(path);
     if (found == collections_.end()) {
       res.status = 404;
@@ -304,6 +314,7 @@ class FakeApiServer {
   std::condition_variable changed_;
   // By path; std::map keeps each where it is, for the streams that hold it.
   std::map<std::string, Collection> collections_{{kNodesPath, Collection{{}, "1", "NodeList"}}};
+  std::map<std::string, std::string> documents_;  // path -> fixed answer
   Failure list_failure_;
   Failure watch_failure_;
   bool down_ = false;

@@ -271,13 +271,34 @@ TEST(StatusHtml, FormatsUtcIso8601WithMilliseconds) {
 class StatusPage : public ::testing::Test {
  protected:
   std::string render(const Policy& policy = default_policy(), Clock::time_point now = kT0 + seconds(3725)) {
-    return render_status_page(policy, counters, recent, nodes, dra, "1.2.3", now);
+    return render_status_page(policy, counters, recent, nodes, dra, pools, "1.2.3", now);
   }
   StatusCounters counters{kT0};
   RecentDecisions recent{100};
   std::optional<NodeWatchStatus> nodes;  // not watched, unless a test sets it
   std::vector<DraWatchStatus> dra;       // not watched, unless a test sets it
+  std::vector<PoolWatchStatus> pools;    // not watched, unless a test sets it
 };
+
+TEST_F(StatusPage, SaysWhichAutoscalerPoolsAreWatchedAndWhyOthersAreNot) {
+  EXPECT_NE(render().find("<dt>Source</dt><dd>none: the pool watch is off</dd>"), std::string::npos)
+      << render().substr(render().find("id=\"pools\""), 400);
+  PoolWatchStatus node_pools;
+  node_pools.kind = "NodePool";
+  node_pools.collection = "/apis/karpenter.sh/v1/nodepools";
+  node_pools.state = WatchStatus::State::kSynced;
+  node_pools.objects = 3;
+  PoolWatchStatus compute_classes;
+  compute_classes.kind = "ComputeClass";
+  compute_classes.discovery = "not served (no CRD)";
+  pools = {node_pools, compute_classes};
+  const std::string page = render();
+  for (const char* part : {"<dt>NodePool</dt><dd><span class=\"node-state node-synced\">synced</span>, 3 known from "
+                           "<code>/apis/karpenter.sh/v1/nodepools</code>",
+                           "<dt>ComputeClass</dt><dd><span class=\"muted\">not watched: not served (no CRD)</span>"}) {
+    EXPECT_NE(page.find(part), std::string::npos) << part << "\n" << page.substr(page.find("id=\"pools\""), 900);
+  }
+}
 
 TEST_F(StatusPage, SaysWhatTheDraWatchKnows) {
   EXPECT_NE(render().find("none: the DRA watch is off, so every DRA claim a pod uses is warned about"),

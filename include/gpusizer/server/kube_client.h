@@ -71,7 +71,8 @@ class ApiClient {
 
   // One response, whole. A status other than 200 fails with kIoError:
   // "GET /api/v1/nodes: 403 Forbidden: nodes is forbidden: User ...", the
-  // API server's own message, so RBAC mistakes read as such.
+  // API server's own message, so RBAC mistakes read as such; a 404 (an
+  // API the server does not serve) fails with kUnknownName.
   Result<std::string> get(const std::string& target, int timeout_seconds);
 
   // A streamed response, one line at a time (a watch sends one JSON event

@@ -10,6 +10,7 @@
 #include "gpusizer/server/metrics.h"
 #include "gpusizer/server/node_watcher.h"
 #include "gpusizer/server/policy_store.h"
+#include "gpusizer/server/pool_watcher.h"
 #include "gpusizer/server/status_page.h"
 #include "gpusizer/server/transport.h"
 
@@ -23,6 +24,7 @@ struct MetricsSources {
   const RecentDecisions& recent_decisions;
   const NodeWatcher* nodes;    // nullptr: not watched
   const ClaimWatcher* claims;  // nullptr: not watched
+  const PoolWatcher* pools;    // nullptr: not watched
   const Transport& webhook;    // its connection counts
   std::string version;
 };

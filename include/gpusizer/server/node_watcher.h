@@ -45,6 +45,9 @@ class NodeWatcher : private ListWatch::Sink {
 
   // The nodes decisions use now; never blocks on the watch.
   std::shared_ptr<const NodeInventory> inventory() const { return inventory_.load(); }
+  // The machines the cluster's autoscalers may launch (pool_watcher.h),
+  // kept beside the nodes in every inventory from now on; any thread.
+  void set_launchable(std::vector<NodeClass> machines);
   NodeWatchStatus status() const;
   // Since the last sync (ListWatch::seconds_since_sync), for the
   // gpu_sizer_node_inventory_sync_age_seconds gauge.
@@ -63,6 +66,11 @@ class NodeWatcher : private ListWatch::Sink {
   InventoryBuilder builder_;                   // the watch thread's
   std::unique_ptr<InventoryBuilder> listing_;  // the list in progress (the watch thread's)
   Snapshot<NodeInventory> inventory_;
+  // The last inventory of the nodes alone, and the launchable machines
+  // published with it: either changes, the two are published together.
+  std::mutex publish_mutex_;
+  std::shared_ptr<const NodeInventory> last_nodes_;
+  std::vector<NodeClass> launchable_;
   mutable std::mutex mutex_;  // guards the counts
   std::size_t nodes_ = 0;
   std::size_t gpu_shapes_ = 0;

@@ -58,6 +58,11 @@ struct ServerOptions {
   // --dra-watch auto|off: auto watches the DRA objects (claim_watcher.h)
   // whenever the nodes are watched.
   std::string dra_watch = "auto";
+  // --pool-watch auto|off: auto watches the autoscalers' pools
+  // (pool_watcher.h: Karpenter NodePools and node classes, GKE
+  // ComputeClasses, those whose CRDs are served) whenever the nodes are
+  // watched.
+  std::string pool_watch = "auto";
   std::string kubeconfig;  // empty: the pod's service account
 };
 

@@ -19,6 +19,7 @@
 #include "gpusizer/admission/review.h"
 #include "gpusizer/server/claim_watcher.h"
 #include "gpusizer/server/node_watcher.h"
+#include "gpusizer/server/pool_watcher.h"
 #include "gpusizer/sizing/policy.h"
 
 namespace gpusizer {
@@ -174,6 +175,8 @@ std::string format_utc(std::chrono::system_clock::time_point time);
 //    policy's nodeFit.pools; or none);
 //  - the DRA objects: each kind's watch state, objects, last sync and
 //    last error (when serve watches them);
+//  - the autoscaler pools: each kind's collection, or why it is not
+//    watched (its CRD not served), its watch state, objects and last error;
 //  - the counters;
 //  - the held decisions newest first: time (format_utc), endpoint, kind and
 //    operation, object, decision (CSS class "decision-<name>" gives its
@@ -182,10 +185,11 @@ std::string format_utc(std::chrono::system_clock::time_point time);
 // `nodes` is the node watch's status (node_watcher.h); nullopt when serve
 // does not watch nodes, and the page says what decisions use instead.
 // `dra` is the DRA watch's (claim_watcher.h), one per kind; empty when
-// serve does not watch DRA objects.
+// serve does not watch DRA objects. `pools` is the autoscaler pools'
+// (pool_watcher.h), one per kind; empty when serve does not watch them.
 std::string render_status_page(const Policy& policy, const StatusCounters& counters, const RecentDecisions& recent,
                                const std::optional<NodeWatchStatus>& nodes, const std::vector<DraWatchStatus>& dra,
-                               const std::string& version,
+                               const std::vector<PoolWatchStatus>& pools, const std::string& version,
                                std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 }  // namespace gpusizer
