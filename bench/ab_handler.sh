@@ -15,7 +15,7 @@ filter=${3:-^handler/}
 rounds=${4:-8}
 run() {
   taskset -c 1 "$2" --benchmark_filter="$filter" --benchmark_min_time=0.3 --benchmark_format=csv 2>/dev/null |
-    grep '^"handler/' | awk -F, -v build="$1" '{print build, $1, $4}'
+    grep '^"' | awk -F, -v build="$1" '{print build, $1, $4}'
 }
 for round in $(seq "$rounds"); do
   if ((round % 2)); then

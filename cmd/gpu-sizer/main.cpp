@@ -90,8 +90,10 @@ Usage:
       --in-place. Exit 0: all admitted unchanged;
       1: something would be changed or denied; 2: unreadable input.
       --nodes FILE sizes against those nodes (what `kubectl get nodes -o
-      yaml` prints): floors are capped to what a node the pod may run on
-      can hold, and node fit checks them (else the policy's nodeFit.pools).
+      yaml` prints, with any Karpenter NodePools, EC2NodeClasses,
+      AKSNodeClasses and GKE ComputeClasses: the machines they may launch):
+      floors are capped to what a node the pod may run on can hold, and
+      node fit checks them (else the policy's nodeFit.pools).
       Each file (stdin and --nodes too) is unreadable past --max-file-bytes
       (default 67108864), --max-documents YAML documents (default 10000)
       or --max-yaml-nodes nodes, an alias counting as every node it

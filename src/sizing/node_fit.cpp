@@ -161,6 +161,16 @@ PodRequest pod_request(
   };
   PodRequest app{gpus};
   for (const ContainerFacts& c : pod.app) add(app, c);
+  // Pod-level resources replace the containers' sum for what they set
+  // (k8s.io/component-helpers/resource PodRequests).
+  const auto pod_level = [&](PodRequest total) {
+    for (auto [sum, resource] : {std::pair{&total.cpu, kCpu}, {&total.memory, kMemory}}) {
+      if (!pod.sized_at_pod_level(resource)) continue;
+      if (auto value = request(*pod.pod_level, resource)) *sum = *value;
+    }
+    return total;
+  };
+  if (pod.init.empty()) return pod_level(app);  // most pods: nothing runs before them
   // An init container runs beside the sidecars listed before it: the
   // sidecars in initContainers order, each with what it and those before
   // it ask, so that each init container finds its sum in log time (a pod
@@ -186,15 +196,8 @@ PodRequest pod_request(
     largest_init.memory = std::max(largest_init.memory, one.memory);
     largest_init.ephemeral_storage = std::max(largest_init.ephemeral_storage, one.ephemeral_storage);
   }
-  PodRequest total{app.gpus, std::max(app.cpu, largest_init.cpu), std::max(app.memory, largest_init.memory),
-                   std::max(app.ephemeral_storage, largest_init.ephemeral_storage)};
-  // Pod-level resources replace the containers' sum for what they set
-  // (k8s.io/component-helpers/resource PodRequests).
-  for (auto [sum, resource] : {std::pair{&total.cpu, kCpu}, {&total.memory, kMemory}}) {
-    if (!pod.sized_at_pod_level(resource)) continue;
-    if (auto value = request(*pod.pod_level, resource)) *sum = *value;
-  }
-  return total;
+  return pod_level({app.gpus, std::max(app.cpu, largest_init.cpu), std::max(app.memory, largest_init.memory),
+                    std::max(app.ephemeral_storage, largest_init.ephemeral_storage)});
 }
 
 }  // namespace gpusizer

@@ -175,10 +175,12 @@ std::string Placement::signature() const {
   // Whether the pod names its node: the kubelet's rules, not the
   // scheduler's (the same name pinned by affinity is not).
   std::string out = node_name_.empty() ? "s" : "n";
+  out.reserve(256);  // most pods' constraints: one allocation
   // Each string with its length, so that no value can pass for another's
   // part; a workflow's part as '#' and its serial, which no string starts with.
   const auto add = [&](std::string_view text) {
-    out += std::to_string(text.size());
+    char digits[24];
+    out.append(digits, std::to_chars(std::begin(digits), std::end(digits), text.size()).ptr);
     out += ':';
     out += text;
   };

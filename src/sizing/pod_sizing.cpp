@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -207,10 +208,15 @@ class PodSizer {
 
   // The scheduler's view of the sized pod: its app containers and sidecars
   // together, or its largest init container.
-  PodRequest sized_pod() const {
-    return pod_request(pod_, phases_.gpus, [this](const ContainerFacts& c, std::string_view resource) {
-      return sized_request(c, resource);
-    });
+  // What the pod asks once sized: summed once, when the floors are bound
+  // (the node fit rule and the larger-machine check both read it).
+  const PodRequest& sized_pod() const {
+    if (!sized_) {
+      sized_ = pod_request(pod_, phases_.gpus, [this](const ContainerFacts& c, std::string_view resource) {
+        return sized_request(c, resource);
+      });
+    }
+    return *sized_;
   }
 
   bool is_pod_level(const ContainerFacts& c) const { return pod_.pod_level && &c == &*pod_.pod_level; }
@@ -222,8 +228,12 @@ class PodSizer {
   std::string larger_machine() const {
     if (candidates_.shapes.size() < 2) return {};
     const NodeClass* before = smallest_holding(candidates_, written_);
+    // Sizing only raises: a machine that holds the sized pod holds it as
+    // written, so when the smallest for the written one holds it, it is
+    // the smallest for both.
+    if (!before || holds(*before, sized_pod(), candidates_.gpu_resource)) return {};
     const NodeClass* after = smallest_holding(candidates_, sized_pod());
-    if (!before || !after || before->shape == after->shape) return {};
+    if (!after || before->shape == after->shape) return {};
     return fit(pod_.label + "node fit: raises the smallest fitting instance from " + before->shape + " to " +
                after->shape);
   }
@@ -451,9 +461,10 @@ class PodSizer {
   // before it (a tenth of a decision's time, docs/performance.md).
   std::deque<RuleResult> results_;
   Candidates candidates_;
-  PodRequest written_;         // the pod's request as written, once candidates are known
-  std::string shared_;         // shared_replicas(candidates_): the GPUs are shares of GPUs
-  std::vector<Floor> capped_;  // binding floors lowered by a ceiling; binding_ points at them
+  PodRequest written_;                       // the pod's request as written, once candidates are known
+  mutable std::optional<PodRequest> sized_;  // sized_pod(), once summed
+  std::string shared_;                       // shared_replicas(candidates_): the GPUs are shares of GPUs
+  std::vector<Floor> capped_;                // binding floors lowered by a ceiling; binding_ points at them
   // Per phase, per resource (kSizedResources order), the binding floor.
   BindingFloors binding_;
   Shortfalls shortfalls_;

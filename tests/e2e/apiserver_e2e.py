@@ -271,6 +271,10 @@ def setUpModule():
         # plugin rejects pods whose class does not exist.
         CLUSTER.apply_objects([{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                                 "metadata": {"name": "gpu-batch"}, "value": 1000}])
+        # Karpenter's CRDs, before the webhook starts: its pool watch finds
+        # them by discovery (NodeInventoryTest creates the pools).
+        install_crds([open_crd("karpenter.sh", "v1", "NodePool", "Cluster"),
+                      open_crd("karpenter.k8s.aws", "v1", "EC2NodeClass", "Cluster")])
     except Exception:
         CLUSTER.shutdown()
         raise
@@ -664,6 +668,29 @@ def sized_resources(obj, where=""):
     return found
 
 
+def open_crd(group, version, kind, scope="Namespaced"):
+    """A CRD of KIND that takes any object (an open schema)."""
+    plural = kind.lower() + ("es" if kind.lower().endswith("s") else "s")  # ec2nodeclasses
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {"group": group, "scope": scope,
+                 "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": kind + "List"},
+                 "versions": [{"name": version, "served": True, "storage": True,
+                               "schema": {"openAPIV3Schema": {"type": "object",
+                                                              "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+def install_crds(crds):
+    """Installs the CRDs and waits until kubectl can list their kinds."""
+    CLUSTER.apply_objects(crds)
+    names = [crd["metadata"]["name"] for crd in crds]
+    CLUSTER.kubectl("wait", "--for=condition=Established", "--timeout=60s", *[f"crd/{name}" for name in names])
+    # Discovery of the new kinds by kubectl can lag behind "Established".
+    wait_until("CRD discovery", lambda: all(
+        CLUSTER.kubectl("get", name.split(".", 1)[0], "-A", check=False).returncode == 0 for name in names), 30)
+
+
 def register_fixture_crds():
     """An open-schema CRD for every custom kind among the fixtures, so the
     API server routes them through the workload webhook as it would with
@@ -676,22 +703,9 @@ def register_fixture_crds():
             continue
         group, version = obj["apiVersion"].split("/")
         kind = obj["kind"]
-        plural = kind.lower() + "s"
-        crds[f"{plural}.{group}"] = {
-            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.{group}"},
-            "spec": {"group": group, "scope": "Cluster" if kind.startswith("Cluster") else "Namespaced",
-                     "names": {"kind": kind, "plural": plural, "singular": kind.lower(),
-                               "listKind": kind + "List"},
-                     "versions": [{"name": version, "served": True, "storage": True,
-                                   "schema": {"openAPIV3Schema": {"type": "object",
-                                                                  "x-kubernetes-preserve-unknown-fields": True}}}]}}
-    CLUSTER.apply_objects(list(crds.values()))
-    CLUSTER.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                    *[f"crd/{name}" for name in crds])
-    # Discovery of the new kinds by kubectl can lag behind "Established".
-    wait_until("CRD discovery", lambda: all(
-        CLUSTER.kubectl("get", name.split(".", 1)[0], "-A", check=False).returncode == 0 for name in crds), 30)
+        crd = open_crd(group, version, kind, "Cluster" if kind.startswith("Cluster") else "Namespaced")
+        crds[crd["metadata"]["name"]] = crd
+    install_crds(list(crds.values()))
 
 
 def node(name, instance_type, gpus, cpu, memory, storage, product="NVIDIA-L4"):
@@ -763,6 +777,8 @@ class NodeInventoryTest(unittest.TestCase):
                                    check=False).stdout.strip()
         for verb in ("get", "list", "watch"):
             self.assertEqual(can(verb, "nodes"), "yes", verb)
+            self.assertEqual(can(verb, "nodepools.karpenter.sh"), "yes", verb)
+            self.assertEqual(can(verb, "ec2nodeclasses.karpenter.k8s.aws"), "yes", verb)
         for verb, resource in (("update", "nodes"), ("list", "pods"), ("get", "secrets")):
             self.assertEqual(can(verb, resource), "no", f"{verb} {resource}")
 
@@ -809,6 +825,41 @@ class NodeInventoryTest(unittest.TestCase):
         self.assertIn("node-state node-synced", page)
         restarts = re.search(r"<dt>Watch restarts</dt><dd>(\d+)</dd>", page)
         self.assertTrue(restarts and int(restarts.group(1)) >= 1, page[:2000])
+
+
+    def test_a_karpenter_pool_with_no_node_caps_its_pods_to_the_machines_it_may_launch(self):
+        # A NodePool that may launch only g6e.2xlarge and g6e.4xlarge (one
+        # L40S) with a 200Gi root volume, and no node of it.
+        CLUSTER.apply_objects([
+            {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu-l40s"},
+             "spec": {"template": {"spec": {
+                 "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
+                 "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                                   "values": ["g6e.2xlarge", "g6e.4xlarge"]}]}}}},
+            {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "gpu"},
+             "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}],
+                      "blockDeviceMappings": [{"deviceName": "/dev/xvda", "rootVolume": True,
+                                               "ebs": {"volumeSize": "200Gi"}}]}}])
+        wait_until("the pool watch to know the NodePool",
+                   lambda: "1 known from <code>/apis/karpenter.sh/v1/nodepools</code>" in CLUSTER.status_page(), 30)
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "l40s-train", "namespace": NAMESPACE},
+               "spec": {"nodeSelector": {"karpenter.sh/nodepool": "gpu-l40s"},
+                        "containers": [{"name": "trainer", "image": "pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime",
+                                        "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+
+        def requests_given():
+            returned, warnings = sized_pod(pod)
+            return container(returned["spec"], "trainer")["resources"]["requests"], warnings
+        # The node class is listed on its own watch: wait for its volume too.
+        wait_until("the webhook to size from the pool's machines",
+                   lambda: requests_given()[0].get("ephemeral-storage") == "174Gi", 30)
+        requests, warnings = requests_given()
+        # Not the train table's 16 CPU and 300Gi: g6e.4xlarge leaves 15890m
+        # after the kubelet's reserve, and 179Gi of its root volume.
+        self.assertEqual(requests["cpu"], "15300m")
+        self.assertIn("node cap: cpu 16 (train profile) capped to 15300m: g6e.4xlarge of NodePool gpu-l40s has cpu "
+                      "15890m", warnings)
+        self.assertIn("node fit: raises the smallest fitting instance from g6e.2xlarge to g6e.4xlarge", warnings)
 
 
 class FailurePolicyTest(unittest.TestCase):
