@@ -290,8 +290,8 @@ Status add_autoscaler_object(JsonView object, AutoscalerObjects& objects) {
   if (kind == "NodePool") return read_node_pool(object, name, objects);
   if (kind == "ComputeClass") return read_compute_class(object, name, objects);
   LaunchSettings settings;
-  const Status status = kind == "EC2NodeClass" ? read_ec2_node_class(object["spec"], settings)
-                                               : read_aks_node_class(object["spec"], settings);
+  Status status = kind == "EC2NodeClass" ? read_ec2_node_class(object["spec"], settings)
+                                         : read_aks_node_class(object["spec"], settings);
   if (!status.ok()) return status;
   objects.node_classes[std::string(kind) + "/" + name] = settings;
   return {};
