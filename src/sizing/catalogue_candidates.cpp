@@ -175,9 +175,16 @@ const NodeInventory& catalogue_inventory() {
 }
 
 bool selects_machines(const PodFacts& pod) {
-  // By key, not by entry: a workflow's nodeSelector may hold thousands.
-  const bool by_selector = std::any_of(std::begin(kMachineLabels), std::end(kMachineLabels),
-                                       [&](std::string_view key) { return pod.node_selector_value(key) != nullptr; });
+  // By entry when the pod has fewer than there are machine labels (most
+  // pods: none or a few, and every review of a pod with no node known asks
+  // this); by key otherwise, as a workflow's nodeSelector may hold thousands.
+  const std::size_t entries = pod.node_selector.size() + (pod.workflow ? pod.workflow->spec.node_selector.size() : 0);
+  const bool by_selector =
+      entries < std::size(kMachineLabels)
+          ? !pod.every_node_selector_entry(
+                [](const std::string& key, const std::string& /*value*/) { return !is_machine_label(key); })
+          : std::any_of(std::begin(kMachineLabels), std::end(kMachineLabels),
+                        [&](std::string_view key) { return pod.node_selector_value(key) != nullptr; });
   return by_selector || affinity_picks(pod);
 }
 
