@@ -81,7 +81,15 @@ Result<std::shared_ptr<const NodeInventory>> read_node_file(const std::string& p
                                ": holds no Node, NodePool, EC2NodeClass, AKSNodeClass or ComputeClass (write what "
                                "`kubectl get nodes,nodepools,ec2nodeclasses -o yaml` prints)");
   }
-  builder.set_launchable(launchable_machines(pools));
+  bool more = false;
+  std::vector<NodeClass> machines = launchable_machines(pools, &more);
+  if (more) {
+    return Status::failure(ProblemCode::kTooLarge, "",
+                           path + ": its NodePools and ComputeClasses may launch more than " +
+                               std::to_string(kMaxLaunchableMachines) +
+                               " machines in all; narrow their requirements or split the file");
+  }
+  builder.set_launchable(std::move(machines));
   return builder.build();
 }
 

@@ -167,7 +167,13 @@ void PoolWatcher::publish_locked() {
       all.node_classes.insert(objects.node_classes.begin(), objects.node_classes.end());
     }
   }
-  std::vector<NodeClass> machines = launchable_machines(all);
+  bool more = false;
+  std::vector<NodeClass> machines = launchable_machines(all, &more);
+  if (more && !truncated_) {
+    log_event(spdlog::level::warn, "autoscaler pools may launch more machines than are kept",
+              {{"kept", machines.size()}, {"pools", all.pools.size()}});
+  }
+  truncated_ = more;
   launchable_ = machines.size();
   nodes_.set_launchable(std::move(machines));
 }

@@ -63,8 +63,9 @@ void add_pool_labels(const AutoscalerPool& pool, NodeClass& node) {
 
 }  // namespace
 
-std::vector<NodeClass> launchable_machines(const AutoscalerObjects& objects) {
+std::vector<NodeClass> launchable_machines(const AutoscalerObjects& objects, bool* more) {
   std::vector<NodeClass> machines;
+  if (more) *more = false;
   for (const AutoscalerPool& pool : objects.pools) {
     const auto node_class = objects.node_classes.find(pool.node_class);
     const LaunchSettings& settings = node_class != objects.node_classes.end() ? node_class->second : pool.settings;
@@ -73,6 +74,10 @@ std::vector<NodeClass> launchable_machines(const AutoscalerObjects& objects) {
     for (const InstanceType& machine : instance_types()) {
       NodeClass node = machine_class(machine, settings);
       if (!launchable(pool, machine, node)) continue;
+      if (machines.size() == kMaxLaunchableMachines) {
+        if (more) *more = true;
+        return machines;
+      }
       add_pool_labels(pool, node);
       node.taints = taints;
       node.launched_by = pool.kind + " " + pool.name;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,38 @@ TEST(AutoscalerPools, APoolsLimitsAndCategoryRuleMachinesOut) {
   AutoscalerObjects kwok;
   ASSERT_TRUE(add(l40s_pool({{"group", "karpenter.kwok.sh"}, {"kind", "KWOKNodeClass"}, {"name", "x"}}), kwok).ok());
   EXPECT_TRUE(launchable_machines(kwok).empty());
+}
+
+// Thousands of pools that each allow every machine would be hundreds of
+// thousands of node classes: at most kMaxLaunchableMachines are kept, and
+// the caller is told; a --nodes file with more is refused.
+TEST(AutoscalerPools, MachinesPastTheLimitAreLeftOutAndSaid) {
+  AutoscalerObjects objects;
+  json pool = l40s_pool();
+  pool["spec"]["template"]["spec"].erase("requirements");  // every AWS machine: 300 pools of 44
+  for (int i = 0; i < 300; ++i) {
+    pool["metadata"]["name"] = "pool-" + std::to_string(i);
+    ASSERT_TRUE(add(pool, objects).ok());
+  }
+  bool more = false;
+  EXPECT_EQ(launchable_machines(objects, &more).size(), kMaxLaunchableMachines);
+  EXPECT_TRUE(more);
+  objects.pools.resize(2);
+  EXPECT_LT(launchable_machines(objects, &more).size(), kMaxLaunchableMachines);
+  EXPECT_FALSE(more);
+
+  json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array()}};
+  for (int i = 0; i < 300; ++i) {
+    pool["metadata"]["name"] = "pool-" + std::to_string(i);
+    list["items"].push_back(pool);
+  }
+  const std::string path = ::testing::TempDir() + "/many-pools.json";
+  std::ofstream(path) << list.dump();
+  auto read = read_node_file(path);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error(), path +
+                              ": its NodePools and ComputeClasses may launch more than 10000 machines in all; "
+                              "narrow their requirements or split the file");
 }
 
 // Karpenter's ephemeral storage and kubelet arithmetic

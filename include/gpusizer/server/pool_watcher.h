@@ -95,6 +95,7 @@ class PoolWatcher {
   std::array<std::map<std::string, AutoscalerObjects>, kKinds> objects_;  // by kind, then name
   std::array<PoolWatchStatus, kKinds> states_;
   std::size_t launchable_ = 0;
+  bool truncated_ = false;  // past kMaxLaunchableMachines, logged once until it is not
   std::array<KindSink, kKinds> sinks_;
   std::array<std::unique_ptr<ListWatch>, kKinds> watches_;  // made once a kind is found
   std::thread discovery_;                                   // last: it calls the members above

@@ -7,6 +7,7 @@
 // settings. nodes/autoscaler_reader.h reads the objects. Pure: no I/O.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -52,7 +53,15 @@ struct AutoscalerObjects {
   bool empty() const { return pools.empty() && node_classes.empty(); }
 };
 
-// Every machine of every pool, as node classes: NodeClass::launched_by
+// At most this many machines in all: a pool may launch every catalogue
+// machine of its cloud (88), so a cluster's or a file's thousands of pools
+// would be hundreds of thousands of node classes, in memory and in every
+// decision's candidates. 10,000 is 100 pools that each allow everything.
+inline constexpr std::size_t kMaxLaunchableMachines = 10000;
+
+// Every machine of every pool, in pool order, as node classes, up to
+// kMaxLaunchableMachines; `more` (when given) says whether some were left
+// out. NodeClass::launched_by
 // names the pool; labels are the machine's, the pool's and each
 // requirement's single value; open_labels are those the autoscaler sets as
 // the pod asks (Karpenter's well-known zone, region, architecture, OS and
@@ -60,6 +69,6 @@ struct AutoscalerObjects {
 // pool fixes them.
 // A NodePool whose node class is not among the objects uses its provider's
 // defaults.
-std::vector<NodeClass> launchable_machines(const AutoscalerObjects& objects);
+std::vector<NodeClass> launchable_machines(const AutoscalerObjects& objects, bool* more = nullptr);
 
 }  // namespace gpusizer
