@@ -36,23 +36,33 @@ bool launchable(const AutoscalerPool& pool, const InstanceType& machine, const N
 }
 
 // The pool's labels on the machine's: its template's, and the single value
-// of each requirement on another label; the machine's own win.
+// of each requirement on another label; the machine's own win, then the
+// template's. Sorted once: a pool may carry many labels, and each machine
+// of it gets them.
 void add_pool_labels(const AutoscalerPool& pool, NodeClass& node) {
-  const auto add = [&](const std::string& key, const std::string& value) {
-    if (!node.label(key)) {
-      node.labels.emplace_back(key, value);
-      std::sort(node.labels.begin(), node.labels.end());
-    }
-  };
-  for (const auto& [key, value] : pool.labels) add(key, value);
+  std::vector<std::pair<std::string, std::string>> extra;
+  for (const auto& [key, value] : pool.labels) {
+    if (!node.label(key)) extra.emplace_back(key, value);
+  }
   for (const NodeRequirement& requirement : pool.requirements) {
-    if (is_machine_label(requirement.key)) continue;
-    if (requirement.op == NodeRequirement::Op::kIn && requirement.values.size() == 1) {
-      add(requirement.key, requirement.values.front());
-    } else if (requirement.op == NodeRequirement::Op::kIn || requirement.op == NodeRequirement::Op::kExists) {
-      // One of several values (zones, capacity types): the one the pod asks.
-      if (!node.label(requirement.key)) node.open_labels.push_back(requirement.key);
+    if (is_machine_label(requirement.key) || requirement.op != NodeRequirement::Op::kIn ||
+        requirement.values.size() != 1 || node.label(requirement.key)) {
+      continue;
     }
+    extra.emplace_back(requirement.key, requirement.values.front());
+  }
+  const auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+  std::stable_sort(extra.begin(), extra.end(), by_key);
+  extra.erase(std::unique(extra.begin(), extra.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+              extra.end());
+  node.labels.insert(node.labels.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
+  std::sort(node.labels.begin(), node.labels.end(), by_key);
+  // Open: what the pool allows several values of (zones, capacity types),
+  // and the well-known labels it does not fix: the value the pod asks.
+  for (const NodeRequirement& requirement : pool.requirements) {
+    const bool several = requirement.op == NodeRequirement::Op::kIn || requirement.op == NodeRequirement::Op::kExists;
+    if (several && !is_machine_label(requirement.key) && !node.label(requirement.key))
+      node.open_labels.push_back(requirement.key);
   }
   for (std::string_view key : kOpenLabels) {
     if (!node.label(key)) node.open_labels.emplace_back(key);

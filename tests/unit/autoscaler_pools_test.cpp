@@ -191,7 +191,7 @@ TEST(AutoscalerPools, BottlerocketsDataVolumeAndAnInstanceStoreAreReadAsKarpente
                                   {"kubelet", {{"maxPods", 110}}}}),
                   objects)
                   .ok());
-  const NodeClass& machine = find(launchable_machines(objects), "g6e.2xlarge");
+  const NodeClass machine = find(launchable_machines(objects), "g6e.2xlarge");  // a copy: the list is a temporary
   EXPECT_EQ(machine.ephemeral_storage->value_ceil(), 100 * kGiB - kGiB - 10 * kGiB);
   // Bottlerocket reserves 11 MiB for each of maxPods: g6e.2xlarge, 65536 MiB
   // less 7.5% (4916 MiB).
