@@ -139,6 +139,14 @@ spec:
       << output;
 }
 
+// A 1-GPU server pod that selects a Karpenter NodePool by name.
+std::string pool_pod(const std::string& name, const std::string& node_pool) {
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+         "\n  namespace: ml\nspec:\n  nodeSelector:\n    karpenter.sh/nodepool: " + node_pool +
+         "\n  containers:\n  - name: server\n    image: vllm/vllm-openai:v0.8.5\n    resources:\n      limits:\n"
+         "        nvidia.com/gpu: 1\n";
+}
+
 // A fleet scaled to zero (issue 28): the file holds a Karpenter NodePool
 // that may launch only g6e.2xlarge and g6e.4xlarge (one L40S; 8 and 16
 // vCPU) and its EC2NodeClass with a 200Gi root volume, and no Node. The
@@ -172,21 +180,7 @@ spec:
     rootVolume: true
     ebs: {volumeSize: 200Gi, volumeType: gp3}
 )";
-  std::ofstream(dir.path() + "/pod.yaml") << R"(apiVersion: v1
-kind: Pod
-metadata:
-  name: l40s-infer
-  namespace: ml
-spec:
-  nodeSelector:
-    karpenter.sh/nodepool: gpu-l40s
-  containers:
-  - name: server
-    image: vllm/vllm-openai:v0.8.5
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-)";
+  std::ofstream(dir.path() + "/pod.yaml") << pool_pod("l40s-infer", "gpu-l40s");
   const auto result = cli_test::run("check --nodes " + dir.path() + "/pools.yaml " + dir.path() + "/pod.yaml");
   const std::string& output = result.output;
   // Not the table's 16 CPU and 300Gi: g6e.4xlarge leaves 15890m after the
@@ -198,21 +192,7 @@ spec:
       << output;
   // A pod the pool does not take (another pool's label) is sized as before:
   // no machine is known for it.
-  std::ofstream(dir.path() + "/other.yaml") << R"(apiVersion: v1
-kind: Pod
-metadata:
-  name: other
-  namespace: ml
-spec:
-  nodeSelector:
-    karpenter.sh/nodepool: gpu-h100
-  containers:
-  - name: server
-    image: vllm/vllm-openai:v0.8.5
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-)";
+  std::ofstream(dir.path() + "/other.yaml") << pool_pod("other", "gpu-h100");
   const auto other = cli_test::run("check --nodes " + dir.path() + "/pools.yaml " + dir.path() + "/other.yaml");
   EXPECT_NE(other.output.find("cpu request unset->16 (1 GPU, train profile)"), std::string::npos) << other.output;
   EXPECT_EQ(other.output.find("node cap"), std::string::npos) << other.output;
