@@ -77,21 +77,25 @@ run: deps-build
 	@echo "  curl --cacert $(CERT_DIR)/ca.crt -H 'Content-Type: application/json' --data @tests/data/review-4gpu-64gi.json https://$(LISTEN)/mutate"
 	$(BUILD)/gpu-sizer serve --listen $(LISTEN) --cert-dir $(CERT_DIR)
 
-# The end-to-end test against a real kube-apiserver v1.20, built once from
-# Debian's source package (about 10 minutes on 2 cores) and cached in
-# $${GPU_SIZER_CACHE:-~/.cache/gpu-sizer} outside the repo.
-E2E_APISERVER = apiserver=$$(tests/e2e/build-kube-apiserver.sh) && \
-	python3 tests/e2e/apiserver_e2e.py "$$apiserver" $(BUILD)/gpu-sizer $(CURDIR)
+# The end-to-end tests on a real Kubernetes v1.20 control plane
+# (kube-apiserver, kube-scheduler, kube-controller-manager), built once from
+# Debian's source package (about 4 minutes on 2 cores) and cached in
+# $${GPU_SIZER_CACHE:-~/.cache/gpu-sizer} outside the repo. The scheduler's
+# also runs the corpus's GPU workloads on its fleet (CORPUS and NODES,
+# below) when they are there.
+E2E = kubernetes=$$(tests/e2e/build-kube-control-plane.sh) && \
+	python3 tests/e2e/apiserver_e2e.py "$$kubernetes" $(BUILD)/gpu-sizer $(CURDIR) && \
+	python3 tests/e2e/scheduler_e2e.py "$$kubernetes" $(BUILD)/gpu-sizer $(CURDIR) $(CORPUS) $(NODES)
 
 # CTest (unit, integration, load, browser, image and chart tests), a short
 # run of each fuzzer over its seeds and regressions, then the end-to-end test.
 test: build
 	cd $(BUILD) && ctest --output-on-failure --no-tests=error -j$(JOBS)
 	$(MAKE) --no-print-directory fuzz-smoke
-	$(E2E_APISERVER)
+	$(E2E)
 
 e2e: build
-	$(E2E_APISERVER)
+	$(E2E)
 
 # What the kind table decides, written into deploy/ and the chart
 # (cmd/generate/generate.py names the files). The generated_files test fails when

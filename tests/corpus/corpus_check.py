@@ -225,6 +225,12 @@ def asks_for_gpus(path):
         documents = list(yaml.safe_load_all(text))
     except yaml.YAMLError:
         return False
+    return documents_ask_for_gpus(documents)
+
+
+def documents_ask_for_gpus(documents):
+    """asks_for_gpus on parsed DOCUMENTS (of one file: a claim's device
+    classes are looked up among them)."""
     classes = device_classes(documents)
 
     def walk(node, parents=()):

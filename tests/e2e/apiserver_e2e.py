@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """End-to-end: gpu-sizer behind a real kube-apiserver, driven with kubectl.
 
-Usage: apiserver_e2e.py KUBE_APISERVER GPU_SIZER SOURCE_DIR
+Usage: apiserver_e2e.py KUBERNETES_BIN GPU_SIZER SOURCE_DIR
 
 Starts Debian's etcd and the kube-apiserver built by
-tests/e2e/build-kube-apiserver.sh on loopback, runs the gpu-sizer binary on
+tests/e2e/build-kube-control-plane.sh (in KUBERNETES_BIN) on loopback, runs the gpu-sizer binary on
 loopback with its self-signed certificate, registers the webhook
 configurations of deploy/ rewritten to clientConfig.url with that CA, and
 checks what users see:
@@ -41,221 +41,21 @@ says so. Exit 0 when every check passes.
 """
 
 import base64
-import copy
 import json
 import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
-import time
 import unittest
 from pathlib import Path
 
 import yaml
+from control_plane import (WEBHOOK_USER, Cluster, for_v1_20, has_pod_level_resources, load_documents, open_crd,
+                           print_once, run, wait_until, warnings_of)
 
-APISERVER = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+KUBERNETES_BIN = Path(sys.argv[1]) if len(sys.argv) > 1 else None
 GPU_SIZER = Path(sys.argv[2]) if len(sys.argv) > 2 else None
 SOURCE = Path(sys.argv[3]) if len(sys.argv) > 3 else None
 NAMESPACE = "ml-team"  # the namespace of every fixture in tests/data/workloads
-TOKEN = "e2e-admin-token"
-# The webhook's own identity: deploy/'s ServiceAccount, as the API server's
-# token authenticator sees a service account (user and groups), so the
-# RBAC objects of deploy/ are what decide what it may do.
-WEBHOOK_TOKEN = "e2e-gpu-sizer-service-account-token"
-WEBHOOK_USER = "system:serviceaccount:gpu-sizer:gpu-sizer"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def run(args, check=True, **kwargs):
-    result = subprocess.run(args, capture_output=True, text=True, **kwargs)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, args))} exited {result.returncode}:\n{result.stderr}")
-    return result
-
-
-def wait_until(what, probe, seconds):
-    deadline = time.monotonic() + seconds
-    while True:
-        if probe():
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out after {seconds}s waiting for {what}")
-        time.sleep(0.2)
-
-
-class Cluster:
-    """etcd + kube-apiserver + one gpu-sizer process, all on loopback."""
-
-    def __init__(self):
-        self.dir = Path(tempfile.mkdtemp(prefix="gpu-sizer-e2e."))
-        self.processes = {}
-        self.logs = {}
-
-    # --- processes ---------------------------------------------------------
-    def start(self, name, args):
-        log = open(self.dir / f"{name}.log", "w")
-        self.logs[name] = log
-        self.processes[name] = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-
-    def stop(self, name):
-        process = self.processes.pop(name, None)
-        if process is None:
-            return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-    def alive(self, name):
-        process = self.processes.get(name)
-        if process is None or process.poll() is not None:
-            log = (self.dir / f"{name}.log").read_text()[-3000:]
-            raise RuntimeError(f"{name} exited; last log lines:\n{log}")
-        return True
-
-    def shutdown(self):
-        for name in list(self.processes)[::-1]:
-            self.stop(name)
-        for log in self.logs.values():
-            log.close()
-
-    # --- certificates --------------------------------------------------------
-    def make_certificates(self):
-        certs = self.dir / "certs"
-        certs.mkdir()
-        run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-             "-keyout", certs / "serving.key", "-out", certs / "serving.crt"])
-        run(["openssl", "genrsa", "-out", certs / "sa.key", "2048"])
-        run(["openssl", "rsa", "-in", certs / "sa.key", "-pubout", "-out", certs / "sa.pub"])
-        (certs / "tokens.csv").write_text(
-            f"{TOKEN},e2e-admin,e2e-admin,system:masters\n"
-            f'{WEBHOOK_TOKEN},{WEBHOOK_USER},gpu-sizer-uid,"system:serviceaccounts,system:serviceaccounts:gpu-sizer"\n')
-        return certs
-
-    # --- etcd + kube-apiserver ---------------------------------------------
-    def start_control_plane(self):
-        certs = self.make_certificates()
-        etcd_client, etcd_peer = free_port(), free_port()
-        self.start("etcd", [
-            "etcd", "--name", "e2e", "--data-dir", self.dir / "etcd-data",
-            "--listen-client-urls", f"http://127.0.0.1:{etcd_client}",
-            "--advertise-client-urls", f"http://127.0.0.1:{etcd_client}",
-            "--listen-peer-urls", f"http://127.0.0.1:{etcd_peer}",
-            "--initial-advertise-peer-urls", f"http://127.0.0.1:{etcd_peer}",
-            "--initial-cluster", f"e2e=http://127.0.0.1:{etcd_peer}"])
-        self.api_port = free_port()
-        self.apiserver_args = [
-            APISERVER, f"--etcd-servers=http://127.0.0.1:{etcd_client}",
-            "--bind-address=127.0.0.1", f"--secure-port={self.api_port}", "--insecure-port=0",
-            "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
-            f"--cert-dir={certs}", f"--tls-cert-file={certs}/serving.crt",
-            f"--tls-private-key-file={certs}/serving.key",
-            f"--service-account-key-file={certs}/sa.pub",
-            f"--service-account-signing-key-file={certs}/sa.key",
-            "--service-account-issuer=https://kubernetes.default.svc",
-            "--service-cluster-ip-range=10.0.0.0/24",
-            f"--token-auth-file={certs}/tokens.csv", "--authorization-mode=RBAC",
-            # ExtendedResourceToleration as GKE runs it: GPU pods get the
-            # toleration of the GPU nodes' taint before the webhook sees them.
-            "--enable-admission-plugins=ExtendedResourceToleration,MutatingAdmissionWebhook,"
-            "ValidatingAdmissionWebhook",
-            # No controller-manager runs here to create service-account
-            # tokens, which this plugin would otherwise wait for on every pod.
-            "--disable-admission-plugins=ServiceAccount"]
-        self.start("kube-apiserver", self.apiserver_args)
-        self.certs = certs
-        self.kubeconfig = self.dir / "kubeconfig"
-        self.kubeconfig.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "e2e",
-            "clusters": [{"name": "e2e", "cluster": {
-                "server": f"https://127.0.0.1:{self.api_port}",
-                "certificate-authority": str(certs / "serving.crt")}}],
-            "users": [{"name": "e2e", "user": {"token": TOKEN}}],
-            "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "e2e"}}]}))
-        self.wait_for_apiserver()
-        # The default namespace exists once the bootstrap controller ran.
-        wait_until("namespace default", lambda: self.kubectl(
-            "get", "namespace", "default", check=False).returncode == 0, 60)
-
-    def wait_for_apiserver(self):
-        wait_until("kube-apiserver /readyz", lambda: self.alive("etcd") and self.alive("kube-apiserver")
-                   and self.kubectl("get", "--raw", "/readyz", check=False).returncode == 0, 120)
-
-    def restart_apiserver(self):
-        self.stop("kube-apiserver")
-        self.start("kube-apiserver", self.apiserver_args)
-        self.wait_for_apiserver()
-
-    def api(self, method, path, body=None, content_type="application/json"):
-        """One REST call as the admin (for what kubectl 1.20 cannot do: the
-        status subresource)."""
-        import ssl
-        import urllib.request
-        request = urllib.request.Request(
-            f"https://127.0.0.1:{self.api_port}{path}", method=method,
-            data=json.dumps(body).encode() if body is not None else None,
-            headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": content_type})
-        context = ssl.create_default_context(cafile=str(self.certs / "serving.crt"))
-        with urllib.request.urlopen(request, context=context, timeout=30) as answer:
-            return json.loads(answer.read())
-
-    def kubectl(self, *args, input=None, check=True):
-        return run(["kubectl", f"--kubeconfig={self.kubeconfig}", "--request-timeout=30s", *args],
-                   check=check, input=input)
-
-    def apply_objects(self, objects, *flags, check=True):
-        body = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
-        return self.kubectl("apply", *flags, "-f", "-", input=body, check=check)
-
-    # --- gpu-sizer ---------------------------------------------------------
-    def start_webhook(self):
-        self.webhook_port = free_port()
-        self.metrics_port = free_port()
-        cert_dir = self.dir / "webhook-certs"
-        # The webhook reaches the API server as deploy/'s service account,
-        # its token in a file it reads again on every connection, as the
-        # kubelet's projected token is.
-        token_file = self.dir / "webhook-token"
-        token_file.write_text(WEBHOOK_TOKEN)
-        webhook_kubeconfig = self.dir / "webhook-kubeconfig"
-        webhook_kubeconfig.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "e2e",
-            "clusters": [{"name": "e2e", "cluster": {
-                "server": f"https://127.0.0.1:{self.api_port}",
-                "certificate-authority": str(self.certs / "serving.crt")}}],
-            "users": [{"name": "gpu-sizer", "user": {"tokenFile": str(token_file)}}],
-            "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "gpu-sizer"}}]}))
-        self.start("gpu-sizer", [GPU_SIZER, "serve", "--listen", f"127.0.0.1:{self.webhook_port}",
-                                 "--cert-dir", cert_dir, "--metrics-listen", f"127.0.0.1:{self.metrics_port}",
-                                 "--node-watch", "on", "--kubeconfig", webhook_kubeconfig])
-        wait_until("gpu-sizer /healthz", lambda: self.alive("gpu-sizer") and run(
-            ["curl", "-sf", "--cacert", cert_dir / "ca.crt",
-             f"https://127.0.0.1:{self.webhook_port}/healthz"], check=False).returncode == 0, 30)
-        self.webhook_ca = (cert_dir / "ca.crt").read_bytes()
-        wait_until("the node watch to list nodes", lambda: "node-state node-synced" in self.status_page(), 60)
-
-    def status_page(self):
-        return run(["curl", "-sf", f"http://127.0.0.1:{self.metrics_port}/status"], check=False).stdout
-
-    def metric(self, name):
-        """The value of an unlabelled metric of the webhook, or None."""
-        text = run(["curl", "-sf", f"http://127.0.0.1:{self.metrics_port}/metrics"], check=False).stdout
-        for line in text.splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-        return None
 
 
 CLUSTER = None
@@ -263,7 +63,7 @@ CLUSTER = None
 
 def setUpModule():
     global CLUSTER
-    CLUSTER = Cluster()
+    CLUSTER = Cluster(KUBERNETES_BIN, GPU_SIZER)
     try:
         CLUSTER.start_control_plane()
         CLUSTER.kubectl("create", "namespace", NAMESPACE)
@@ -273,59 +73,15 @@ def setUpModule():
                                 "metadata": {"name": "gpu-batch"}, "value": 1000}])
         # Karpenter's CRDs, before the webhook starts: its pool watch finds
         # them by discovery (NodeInventoryTest creates the pools).
-        install_crds([open_crd("karpenter.sh", "v1", "NodePool", "Cluster"),
-                      open_crd("karpenter.k8s.aws", "v1", "EC2NodeClass", "Cluster")])
+        CLUSTER.install_crds([open_crd("karpenter.sh", "v1", "NodePool", "Cluster"),
+                              open_crd("karpenter.k8s.aws", "v1", "EC2NodeClass", "Cluster")])
     except Exception:
         CLUSTER.shutdown()
         raise
 
 
 def tearDownModule():
-    CLUSTER.shutdown()
-    if os.environ.get("KEEP_E2E_DIR"):
-        print(f"kept {CLUSTER.dir}", file=sys.stderr)
-    else:
-        shutil.rmtree(CLUSTER.dir, ignore_errors=True)
-
-
-def load_documents(path):
-    with open(path) as f:
-        return [doc for doc in yaml.safe_load_all(f) if doc]
-
-
-def served(api_version, kind):
-    """Whether the API server serves KIND in API_VERSION (its discovery)."""
-    path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-    discovery = CLUSTER.kubectl("get", "--raw", path, check=False)
-    return discovery.returncode == 0 and any(
-        resource["kind"] == kind for resource in json.loads(discovery.stdout)["resources"])
-
-
-def deploy_objects(directory):
-    """The objects of DIR/*.yaml, with APIs this v1.20 server lacks replaced
-    by the older version of the same object (printed)."""
-    objects = []
-    for path in sorted(Path(directory).glob("*.yaml")):
-        for obj in load_documents(path):
-            if obj["apiVersion"] == "policy/v1" and not served("policy/v1", obj["kind"]):
-                print_once(f"note: {path.name}: {obj['kind']} sent as policy/v1beta1 "
-                      "(this v1.20 API server serves policy/v1 from 1.21 on)", file=sys.stderr)
-                obj["apiVersion"] = "policy/v1beta1"
-            objects.append(obj)
-    return objects
-
-
-NOTES = set()
-
-
-def print_once(note, file=sys.stderr):
-    if note not in NOTES:
-        NOTES.add(note)
-        print(note, file=file)
-
-
-def warnings_of(stderr):
-    return {line[len("Warning: "):] for line in stderr.splitlines() if line.startswith("Warning: ")}
+    CLUSTER.remove()
 
 
 class DeployManifestsTest(unittest.TestCase):
@@ -333,7 +89,7 @@ class DeployManifestsTest(unittest.TestCase):
     removes the real webhook configurations named gpu-sizer."""
 
     def test_deploy_manifests_pass_api_validation_and_selfsigned_script_fills_ca(self):
-        objects = deploy_objects(SOURCE / "deploy")
+        objects = CLUSTER.deploy_objects(SOURCE / "deploy")
         kinds = sorted({o["kind"] for o in objects})
         self.assertEqual(kinds, ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
                                  "MutatingWebhookConfiguration", "Namespace", "PodDisruptionBudget", "Service",
@@ -348,7 +104,7 @@ class DeployManifestsTest(unittest.TestCase):
         # The cert-manager variants of the webhook configurations are built-in
         # kinds: the API server validates them too.
         cert_manager = SOURCE / "deploy" / "cert-manager"
-        webhook_variants = [o for o in deploy_objects(cert_manager) if o["kind"].endswith("WebhookConfiguration")]
+        webhook_variants = [o for o in CLUSTER.deploy_objects(cert_manager) if o["kind"].endswith("WebhookConfiguration")]
         self.assertEqual(len(webhook_variants), 2)
         dry_run = CLUSTER.apply_objects(webhook_variants, "--dry-run=server", check=False)
         self.assertEqual(dry_run.returncode, 0, dry_run.stderr)
@@ -384,11 +140,11 @@ class DeployManifestsTest(unittest.TestCase):
         # Issuer and Certificate are cert-manager CRDs this cluster does not
         # have; check them against what the webhook configurations and the
         # Service need instead.
-        objects = deploy_objects(SOURCE / "deploy" / "cert-manager")
+        objects = CLUSTER.deploy_objects(SOURCE / "deploy" / "cert-manager")
         certificates = {f"{o['metadata']['namespace']}/{o['metadata']['name']}": o
                         for o in objects if o["kind"] == "Certificate"}
         issuers = {o["metadata"]["name"] for o in objects if o["kind"] == "Issuer"}
-        service = next(o for o in deploy_objects(SOURCE / "deploy") if o["kind"] == "Service")
+        service = next(o for o in CLUSTER.deploy_objects(SOURCE / "deploy") if o["kind"] == "Service")
         service_dns = f"{service['metadata']['name']}.{service['metadata']['namespace']}.svc"
         for config in (o for o in objects if o["kind"].endswith("WebhookConfiguration")):
             named = config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
@@ -396,55 +152,10 @@ class DeployManifestsTest(unittest.TestCase):
             certificate = certificates[named]
             self.assertIn(service_dns, certificate["spec"]["dnsNames"])
             self.assertIn(certificate["spec"]["issuerRef"]["name"], issuers)
-            deployment = next(o for o in deploy_objects(SOURCE / "deploy") if o["kind"] == "Deployment")
+            deployment = next(o for o in CLUSTER.deploy_objects(SOURCE / "deploy") if o["kind"] == "Deployment")
             secrets = [v["secret"]["secretName"] for v in deployment["spec"]["template"]["spec"]["volumes"]
                        if "secret" in v]
             self.assertIn(certificate["spec"]["secretName"], secrets)
-
-
-def register_webhooks(failure_policy=None):
-    """deploy/'s webhook configurations, renamed gpu-sizer-e2e and pointed
-    at the loopback process with its CA."""
-    configs = [o for o in deploy_objects(SOURCE / "deploy") if o["kind"].endswith("WebhookConfiguration")]
-    ca_bundle = base64.b64encode(CLUSTER.webhook_ca).decode()
-    for config in configs:
-        config["metadata"]["name"] = "gpu-sizer-e2e"
-        for webhook in config["webhooks"]:
-            path = webhook["clientConfig"]["service"]["path"]
-            webhook["clientConfig"] = {"url": f"https://127.0.0.1:{CLUSTER.webhook_port}{path}",
-                                       "caBundle": ca_bundle}
-            if failure_policy:
-                webhook["failurePolicy"] = failure_policy
-    CLUSTER.apply_objects(configs)
-
-
-def has_pod_level_resources(obj):
-    """Whether a pod spec of OBJ (a map with a containers list) sets
-    spec.resources, which kubectl refuses for this v1.20 server."""
-    if isinstance(obj, dict):
-        if isinstance(obj.get("containers"), list) and "resources" in obj:
-            return True
-        return any(has_pod_level_resources(value) for value in obj.values())
-    if isinstance(obj, list):
-        return any(has_pod_level_resources(item) for item in obj)
-    return False
-
-
-def for_v1_20(obj):
-    """OBJ without the native-sidecar field (initContainers[].restartPolicy,
-    Kubernetes 1.28+), which kubectl rejects for this v1.20 server and the
-    server would drop. Those containers stay ordinary no-GPU init
-    containers, which gpu-sizer leaves alone either way."""
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            if key == "initContainers" and isinstance(value, list):
-                for item in value:
-                    item.pop("restartPolicy", None)
-            for_v1_20(value)
-    elif isinstance(obj, list):
-        for item in obj:
-            for_v1_20(item)
-    return obj
 
 
 def fixture(name):
@@ -488,7 +199,7 @@ class WebhookTest(unittest.TestCase):
         # reads, and none of those CRDs is installed yet (the fixtures' are
         # added later by test_every_workload_fixture_matches_the_offline_check).
         cls.served_before = served_resources()
-        register_webhooks()
+        CLUSTER.register_webhooks(SOURCE / "deploy")
         # The API server's webhook informer picks the configuration up
         # asynchronously: wait until a GPU pod comes back sized.
         wait_until("the webhook to be called", lambda: "gpu-sizer.io/sized" in (
@@ -593,7 +304,7 @@ class WebhookTest(unittest.TestCase):
         for name in sorted(p.name for p in (SOURCE / "tests" / "data" / "workloads").glob("*.yaml")):
             with self.subTest(fixture=name):
                 obj = fixture(name)
-                if obj["apiVersion"] == "batch/v1" and not served("batch/v1", obj["kind"]):
+                if obj["apiVersion"] == "batch/v1" and not CLUSTER.served("batch/v1", obj["kind"]):
                     # CronJob: batch/v1 from 1.21 on; deploy/'s rule names v1.
                     print_once(f"note: {name}: skipped, this v1.20 API server has no {obj['kind']} in batch/v1")
                     continue
@@ -668,29 +379,6 @@ def sized_resources(obj, where=""):
     return found
 
 
-def open_crd(group, version, kind, scope="Namespaced"):
-    """A CRD of KIND that takes any object (an open schema)."""
-    plural = kind.lower() + ("es" if kind.lower().endswith("s") else "s")  # ec2nodeclasses
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}"},
-        "spec": {"group": group, "scope": scope,
-                 "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": kind + "List"},
-                 "versions": [{"name": version, "served": True, "storage": True,
-                               "schema": {"openAPIV3Schema": {"type": "object",
-                                                              "x-kubernetes-preserve-unknown-fields": True}}}]}}
-
-
-def install_crds(crds):
-    """Installs the CRDs and waits until kubectl can list their kinds."""
-    CLUSTER.apply_objects(crds)
-    names = [crd["metadata"]["name"] for crd in crds]
-    CLUSTER.kubectl("wait", "--for=condition=Established", "--timeout=60s", *[f"crd/{name}" for name in names])
-    # Discovery of the new kinds by kubectl can lag behind "Established".
-    wait_until("CRD discovery", lambda: all(
-        CLUSTER.kubectl("get", name.split(".", 1)[0], "-A", check=False).returncode == 0 for name in names), 30)
-
-
 def register_fixture_crds():
     """An open-schema CRD for every custom kind among the fixtures, so the
     API server routes them through the workload webhook as it would with
@@ -705,7 +393,7 @@ def register_fixture_crds():
         kind = obj["kind"]
         crd = open_crd(group, version, kind, "Cluster" if kind.startswith("Cluster") else "Namespaced")
         crds[crd["metadata"]["name"]] = crd
-    install_crds(list(crds.values()))
+    CLUSTER.install_crds(list(crds.values()))
 
 
 def node(name, instance_type, gpus, cpu, memory, storage, product="NVIDIA-L4"):
@@ -716,24 +404,8 @@ def node(name, instance_type, gpus, cpu, memory, storage, product="NVIDIA-L4"):
                 "kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": instance_type,
                 "cloud.google.com/gke-accelerator": "nvidia-l4", "nvidia.com/gpu.product": product}},
             "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
-            "allocatable": {"cpu": cpu, "memory": memory, "ephemeral-storage": storage,
-                            "nvidia.com/gpu": str(gpus), "pods": "110"}}
-
-
-def create_node(spec):
-    """Creates the Node, then does what its kubelet and the node controller
-    would: sets its allocatable through the status subresource (create
-    ignores status) and, once it is ready, leaves only its own taints (the
-    API server taints every new node not-ready, and no controller runs here
-    to lift it)."""
-    allocatable = spec.pop("allocatable")
-    name = spec["metadata"]["name"]
-    CLUSTER.apply_objects([spec])
-    CLUSTER.api("PATCH", f"/api/v1/nodes/{name}/status",
-                {"status": {"allocatable": allocatable, "capacity": allocatable}},
-                content_type="application/merge-patch+json")
-    CLUSTER.api("PATCH", f"/api/v1/nodes/{name}", {"spec": {"taints": spec["spec"]["taints"]}},
-                content_type="application/merge-patch+json")
+            "status": {"allocatable": {"cpu": cpu, "memory": memory, "ephemeral-storage": storage,
+                                       "nvidia.com/gpu": str(gpus), "pods": "110"}}}
 
 
 def server_pod(name):
@@ -788,7 +460,7 @@ class NodeInventoryTest(unittest.TestCase):
             return sized(server_pod(name))[0]["limits"]["memory"]
 
         # The watch sees the Node created, then its status set: wait for both.
-        create_node(node("l4-small-0", "g2-standard-8", 1, "7910m", "27Gi", "95Gi"))
+        CLUSTER.create_node(node("l4-small-0", "g2-standard-8", 1, "7910m", "27Gi", "95Gi"))
         wait_until("the webhook to size from the L4 node", lambda: memory_given("vllm-0") == "26Gi", 30)
         resources, warnings = sized(server_pod("vllm-0"))
         # The infer row asks 4 cpu, 64Gi and 200Gi; the node holds 26Gi and
@@ -806,7 +478,7 @@ class NodeInventoryTest(unittest.TestCase):
         self.assertIn({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}, tolerations)
 
         # A larger L4 node, added while the webhook runs, changes the next answer.
-        create_node(node("l4-large-0", "g2-standard-48", 4, "47", "180Gi", "375Gi"))
+        CLUSTER.create_node(node("l4-large-0", "g2-standard-48", 4, "47", "180Gi", "375Gi"))
         wait_until("the webhook to size from the larger node", lambda: memory_given("vllm-1") == "64Gi", 30)
         self.assertEqual(CLUSTER.metric("gpu_sizer_node_inventory_nodes"), 2)
         resources, warnings = sized(server_pod("vllm-1"))
@@ -872,7 +544,7 @@ class FailurePolicyTest(unittest.TestCase):
         self.assertEqual(container(pod["spec"], "trainer")["resources"]["limits"]["memory"], "64Gi")
         self.assertNotIn("gpu-sizer.io/sized", pod["metadata"]["annotations"])
 
-        register_webhooks(failure_policy="Fail")
+        CLUSTER.register_webhooks(SOURCE / "deploy", failure_policy="Fail")
         gpu_pod = fixture("pod.yaml")
         plain_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": NAMESPACE},
                      "spec": {"containers": [{"name": "web", "image": "nginx"}]}}
@@ -889,7 +561,7 @@ class FailurePolicyTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if not (APISERVER and GPU_SIZER and SOURCE):
+    if not (KUBERNETES_BIN and GPU_SIZER and SOURCE):
         sys.exit(__doc__)
     suite = unittest.TestSuite()
     loader = unittest.TestLoader()

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Build (once) a real kube-apiserver v1.20 for the end-to-end test, from
-# Debian bookworm's `kubernetes` source package, with Debian's Go 1.19.
+# Build (once) a real Kubernetes v1.20 control plane for the end-to-end
+# tests: kube-apiserver, kube-scheduler and kube-controller-manager, from
+# Debian bookworm's `kubernetes` source package, with Debian's Go 1.19, in
+# one `make WHAT=...` so the three share one compilation of their packages.
 #
-# Output: prints the path of the cached binary ($CACHE/kube-apiserver).
+# Output: prints the directory of the cached binaries ($CACHE).
 # Idempotent: every phase is skipped when its result is already present.
 #
 #   CACHE=${GPU_SIZER_CACHE:-$HOME/.cache/gpu-sizer}
 #   $CACHE/apt/        private apt config (deb-src only); /etc/apt untouched
 #   $CACHE/src/        apt-get source output (kubernetes-<ver>/ with vendor/)
 #   $CACHE/gopath/     GOPATH; src/k8s.io/kubernetes -> the unpacked source
-#   $CACHE/kube-apiserver  the built binary
+#   $CACHE/kube-apiserver, kube-scheduler, kube-controller-manager  the binaries
 #
 # The vendored github.com/modern-go/reflect2 is v1.0.1, whose
 # reflect.mapiterinit linkname has the pre-Go-1.18 signature; built with
@@ -18,18 +20,24 @@
 set -euo pipefail
 
 CACHE=${GPU_SIZER_CACHE:-$HOME/.cache/gpu-sizer}
-BIN="$CACHE/kube-apiserver"
+COMMANDS=(kube-apiserver kube-scheduler kube-controller-manager)
 MIRROR=${GPU_SIZER_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SUITE=${GPU_SIZER_DEBIAN_SUITE:-bookworm}
 
-log() { printf '[build-kube-apiserver %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+log() { printf '[build-kube-control-plane %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 phase_start=0
 phase() { phase_start=$SECONDS; log "phase: $*"; }
 phase_done() { log "phase done: $* ($((SECONDS - phase_start))s)"; }
 
-if [[ -x "$BIN" ]] && "$BIN" --version >/dev/null 2>&1; then
-  echo "$BIN"
+built_already() {
+  local command
+  for command in "${COMMANDS[@]}"; do
+    [[ -x "$CACHE/$command" ]] && "$CACHE/$command" --version >/dev/null 2>&1 || return 1
+  done
+}
+if built_already; then
+  echo "$CACHE"
   exit 0
 fi
 
@@ -76,7 +84,7 @@ find_src() {
   find "$CACHE/src" -mindepth 1 -maxdepth 1 -type d -name 'kubernetes-*' | sort | tail -n1
 }
 SRC=$(find_src)
-if [[ -z "$SRC" || ! -f "$SRC/cmd/kube-apiserver/apiserver.go" || ! -d "$SRC/vendor" ]]; then
+if [[ -z "$SRC" || ! -f "$SRC/cmd/kube-scheduler/scheduler.go" || ! -d "$SRC/vendor" ]]; then
   [[ -z "$SRC" ]] || rm -rf "$SRC"
   apt-get "${APT_OPTS[@]}" update -qq
   # apt-get source unpacks with dpkg-source -x (applies debian/patches).
@@ -187,19 +195,23 @@ if [[ -d "$SRC/_output/local/bin" ]]; then
   find "$SRC/_output/local/bin" -type f -size 0 -print -delete >&2
 fi
 # The same invocation Debian's debian/rules uses.
-if (cd "$KDIR" && make WHAT=cmd/kube-apiserver >&2); then
-  built="$SRC/_output/bin/kube-apiserver"
-  log "built with: make WHAT=cmd/kube-apiserver"
+what=("${COMMANDS[@]/#/cmd/}")
+if (cd "$KDIR" && make WHAT="${what[*]}" >&2); then
+  built="$SRC/_output/bin"
+  log "built with: make WHAT=\"${what[*]}\""
 else
   # GOPATH mode, as hack/ builds 1.20: vendor/k8s.io/* link to staging/.
   log "make failed; falling back to GOPATH-mode go build"
-  built="$SRC/_output/kube-apiserver.gobuild"
-  (cd "$KDIR" && GO111MODULE=off go build -o "$built" ./cmd/kube-apiserver >&2)
-  log "built with: GO111MODULE=off go build ./cmd/kube-apiserver"
+  built="$SRC/_output/gobuild"
+  mkdir -p "$built"
+  (cd "$KDIR" && GO111MODULE=off go build -o "$built/" "${what[@]/#/./}" >&2)
+  log "built with: GO111MODULE=off go build ${what[*]/#/./}"
 fi
 phase_done "build"
 
-install -m 0755 "$built" "$BIN.tmp"
-mv -f "$BIN.tmp" "$BIN"
-log "$("$BIN" --version)"
-echo "$BIN"
+for command in "${COMMANDS[@]}"; do
+  install -m 0755 "$built/$command" "$CACHE/$command.tmp"
+  mv -f "$CACHE/$command.tmp" "$CACHE/$command"
+  log "$("$CACHE/$command" --version)"
+done
+echo "$CACHE"

@@ -1,0 +1,674 @@
+#!/usr/bin/env python3
+"""End-to-end on a real control plane: the pods gpu-sizer sizes still bind.
+
+Usage: scheduler_e2e.py KUBERNETES_BIN GPU_SIZER SOURCE_DIR [CORPUS_DIR FLEET_FILE]
+
+Starts etcd, and the kube-apiserver, kube-scheduler and
+kube-controller-manager that tests/e2e/build-kube-control-plane.sh built
+from one Kubernetes v1.20 source (in KUBERNETES_BIN), with the
+controllers that make pods (deployment, replicaset, statefulset, job,
+cronjob, daemonset, garbagecollector) and without the node lifecycle
+controller: no kubelet runs, so it would mark every node NotReady. Nodes
+are registered as their kubelet and that controller would leave them
+(status set, Ready, the not-ready taint lifted). gpu-sizer runs with
+deploy/'s webhook configurations, watching the nodes and the autoscaler
+pools. Checked:
+
+  - Deployments, StatefulSets, Jobs and a CronJob's Job made with kubectl:
+    the real controllers create the pods, the webhook sizes them, the real
+    scheduler binds them, and kubectl prints the webhook's warnings;
+  - a pod that no node can hold yet (its instance type pinned) stays
+    Pending, sized to that instance type; a node of it added later, as an
+    autoscaler would, binds it;
+  - over the GPU workloads of CORPUS_DIR (default ../shared/corpus/manifests
+    beside SOURCE_DIR; skipped with a message when absent) and the fleet of
+    FLEET_FILE (default ../shared/corpus/nodes.yaml), in paired runs: every
+    pod the scheduler binds without the webhook is bound with it, sized
+    against the nodes; and sized against the same fleet scaled to zero
+    (tests/data/fleets/scaled-to-zero.yaml: no node at submit time, the
+    nodes arrive after the pods, as an autoscaler's would).
+
+How corpus workloads become pods: Pods are created as written; the
+built-in controllers make the pods of Deployments, StatefulSets,
+ReplicaSets, DaemonSets and Jobs, and a CronJob's Job is made as `kubectl
+create job --from=cronjob/` makes it. No operator runs for custom kinds (PyTorchJob, RayCluster,
+LeaderWorkerSet, ...): the object is created through the webhook (an
+open-schema CRD), and one pod is made from each pod template and pod spec
+the stored object holds where `gpu-sizer kinds` says they are, owned by the
+object as its operator's pods are. Kinds whose operator builds the pod from
+fields of its own (a KServe model block, NIMService, an Argo template) are
+counted and left out. So are what this v1.20 server cannot hold (DRA
+claims, pod-level resources); volumes that need a provisioner (PVCs,
+generic ephemeral volumes) become emptyDir, since no storage runs here and
+the scheduler would hold the pod back on them either way.
+"""
+
+import copy
+import json
+import sys
+import time
+import unittest
+import urllib.error
+from pathlib import Path
+
+import yaml
+from control_plane import (Cluster, for_v1_20, has_pod_level_resources, load_documents, open_crd, run, wait_until,
+                           warnings_of)
+
+# What `make corpus-check` counts as asking for GPUs, so both runs look at the same workloads.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "corpus"))
+from corpus_check import documents_ask_for_gpus  # noqa: E402
+
+KUBERNETES_BIN = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+GPU_SIZER = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+SOURCE = Path(sys.argv[3]) if len(sys.argv) > 3 else None
+CORPUS = Path(sys.argv[4]) if len(sys.argv) > 4 else (SOURCE / ".." / "shared" / "corpus" / "manifests"
+                                                        if SOURCE else None)
+FLEET = Path(sys.argv[5]) if len(sys.argv) > 5 else (SOURCE / ".." / "shared" / "corpus" / "nodes.yaml"
+                                                       if SOURCE else None)
+
+CONTROLLERS = ["deployment", "replicaset", "statefulset", "job", "cronjob", "daemonset", "garbagecollector"]
+POOL_KINDS = [("karpenter.sh", "v1", "NodePool"), ("karpenter.k8s.aws", "v1", "EC2NodeClass"),
+              ("karpenter.azure.com", "v1beta1", "AKSNodeClass"), ("cloud.google.com", "v1", "ComputeClass")]
+# Where the built-in kinds' controllers live, by API version; CronJob is
+# batch/v1beta1 in v1.20 (batch/v1 from 1.21, same fields).
+BUILT_IN = {("v1", "Pod"): "pods", ("apps/v1", "Deployment"): "deployments", ("apps/v1", "StatefulSet"): "statefulsets",
+            ("apps/v1", "ReplicaSet"): "replicasets", ("apps/v1", "DaemonSet"): "daemonsets",
+            ("batch/v1", "Job"): "jobs", ("batch/v1", "CronJob"): "cronjobs",
+            ("batch/v1beta1", "CronJob"): "cronjobs"}
+# What is removed between runs: the controllers first (their dependents
+# orphaned, so nothing is made again), then the pods at once (no kubelet
+# here would finish a graceful deletion).
+CONTROLLER_PATHS = ["/apis/apps/v1/namespaces/{ns}/deployments", "/apis/apps/v1/namespaces/{ns}/replicasets",
+                    "/apis/apps/v1/namespaces/{ns}/statefulsets", "/apis/apps/v1/namespaces/{ns}/daemonsets",
+                    "/apis/batch/v1/namespaces/{ns}/jobs", "/apis/batch/v1beta1/namespaces/{ns}/cronjobs"]
+SIZED_ANNOTATION = "gpu-sizer.io/sized"
+CLUSTER = None
+
+
+def setUpModule():
+    global CLUSTER
+    CLUSTER = Cluster(KUBERNETES_BIN, GPU_SIZER)
+    try:
+        CLUSTER.start_control_plane()
+        CLUSTER.start_scheduler()
+        CLUSTER.start_controller_manager(CONTROLLERS)
+        # The pool kinds exist before the webhook starts: its pool watch
+        # finds them by discovery.
+        CLUSTER.install_crds([open_crd(group, version, kind, "Cluster") for group, version, kind in POOL_KINDS])
+        # The webhook reads nodes and pools as deploy/'s service account.
+        CLUSTER.apply_objects([obj for obj in CLUSTER.deploy_objects(SOURCE / "deploy")
+                               if obj["kind"] in ("ClusterRole", "ClusterRoleBinding")])
+        CLUSTER.start_webhook()
+        webhooks_on()
+    except Exception:
+        CLUSTER.shutdown()
+        raise
+
+
+def tearDownModule():
+    CLUSTER.remove()
+
+
+# --- the webhook on and off ---------------------------------------------------
+PROBE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe", "namespace": "default"},
+         "spec": {"containers": [{"name": "trainer", "image": "pytorch/pytorch",
+                                  "resources": {"limits": {"nvidia.com/gpu": "4"}}}]}}
+
+
+def webhook_answers():
+    """Whether the API server calls the webhook now (a dry-run 4-GPU pod
+    comes back sized): configuration changes reach it asynchronously."""
+    pod = CLUSTER.api("POST", "/api/v1/namespaces/default/pods?dryRun=All", PROBE)
+    return SIZED_ANNOTATION in (pod["metadata"].get("annotations") or {})
+
+
+def webhooks_on():
+    CLUSTER.register_webhooks(SOURCE / "deploy")
+    wait_until("the API server to call the webhook", webhook_answers, 30)
+
+
+def webhooks_off():
+    CLUSTER.kubectl("delete", "mutatingwebhookconfiguration,validatingwebhookconfiguration", "gpu-sizer-e2e",
+                    "--ignore-not-found")
+    wait_until("the API server to stop calling the webhook", lambda: not webhook_answers(), 30)
+
+
+# --- nodes ---------------------------------------------------------------------
+def node_count():
+    return len(CLUSTER.api("GET", "/api/v1/nodes")["items"])
+
+
+def set_nodes(nodes):
+    """Makes NODES the cluster's nodes, and waits until the webhook's
+    inventory holds as many."""
+    wanted = {node["metadata"]["name"] for node in nodes}
+    for existing in CLUSTER.api("GET", "/api/v1/nodes")["items"]:
+        if existing["metadata"]["name"] not in wanted:
+            CLUSTER.api("DELETE", f"/api/v1/nodes/{existing['metadata']['name']}")
+    present = {node["metadata"]["name"] for node in CLUSTER.api("GET", "/api/v1/nodes")["items"]}
+    for node in nodes:
+        if node["metadata"]["name"] not in present:
+            CLUSTER.create_node(node)
+    wait_until(f"the webhook to know {len(nodes)} nodes",
+               lambda: CLUSTER.metric("gpu_sizer_node_inventory_nodes") == len(nodes), 30)
+
+
+# --- pods: settled, recorded, cleared -------------------------------------------
+def pods_in(namespace):
+    return CLUSTER.api("GET", f"/api/v1/namespaces/{namespace}/pods")["items"]
+
+
+def scheduling_done(pod, nodes):
+    """Bound, or judged unschedulable against the NODES nodes there are now
+    (the scheduler's message counts them), or left to another scheduler."""
+    if pod["spec"].get("nodeName") or pod["spec"].get("schedulerName", "default-scheduler") != "default-scheduler":
+        return True
+    for condition in pod.get("status", {}).get("conditions", []):
+        if condition["type"] == "PodScheduled" and condition["status"] == "False":
+            message = condition.get("message", "")
+            return message.startswith(f"0/{nodes} nodes") if nodes else "no nodes available" in message
+    return False
+
+
+def settle(namespace, wait_for_pods=10):
+    """The namespace's pods once the scheduler has judged each and none has
+    come or changed for half a second; [] when no pod came in WAIT_FOR_PODS
+    seconds (a controller's create refused)."""
+    nodes = node_count()
+    deadline = time.monotonic() + wait_for_pods
+    last, stable_since = None, None
+    while True:
+        pods = pods_in(namespace)
+        if not pods and time.monotonic() > deadline:
+            return []
+        snapshot = sorted((p["metadata"]["name"], p["spec"].get("nodeName", "")) for p in pods)
+        if pods and all(scheduling_done(p, nodes) for p in pods):
+            if snapshot != last:
+                last, stable_since = snapshot, time.monotonic()
+            elif time.monotonic() - stable_since >= 0.5:
+                return pods
+        else:
+            last = None
+        if time.monotonic() > deadline + 60:
+            raise AssertionError(f"{namespace}: pods not settled after 70s: {snapshot}")
+        time.sleep(0.2)
+
+
+def clear(namespace):
+    """Removes the namespace's controllers and pods, and waits until none is left."""
+    for path in CONTROLLER_PATHS:
+        CLUSTER.api("DELETE", path.format(ns=namespace), {"kind": "DeleteOptions", "apiVersion": "v1",
+                                                          "propagationPolicy": "Orphan"})
+
+    def gone():
+        CLUSTER.api("DELETE", f"/api/v1/namespaces/{namespace}/pods",
+                    {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})
+        return not pods_in(namespace)
+    wait_until(f"the pods of {namespace} to go", gone, 30)
+
+
+def create_namespace(name):
+    CLUSTER.api("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    # Pods of a namespace need its default service account only where the
+    # ServiceAccount admission plugin runs; it does not here.
+
+
+def create_job_from_cronjob(namespace, cronjob, name):
+    """`kubectl create job NAME --from=cronjob/CRONJOB`, done as kubectl
+    does it (the Job of the CronJob's jobTemplate, owned by it, annotated
+    as made by hand) and created with kubectl: a kubectl newer than 1.20
+    knows only batch/v1 CronJobs for --from."""
+    source = json.loads(CLUSTER.kubectl("get", "cronjob", cronjob, "-n", namespace, "-o", "json").stdout)
+    template = source["spec"]["jobTemplate"]
+    metadata = template.get("metadata") or {}
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": name, "namespace": namespace, "labels": metadata.get("labels") or {},
+        "annotations": {**(metadata.get("annotations") or {}), "cronjob.kubernetes.io/instantiate": "manual"},
+        "ownerReferences": [{"apiVersion": source["apiVersion"], "kind": "CronJob", "name": cronjob,
+                             "uid": source["metadata"]["uid"], "controller": True}]},
+        "spec": template["spec"]}
+    return CLUSTER.kubectl("create", "-f", "-", input=json.dumps(job), check=False)
+
+
+def gpu_container(pod):
+    return next(c for c in pod["spec"]["containers"]
+                if "nvidia.com/gpu" in (c.get("resources", {}).get("limits") or {}))
+
+
+def gpu_template(name, gpus, cpu, memory, image="nvcr.io/nvidia/pytorch:24.05-py3", node_selector=None):
+    spec = {"containers": [{"name": name, "image": image, "resources": {
+        "limits": {"nvidia.com/gpu": str(gpus), "cpu": cpu, "memory": memory}}}]}
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    return {"metadata": {"labels": {"app": name}}, "spec": spec}
+
+
+# A small fleet of the shared corpus's machines (their allocatable as
+# their nodes report it): an L4 node on GKE with GKE's GPU taint, and an
+# 8-GPU A100 node of a Karpenter pool on EKS.
+def l4_node():
+    return {"metadata": {"name": "gke-g2-standard-12-0", "labels": {
+                "kubernetes.io/hostname": "gke-g2-standard-12-0", "kubernetes.io/os": "linux",
+                "node.kubernetes.io/instance-type": "g2-standard-12",
+                "cloud.google.com/gke-accelerator": "nvidia-l4", "cloud.google.com/gke-accelerator-count": "1"}},
+            "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
+            "status": {"allocatable": {"cpu": "11900m", "memory": "40Gi", "ephemeral-storage": "85Gi",
+                                       "pods": "110", "nvidia.com/gpu": "1"}}}
+
+
+def a100_node():
+    return {"metadata": {"name": "eks-p4de-24xlarge-0", "labels": {
+                "kubernetes.io/hostname": "eks-p4de-24xlarge-0", "kubernetes.io/os": "linux",
+                "node.kubernetes.io/instance-type": "p4de.24xlarge", "karpenter.sh/nodepool": "gpu",
+                "nvidia.com/gpu.count": "8", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}},
+            "status": {"allocatable": {"cpu": "95690m", "memory": "1100Gi", "ephemeral-storage": "7000Gi",
+                                       "pods": "110", "nvidia.com/gpu": "8"}}}
+
+
+class ControllersTest(unittest.TestCase):
+    """The built-in controllers make the pods from what kubectl applied."""
+
+    @classmethod
+    def setUpClass(cls):
+        set_nodes([l4_node(), a100_node()])
+
+    def apply(self, namespace, obj):
+        create_namespace(namespace)
+        self.addCleanup(clear, namespace)
+        obj["metadata"]["namespace"] = namespace
+        result = CLUSTER.apply_objects([obj])
+        return warnings_of(result.stderr)
+
+    def assert_sized_and_bound(self, pods, count, owner_kind):
+        self.assertEqual(len(pods), count, [p["metadata"]["name"] for p in pods])
+        for pod in pods:
+            name = pod["metadata"]["name"]
+            self.assertEqual(pod["metadata"]["ownerReferences"][0]["kind"], owner_kind, name)
+            self.assertIn(SIZED_ANNOTATION, pod["metadata"].get("annotations", {}), name)
+            self.assertTrue(pod["spec"].get("nodeName"), f"{name} not bound: {pod.get('status')}")
+
+    def test_deployment_pods_are_sized_at_creation_and_bound(self):
+        deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "vllm"},
+                      "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "vllm"}},
+                               "template": gpu_template("vllm", 1, "2", "10Gi", image="vllm/vllm-openai:v0.6.3")}}
+        warnings = self.apply("deploy", deployment)
+        # Templates of long-lived kinds are left as written (a rollout
+        # would follow every table change): kubectl says what the pods get.
+        self.assertIn('at pod creation: spec.template container "vllm": memory 10Gi is below 64Gi for 1 GPU '
+                      "(infer profile)", warnings)
+        pods = settle("deploy")
+        self.assert_sized_and_bound(pods, 2, "ReplicaSet")
+        for pod in pods:
+            # The infer row's 64Gi holds on the A100 node only: both go there.
+            self.assertEqual(gpu_container(pod)["resources"]["limits"]["memory"], "64Gi")
+            self.assertEqual(pod["spec"]["nodeName"], "eks-p4de-24xlarge-0")
+
+    def test_statefulset_pods_are_sized_and_bound(self):
+        statefulset = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "trainer"},
+                       "spec": {"replicas": 2, "serviceName": "trainer", "podManagementPolicy": "Parallel",
+                                "selector": {"matchLabels": {"app": "trainer"}},
+                                "template": gpu_template("trainer", 2, "4", "16Gi")}}
+        self.apply("sts", statefulset)
+        pods = settle("sts")
+        self.assert_sized_and_bound(pods, 2, "StatefulSet")
+        for pod in pods:
+            self.assertEqual(gpu_container(pod)["resources"]["limits"]["memory"], "96Gi")
+
+    def test_job_template_is_sized_by_kubectl_apply_and_its_pods_bound(self):
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "finetune"},
+               "spec": {"parallelism": 2, "completions": 2,
+                        "template": gpu_template("finetune", 2, "4", "16Gi")}}
+        job["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+        warnings = self.apply("job", job)
+        self.assertIn('spec.template container "finetune": memory request unset->96Gi, limit 16Gi->96Gi '
+                      "(2 GPUs, train profile)", warnings)
+        self.assert_sized_and_bound(settle("job"), 2, "Job")
+
+    def test_a_cronjob_job_made_with_kubectl_is_sized_and_bound(self):
+        cronjob = {"apiVersion": "batch/v1beta1", "kind": "CronJob", "metadata": {"name": "nightly-eval"},
+                   "spec": {"schedule": "30 2 * * *", "jobTemplate": {"spec": {
+                       "template": gpu_template("evaluator", 1, "2", "24Gi")}}}}
+        cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+        # v1.20 serves CronJob as batch/v1beta1, which deploy/'s rules (batch/v1
+        # from 1.21 on) do not name: the Job made from it is sized.
+        self.apply("cron", cronjob)
+        made = create_job_from_cronjob("cron", "nightly-eval", "nightly-eval-manual")
+        self.assertEqual(made.returncode, 0, made.stderr)
+        warnings = warnings_of(made.stderr)
+        self.assertIn('spec.template container "evaluator": memory request unset->64Gi, limit 24Gi->64Gi '
+                      "(1 GPU, train profile)", warnings)
+        # 64Gi leaves the L4 node behind: kubectl says which machine it takes now.
+        self.assertIn("spec.template node fit: raises the smallest fitting instance from g2-standard-12 to "
+                      "p4de.24xlarge", warnings)
+        pods = settle("cron")
+        self.assert_sized_and_bound(pods, 1, "Job")
+        self.assertEqual(gpu_container(pods[0])["resources"]["limits"]["memory"], "64Gi")
+
+
+class NodeAddedLaterTest(unittest.TestCase):
+    """No node can hold the pod at submit time; an autoscaler adds one."""
+
+    def test_a_pending_pod_sized_to_its_instance_type_binds_on_the_node_added_for_it(self):
+        set_nodes([l4_node()])
+        create_namespace("later")
+        self.addCleanup(clear, "later")
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "l40s-train", "namespace": "later"},
+               "spec": {"template": gpu_template("trainer", 1, "2", "8Gi",
+                                                 node_selector={"node.kubernetes.io/instance-type": "g6e.4xlarge"})}}
+        job["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+        warnings = warnings_of(CLUSTER.apply_objects([job]).stderr)
+        # Not the train table's 16 CPU and 300Gi: the catalogue's
+        # g6e.4xlarge, on the default 20 GiB root volume of an EKS node.
+        self.assertIn("spec.template node cap: cpu 16 (train profile) capped to 15300m: g6e.4xlarge has cpu 15890m",
+                      warnings)
+        self.assertIn("spec.template node cap: ephemeral-storage 300Gi (train profile) capped to 12Gi: g6e.4xlarge "
+                      "has ephemeral-storage 17Gi", warnings)
+        pods = settle("later")
+        self.assertEqual(len(pods), 1)
+        self.assertFalse(pods[0]["spec"].get("nodeName"))
+        self.assertEqual(gpu_container(pods[0])["resources"]["requests"]["cpu"], "15300m")
+        # The autoscaler launches a g6e.4xlarge (16 vCPU, 128 GiB, one L40S)
+        # as EKS leaves it: the kubelet's CPU reserve, a 20 GiB root volume.
+        node = {"metadata": {"name": "eks-g6e-4xlarge-0", "labels": {
+                    "kubernetes.io/hostname": "eks-g6e-4xlarge-0", "kubernetes.io/os": "linux",
+                    "node.kubernetes.io/instance-type": "g6e.4xlarge", "karpenter.sh/nodepool": "gpu",
+                    "nvidia.com/gpu.count": "1", "nvidia.com/gpu.product": "NVIDIA-L40S"}},
+                "status": {"allocatable": {"cpu": "15890m", "memory": "118Gi", "ephemeral-storage": "17Gi",
+                                           "pods": "110", "nvidia.com/gpu": "1"}}}
+        CLUSTER.create_node(node)
+        wait_until("the Pending pod to bind on the new node",
+                   lambda: pods_in("later")[0]["spec"].get("nodeName") == "eks-g6e-4xlarge-0", 60)
+
+
+# --- the corpus in paired runs ---------------------------------------------------
+
+
+def kind_table():
+    """{(group, kind): [(pattern, shape)]}: where `gpu-sizer kinds` says each
+    kind holds its pods."""
+    rows = json.loads(run([GPU_SIZER, "kinds", "--output", "json"]).stdout)
+    return {(row["group"], row["kind"]): [(loc["pattern"], loc["shape"]) for loc in row["locations"]]
+            for row in rows}
+
+
+def at(obj, pattern):
+    """The values at a kind-table PATTERN of OBJ ("spec.tasks[].template",
+    "spec.pytorchReplicaSpecs.*.template", "" for OBJ itself)."""
+    values = [obj]
+    for segment in (pattern.split(".") if pattern else []):
+        each = segment.endswith("[]")
+        key = segment[:-2] if each else segment
+        found = []
+        for value in values:
+            if not isinstance(value, dict):
+                continue
+            if key == "*":
+                found.extend(value.values())
+                continue
+            child = value.get(key)
+            if each and isinstance(child, list):
+                found.extend(child)
+            elif not each and child is not None:
+                found.append(child)
+        values = found
+    return [value for value in values if isinstance(value, dict)]
+
+
+def uses_dra(obj):
+    """A pod spec with DRA claims (resourceClaims), which v1.20 lacks."""
+    if isinstance(obj, dict):
+        return "resourceClaims" in obj or any(uses_dra(value) for value in obj.values())
+    if isinstance(obj, list):
+        return any(uses_dra(item) for item in obj)
+    return False
+
+
+def without_provisioned_volumes(obj):
+    """OBJ with every PVC and generic ephemeral volume made an emptyDir."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key == "volumes" and isinstance(value, list):
+                for volume in value:
+                    if isinstance(volume, dict) and ("persistentVolumeClaim" in volume or "ephemeral" in volume):
+                        volume.pop("persistentVolumeClaim", None)
+                        volume.pop("ephemeral", None)
+                        volume["emptyDir"] = {}
+            without_provisioned_volumes(value)
+    elif isinstance(obj, list):
+        for item in obj:
+            without_provisioned_volumes(item)
+    return obj
+
+
+def named_classes(obj, key):
+    """Every value of KEY (priorityClassName, runtimeClassName) in OBJ."""
+    if isinstance(obj, dict):
+        found = {obj[key]} if isinstance(obj.get(key), str) else set()
+        return found.union(*(named_classes(value, key) for value in obj.values()))
+    if isinstance(obj, list):
+        return set().union(*(named_classes(item, key) for item in obj))
+    return set()
+
+
+class Workload:
+    def __init__(self, where, doc, locations):
+        self.where = where
+        self.doc = doc
+        self.locations = locations
+        self.built_in = (doc["apiVersion"], doc["kind"]) in BUILT_IN
+
+    def prepared(self, namespace):
+        obj = without_provisioned_volumes(for_v1_20(copy.deepcopy(self.doc)))
+        metadata = obj["metadata"]
+        for key in ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"):
+            metadata.pop(key, None)
+        if not self.doc["kind"].startswith("Cluster"):
+            metadata["namespace"] = namespace
+        if obj["kind"] == "CronJob":
+            obj["apiVersion"] = "batch/v1beta1"
+        return obj
+
+
+def corpus_workloads(table):
+    """The GPU workloads of CORPUS the control plane can run, and {reason:
+    [where]} for those it cannot."""
+    workloads, left_out = [], {}
+    for path in sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml", ".json")):
+        try:
+            docs = list(yaml.safe_load_all(path.read_text(errors="replace")))
+        except yaml.YAMLError:
+            continue
+        for index, doc in enumerate(docs, 1):
+            if not (isinstance(doc, dict) and isinstance(doc.get("apiVersion"), str) and isinstance(
+                    doc.get("metadata"), dict) and doc["metadata"].get("name") and documents_ask_for_gpus([doc])):
+                continue
+            where = f"{path.relative_to(CORPUS)}#{index}"
+            group = doc["apiVersion"].split("/")[0] if "/" in doc["apiVersion"] else ""
+            locations = table.get((group, doc.get("kind")))
+            reason = None
+            if locations is None:
+                reason = "not a kind gpu-sizer sizes"
+            elif uses_dra(doc):
+                reason = "DRA claims (resource.k8s.io is not in v1.20)"
+            elif has_pod_level_resources(doc):
+                reason = "pod-level resources (not in v1.20)"
+            elif (doc["apiVersion"], doc["kind"]) not in BUILT_IN and not pods_from_templates(doc, locations, ""):
+                reason = "its operator builds the pod from fields of its own"
+            if reason:
+                left_out.setdefault(reason, []).append(where)
+            else:
+                workloads.append(Workload(where, doc, locations))
+    return workloads, left_out
+
+
+def pods_from_templates(stored, locations, namespace):
+    """The pods an operator would make from STORED: one per pod template
+    and pod spec, owned by it."""
+    owner = {"apiVersion": stored["apiVersion"], "kind": stored["kind"], "name": stored["metadata"]["name"],
+             "uid": stored["metadata"].get("uid", ""), "controller": True}
+    pods = []
+    for pattern, shape in locations:
+        for found in at(stored, pattern):
+            template = found if shape == "template" else {"spec": found}
+            spec = template.get("spec")
+            if not isinstance(spec, dict) or not isinstance(spec.get("containers"), list):
+                continue
+            metadata = template.get("metadata") or {}
+            spec = operator_filled(copy.deepcopy(spec))
+            pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": {
+                "name": f"pod-{len(pods)}", "namespace": namespace, "labels": metadata.get("labels") or {},
+                "annotations": metadata.get("annotations") or {}, "ownerReferences": [owner]},
+                "spec": spec})
+    return pods
+
+
+def operator_filled(spec):
+    """SPEC with what operators add to their templates before making pods
+    (KServe fills a container's image from its runtime, Kubeflow Trainer
+    adds the volumes its initializers mount): an image where none is
+    written, an emptyDir for each volume mounted but not declared."""
+    declared = {volume.get("name") for volume in spec.get("volumes") or [] if isinstance(volume, dict)}
+    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+        if not isinstance(container, dict):
+            continue
+        container.setdefault("image", "registry.invalid/filled-by-the-operator")
+        for mount in container.get("volumeMounts") or []:
+            if isinstance(mount, dict) and mount.get("name") and mount["name"] not in declared:
+                declared.add(mount["name"])
+                spec.setdefault("volumes", []).append({"name": mount["name"], "emptyDir": {}})
+    return spec
+
+
+class Outcome:
+    """What became of one workload in one run: its pods, how many the
+    scheduler bound, and what the API server refused."""
+
+    def __init__(self, pods=(), refused=()):
+        self.pods = len(pods)
+        self.bound = sum(1 for pod in pods if pod["spec"].get("nodeName"))
+        self.refused = list(refused)
+        unbound = [pod for pod in pods if not pod["spec"].get("nodeName")]
+        self.why = next((c.get("message", "") for c in unbound[0].get("status", {}).get("conditions", [])
+                         if c["type"] == "PodScheduled"), "") if unbound else ""
+
+    def __str__(self):
+        text = f"{self.bound}/{self.pods} bound"
+        if self.refused:
+            text += f", refused: {self.refused[0][:300]}"
+        if self.why:
+            text += f" ({self.why[:300]})"
+        return text
+
+
+def run_workload(workload, namespace, nodes_later=None):
+    """Creates WORKLOAD in NAMESPACE and what makes its pods, and returns the
+    Outcome once the scheduler has judged them. NODES_LATER: nodes created
+    only after the pods were (an autoscaler's)."""
+    create_namespace(namespace)
+    obj = workload.prepared(namespace)
+    # --validate=false: fields newer than v1.20 are dropped by the server
+    # (as an older cluster would) instead of failing in kubectl.
+    result = CLUSTER.apply_objects([obj], "--validate=false", "-o", "json", check=False)
+    refused = []
+    if result.returncode != 0:
+        refused.append(result.stderr.strip())
+    elif obj["kind"] == "CronJob":
+        made = create_job_from_cronjob(namespace, obj["metadata"]["name"], "run-0")
+        if made.returncode != 0:
+            refused.append(made.stderr.strip())
+    elif not workload.built_in:
+        stored = json.loads(result.stdout)
+        stored = stored["items"][0] if stored.get("kind") == "List" else stored
+        for pod in pods_from_templates(stored, workload.locations, namespace):
+            try:
+                CLUSTER.api("POST", f"/api/v1/namespaces/{namespace}/pods", pod)
+            except urllib.error.HTTPError as error:
+                refused.append(json.loads(error.read()).get("message", str(error)))
+    # A controller's pods come in a moment; pods made here are there now.
+    wait_for_pods = 10 if workload.built_in and not refused else 0
+    if nodes_later is not None:
+        settle(namespace, wait_for_pods)
+        set_nodes(nodes_later)
+    outcome = Outcome(settle(namespace, wait_for_pods), refused)
+    clear(namespace)
+    return outcome
+
+
+def wait_for_pools(objects):
+    """Until the webhook's pool watch holds as many objects of each kind as
+    OBJECTS has."""
+    counts = {}
+    for obj in objects:
+        group, version = obj["apiVersion"].split("/")
+        plural = obj["kind"].lower() + ("es" if obj["kind"].lower().endswith("s") else "s")
+        path = f"/apis/{group}/{version}/{plural}"
+        counts[path] = counts.get(path, 0) + 1
+    wait_until("the pool watch to know the pools", lambda: all(
+        f"{count} known from <code>{path}</code>" in CLUSTER.status_page() for path, count in counts.items()), 60)
+
+
+class CorpusTest(unittest.TestCase):
+    """The corpus's GPU workloads on its fleet, without and with the webhook."""
+
+    def test_every_pod_bound_without_the_webhook_is_bound_with_it_on_the_fleet_and_scaled_to_zero(self):
+        if not (CORPUS and CORPUS.is_dir() and FLEET and FLEET.is_file()):
+            self.skipTest(f"no corpus at {CORPUS} or no fleet file {FLEET}")
+        fleet = [node for doc in load_documents(FLEET) for node in (doc.get("items") or [doc])]
+        pools = [obj for doc in load_documents(SOURCE / "tests" / "data" / "fleets" / "scaled-to-zero.yaml")
+                 for obj in (doc.get("items") or [doc])]
+        workloads, left_out = corpus_workloads(kind_table())
+        self.assertTrue(workloads, "no GPU workload found in the corpus")
+        crds = {}
+        for workload in workloads:
+            if not workload.built_in:
+                group, version = workload.doc["apiVersion"].split("/")
+                kind = workload.doc["kind"]
+                crd = open_crd(group, version, kind, "Cluster" if kind.startswith("Cluster") else "Namespaced")
+                crds[crd["metadata"]["name"]] = crd
+        CLUSTER.install_crds(list(crds.values()))
+        docs = [workload.doc for workload in workloads]
+        CLUSTER.apply_objects(
+            [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": 1000}
+             for name in sorted(named_classes(docs, "priorityClassName")) if not name.startswith("system-")] +
+            [{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name}, "handler": name}
+             for name in sorted(named_classes(docs, "runtimeClassName"))])
+
+        set_nodes(fleet)
+        webhooks_off()
+        try:
+            unsized = [run_workload(w, f"unsized-{i}") for i, w in enumerate(workloads)]
+        finally:
+            webhooks_on()
+        sized = [run_workload(w, f"sized-{i}") for i, w in enumerate(workloads)]
+        CLUSTER.apply_objects(pools)
+        wait_for_pools(pools)
+        set_nodes([])
+        scaled_to_zero = [run_workload(w, f"zero-{i}", nodes_later=fleet) for i, w in enumerate(workloads)]
+
+        failures = []
+        for workload, before, on_nodes, from_zero in zip(workloads, unsized, sized, scaled_to_zero):
+            print(f"{workload.where} {workload.doc['kind']}: without the webhook {before}; sized on the fleet "
+                  f"{on_nodes}; sized scaled to zero {from_zero}", file=sys.stderr)
+            for run_name, outcome in (("on the fleet", on_nodes), ("scaled to zero", from_zero)):
+                if outcome.bound < before.bound:
+                    failures.append(f"{workload.where}: {before.bound} pods bound without the webhook, "
+                                    f"{outcome.bound} sized {run_name}: {outcome}")
+        for reason, where in sorted(left_out.items()):
+            print(f"left out ({reason}): {len(where)}", file=sys.stderr)
+        print(f"scheduler e2e: {len(workloads)} workloads, {sum(o.pods for o in unsized)} pods; bound without the "
+              f"webhook {sum(o.bound for o in unsized)}, sized on the fleet {sum(o.bound for o in sized)}, sized "
+              f"scaled to zero {sum(o.bound for o in scaled_to_zero)}; made unschedulable: {len(failures)}",
+              file=sys.stderr)
+        self.assertEqual(failures, [])
+
+
+if __name__ == "__main__":
+    if not (KUBERNETES_BIN and GPU_SIZER and SOURCE):
+        sys.exit(__doc__)
+    suite = unittest.TestSuite()
+    loader = unittest.TestLoader()
+    for case in (ControllersTest, NodeAddedLaterTest, CorpusTest):
+        suite.addTests(loader.loadTestsFromTestCase(case))
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    sys.exit(0 if result.wasSuccessful() else 1)
