@@ -14,7 +14,8 @@ are registered as their kubelet and that controller would leave them
 deploy/'s webhook configurations, watching the nodes and the autoscaler
 pools. Checked:
 
-  - Deployments, StatefulSets, Jobs and a CronJob's Job made with kubectl:
+  - Deployments, StatefulSets, Jobs and CronJobs applied with kubectl, a
+    CronJob's Job made by hand and one made by the cronjob controller:
     the real controllers create the pods, the webhook sizes them, the real
     scheduler binds them, and kubectl prints the webhook's warnings;
   - a pod that no node can hold yet (its instance type pinned) stays
@@ -325,13 +326,14 @@ class ControllersTest(unittest.TestCase):
                       "(2 GPUs, train profile)", warnings)
         self.assert_sized_and_bound(settle("job"), 2, "Job")
 
-    def test_a_cronjob_job_made_with_kubectl_is_sized_and_bound(self):
+    def test_cronjob_jobs_made_by_kubectl_and_by_the_controller_are_sized_and_bound(self):
+        # Every minute, so the cronjob controller makes one while the test runs.
         cronjob = {"apiVersion": "batch/v1beta1", "kind": "CronJob", "metadata": {"name": "nightly-eval"},
-                   "spec": {"schedule": "30 2 * * *", "jobTemplate": {"spec": {
+                   "spec": {"schedule": "* * * * *", "concurrencyPolicy": "Forbid", "jobTemplate": {"spec": {
                        "template": gpu_template("evaluator", 1, "2", "24Gi")}}}}
         cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"] = "Never"
         # v1.20 serves CronJob as batch/v1beta1, which deploy/'s rules (batch/v1
-        # from 1.21 on) do not name: the Job made from it is sized.
+        # from 1.21 on) do not name: the Jobs made from it are sized.
         self.apply("cron", cronjob)
         made = create_job_from_cronjob("cron", "nightly-eval", "nightly-eval-manual")
         self.assertEqual(made.returncode, 0, made.stderr)
@@ -341,9 +343,15 @@ class ControllersTest(unittest.TestCase):
         # 64Gi leaves the L4 node behind: kubectl says which machine it takes now.
         self.assertIn("spec.template node fit: raises the smallest fitting instance from g2-standard-12 to "
                       "p4de.24xlarge", warnings)
+        # The controller's Job comes at the next minute (it looks every 10 s).
+        wait_until("the cronjob controller to make a Job", lambda: len(pods_in("cron")) >= 2, 80)
         pods = settle("cron")
-        self.assert_sized_and_bound(pods, 1, "Job")
-        self.assertEqual(gpu_container(pods[0])["resources"]["limits"]["memory"], "64Gi")
+        self.assert_sized_and_bound(pods, 2, "Job")
+        jobs = {pod["metadata"]["ownerReferences"][0]["name"] for pod in pods}
+        self.assertIn("nightly-eval-manual", jobs)
+        self.assertTrue(any(job.startswith("nightly-eval-") and job != "nightly-eval-manual" for job in jobs), jobs)
+        for pod in pods:
+            self.assertEqual(gpu_container(pod)["resources"]["limits"]["memory"], "64Gi")
 
 
 class NodeAddedLaterTest(unittest.TestCase):
