@@ -90,6 +90,17 @@ class CandidateMemo {
   std::map<std::string, Memo, std::less<>> memos_;
 };
 
+// Whether the pod's nodeSelector rules out a policy pool's shape (it
+// carries the pool's nodeSelector as labels): a pod that selects no pool
+// may run on the pools that do not name another value of a key it selects
+// (a pod pinned to g6e.4xlarge is not the n1-standard-8 pool's).
+bool contradicts(const NodeClass& shape, const PodFacts& pod) {
+  return std::any_of(shape.labels.begin(), shape.labels.end(), [&](const auto& label) {
+    const std::string* value = pod.node_selector_value(label.first);
+    return value && *value != label.second;
+  });
+}
+
 Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts& pod, const Placement& placement,
             const std::string& gpu_resource, int64_t gpus, bool by_claim) {
   Memo memo;
@@ -98,7 +109,8 @@ Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts
   const NodePool* pool = pools ? pod_pool(policy.rule_settings.get<NodeFitPolicy>(), pod) : nullptr;
   if (pool) memo.pool = static_cast<std::size_t>(pool - policy.rule_settings.get<NodeFitPolicy>().pools.data());
   for (std::size_t i = 0; i < classes.size(); ++i) {
-    const bool placeable = pools ? !pool || classes[i].pool == pool->name : placement.placeable(inventory, i);
+    const bool placeable = pools ? (pool ? classes[i].pool == pool->name : !contradicts(classes[i], pod))
+                                 : placement.placeable(inventory, i);
     if (!placeable) continue;
     memo.placeable.push_back(i);
     // GPUs by claim: the nodes whose labels say they have GPUs.

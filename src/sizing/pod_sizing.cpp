@@ -79,30 +79,36 @@ class PodSizer {
   // The nodes known (the caller's), else the policy's pools, also when no
   // known node is a candidate, else the catalogue's machines the pod
   // selects (an instance type, a GPU model: a pool scaled to zero shows
-  // none until the pod waits); why the known ones may be out of date
-  // carries over either way.
+  // none until the pod waits), also when no pool may run it; why the known
+  // ones may be out of date carries over either way.
   void choose_candidates() {
     const NodeInventory& known = options_.nodes ? *options_.nodes : *NodeInventory::none();
     const std::shared_ptr<const NodeInventory>& pools = policy_.rule_settings.get<NodeFitPolicy>().pool_nodes;
-    const NodeInventory& used = known.source != InventorySource::kNone || !pools ? known : *pools;
-    candidates_ = candidate_nodes(used, policy_, pod_, phases_.gpus);
-    if (&used == &known && candidates_.nodes.empty()) {
+    const bool pools_first = known.source == InventorySource::kNone && pools;
+    candidates_ = candidate_nodes(pools_first ? *pools : known, policy_, pod_, phases_.gpus);
+    if (candidates_.nodes.empty()) {
       // No node the cluster has now may run the pod: it may be waiting
       // for the autoscaler to add one of the pools' shapes, or a machine
       // it selects. (The words only when said: most pods with no node
       // known select none.)
+      const bool known_none = !pools_first && candidates_.known();
       const auto why = [&] {
-        return candidates_.known() ? "none of " + known.origin + " may run it now: " + candidates_.why_none
-                                   : std::string("no node is known");
+        return known_none ? "none of " + known.origin + " may run it now: " + candidates_.why_none
+                          : std::string("no node is known");
       };
-      if (candidates_.known() && pools) {
+      if (known_none && pools) {
         std::string stood_in = "of nodeFit.pools, as " + why();
-        candidates_ = candidate_nodes(*pools, policy_, pod_, phases_.gpus);
-        candidates_.stood_in = std::move(stood_in);
-      } else if (Candidates machines = catalogue_candidates(policy_, pod_, phases_.gpus); !machines.nodes.empty()) {
-        std::string stood_in = "of the instance catalogue, as " + why();
-        candidates_ = std::move(machines);
-        candidates_.stood_in = std::move(stood_in);
+        if (Candidates in_pools = candidate_nodes(*pools, policy_, pod_, phases_.gpus); !in_pools.nodes.empty()) {
+          candidates_ = std::move(in_pools);
+          candidates_.stood_in = std::move(stood_in);
+        }
+      }
+      if (candidates_.nodes.empty()) {
+        if (Candidates machines = catalogue_candidates(policy_, pod_, phases_.gpus); !machines.nodes.empty()) {
+          std::string stood_in = "of the instance catalogue, as " + why();
+          candidates_ = std::move(machines);
+          candidates_.stood_in = std::move(stood_in);
+        }
       }
     }
     candidates_.stale = known.stale;

@@ -277,7 +277,8 @@ class Cluster:
             "--port=0", "--secure-port=0", f"--controllers={','.join(controllers)}"])
 
     # --- gpu-sizer ---------------------------------------------------------
-    def start_webhook(self):
+    def start_webhook(self, *flags):
+        """gpu-sizer serve, and FLAGS (a --policy)."""
         self.webhook_port = free_port()
         self.metrics_port = free_port()
         cert_dir = self.dir / "webhook-certs"
@@ -296,7 +297,7 @@ class Cluster:
             "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "gpu-sizer"}}]}))
         self.start("gpu-sizer", [self.gpu_sizer, "serve", "--listen", f"127.0.0.1:{self.webhook_port}",
                                  "--cert-dir", cert_dir, "--metrics-listen", f"127.0.0.1:{self.metrics_port}",
-                                 "--node-watch", "on", "--kubeconfig", webhook_kubeconfig])
+                                 "--node-watch", "on", "--kubeconfig", webhook_kubeconfig, *flags])
         wait_until("gpu-sizer /healthz", lambda: self.alive("gpu-sizer") and run(
             ["curl", "-sf", "--cacert", cert_dir / "ca.crt",
              f"https://127.0.0.1:{self.webhook_port}/healthz"], check=False).returncode == 0, 30)

@@ -26,8 +26,12 @@ pools. Checked:
     FLEET_FILE (default ../shared/corpus/nodes.yaml), in paired runs: every
     pod the scheduler binds without the webhook is bound with it, sized
     against the nodes; and sized against the same fleet scaled to zero
-    (tests/data/fleets/scaled-to-zero.yaml: no node at submit time, the
-    nodes arrive after the pods, as an autoscaler's would).
+    (tests/data/fleets/scaled-to-zero.yaml, and the node group no cluster
+    object describes in the policy's nodeFit.pools as
+    scaled-to-zero-node-groups.yaml gives it: no node at submit time, the
+    nodes arrive after the pods, as an autoscaler's would). A modest 1-GPU
+    pod pinned to each GPU instance type of the fleet joins the corpus's
+    workloads, so that a cap that stops working fails the paired runs.
 
 How corpus workloads become pods: Pods are created as written; the
 built-in controllers make the pods of Deployments, StatefulSets,
@@ -100,7 +104,9 @@ def setUpModule():
         # The webhook reads nodes and pools as deploy/'s service account.
         CLUSTER.apply_objects([obj for obj in CLUSTER.deploy_objects(SOURCE / "deploy")
                                if obj["kind"] in ("ClusterRole", "ClusterRoleBinding")])
-        CLUSTER.start_webhook()
+        # The fleet's node group no cluster object describes (an N1 machine
+        # with an attached T4), as the policy's nodeFit.pools.
+        CLUSTER.start_webhook("--policy", SOURCE / "tests" / "data" / "fleets" / "scaled-to-zero-node-groups.yaml")
         webhooks_on()
     except Exception:
         CLUSTER.shutdown()
@@ -548,6 +554,24 @@ def operator_filled(spec):
     return spec
 
 
+def fleet_probes(fleet):
+    """A modest 1-GPU pod pinned to each GPU instance type of FLEET, as the
+    issue's examples pin theirs: it binds unsized, and the table alone
+    (16 CPU, 64Gi, 300Gi) would not fit the smaller machines, so these make
+    the paired runs fail if caps stop working."""
+    types = sorted({node["metadata"]["labels"]["node.kubernetes.io/instance-type"] for node in fleet
+                    if int(node.get("status", {}).get("allocatable", {}).get("nvidia.com/gpu", "0")) > 0})
+    probes = []
+    for instance_type in types:
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"},
+               "spec": {"nodeSelector": {"node.kubernetes.io/instance-type": instance_type},
+                        "containers": [{"name": "trainer", "image": "pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime",
+                                        "resources": {"limits": {"nvidia.com/gpu": "1", "cpu": "2",
+                                                                 "memory": "8Gi"}}}]}}
+        probes.append(Workload(f"(fleet probe) {instance_type}", pod, [("", "template")]))
+    return probes
+
+
 class Outcome:
     """What became of one workload in one run: its pods, how many the
     scheduler bound, and what the API server refused."""
@@ -573,6 +597,8 @@ def run_workload(workload, namespace, nodes_later=None):
     """Creates WORKLOAD in NAMESPACE and what makes its pods, and returns the
     Outcome once the scheduler has judged them. NODES_LATER: nodes created
     only after the pods were (an autoscaler's)."""
+    if nodes_later is not None:
+        set_nodes([])
     create_namespace(namespace)
     obj = workload.prepared(namespace)
     # --validate=false: fields newer than v1.20 are dropped by the server
@@ -627,6 +653,7 @@ class CorpusTest(unittest.TestCase):
                  for obj in (doc.get("items") or [doc])]
         workloads, left_out = corpus_workloads(kind_table())
         self.assertTrue(workloads, "no GPU workload found in the corpus")
+        workloads += fleet_probes(fleet)
         crds = {}
         for workload in workloads:
             if not workload.built_in:
@@ -651,7 +678,6 @@ class CorpusTest(unittest.TestCase):
         sized = [run_workload(w, f"sized-{i}") for i, w in enumerate(workloads)]
         CLUSTER.apply_objects(pools)
         wait_for_pools(pools)
-        set_nodes([])
         scaled_to_zero = [run_workload(w, f"zero-{i}", nodes_later=fleet) for i, w in enumerate(workloads)]
 
         failures = []

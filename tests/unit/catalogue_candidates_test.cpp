@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gpusizer/sizing/node_fit_settings.h"
+#include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/pod_sizing.h"
 #include "support/pod_facts_support.h"
 
@@ -102,6 +104,32 @@ TEST(CatalogueCandidates, WithNoNodeKnownThePodIsCappedToTheMachineItSelects) {
   const PodSizing fixed = size_pod(default_policy(), pod, pod_phases(pod), {}, {.fix = true});
   ASSERT_FALSE(fixed.fixes.empty());
   EXPECT_EQ(testing::all(fixed.fixes[0].warnings).find("smallest fitting instance"), std::string::npos);
+}
+
+TEST(CatalogueCandidates, APolicyPoolThePodRulesOutLeavesItToTheCatalogue) {
+  // The policy describes one node group (an N1 with an attached T4, which
+  // the catalogue lacks); a pod pinned to g2-standard-8 is not that
+  // group's, so the catalogue's g2-standard-8 caps it (the real-scheduler
+  // e2e found it capped to the N1's shape).
+  Policy policy = default_policy();
+  NodeFitPolicy& fit = policy.rule_settings.edit<NodeFitPolicy>();
+  fit.pools.push_back(
+      NodePool{"t4-pool",
+               {{"node.kubernetes.io/instance-type", "n1-standard-8"}},
+               "",
+               {NodeShape{"n1-standard-8-t4", 1, Quantity::from_milli(7910), Quantity::from_bytes(int64_t{26} << 30),
+                          Quantity::from_bytes(int64_t{85} << 30)}}});
+  fit.pool_nodes = pool_inventory(policy);
+  PodFacts pod = testing::pod_of({testing::gpu_container("server", 1, "1", "1Gi")});
+  pod.node_selector = {{"node.kubernetes.io/instance-type", "g2-standard-8"}};
+  const PodSizing sizing = size_pod(policy, pod, pod_phases(pod), {}, {.report = true});
+  const std::string warnings = testing::all(sizing.report.warnings);
+  EXPECT_NE(warnings.find("capped to 7400m: g2-standard-8 has cpu 7910m"), std::string::npos) << warnings;
+  // The group's own pod is the group's.
+  pod.node_selector = {{"node.kubernetes.io/instance-type", "n1-standard-8"}};
+  const std::string in_group =
+      testing::all(size_pod(policy, pod, pod_phases(pod), {}, {.report = true}).report.warnings);
+  EXPECT_NE(in_group.find("capped to 7400m: n1-standard-8-t4 has cpu 7910m"), std::string::npos) << in_group;
 }
 
 TEST(CatalogueCandidates, AMoveToALargerMachineThanThePodsOwnRequestFitsIsSaid) {

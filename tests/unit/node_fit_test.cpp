@@ -196,15 +196,20 @@ TEST(NodeFit, PoolFromANodeSelectorSubset) {
   EXPECT_TRUE(contains(a100.brief, "of pool \"a100\"")) << a100.brief;
 }
 
-TEST(NodeFit, UnmatchedPodIsCheckedAgainstEveryPool) {
-  // No label, a label naming no pool, a selector matching no pool's: every
-  // shape counts, so a pod only dgx-h100 holds fits.
+TEST(NodeFit, UnmatchedPodIsCheckedAgainstEveryPoolItDoesNotRuleOut) {
+  // No label, a label naming no pool, a selector on keys no pool names:
+  // every shape counts, so a pod only dgx-h100 holds fits.
   const PodRequest only_h100 = pod(8, 200000, 1990 * kGi);
   for (const StringMap& labels : {StringMap{}, in_pool("v100")}) {
-    const PoolFit fit = check_node_fit(two_pools(), only_h100, labels, {{"nvidia.com/gpu.product", "NVIDIA-L4"}});
+    const PoolFit fit = check_node_fit(two_pools(), only_h100, labels, {{"topology.kubernetes.io/zone", "b"}});
     EXPECT_EQ(fit.verdict, NodeFit::Verdict::kFits);
     EXPECT_EQ(fit.pool, nullptr);
   }
+  // A selector naming another value of a pool's key rules the pool out: an
+  // L4 pod is no A100 or H100 pool's, and no pool may run it.
+  const PoolFit l4 = check_node_fit(two_pools(), only_h100, {}, {{"nvidia.com/gpu.product", "NVIDIA-L4"}});
+  EXPECT_EQ(l4.verdict, NodeFit::Verdict::kNoCandidates);
+  EXPECT_EQ(l4.pool, nullptr);
 
   // Too much cpu for dgx-h100, too much memory for dgx-a100: no node. The
   // largest is dgx-h100 (equal GPUs, more memory), named with its pool.
