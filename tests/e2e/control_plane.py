@@ -334,9 +334,14 @@ def warnings_of(stderr):
     return {line[len("Warning: "):] for line in stderr.splitlines() if line.startswith("Warning: ")}
 
 
+def plural_of(kind):
+    """The resource name of an open_crd's KIND: ec2nodeclasses, nodepools."""
+    return kind.lower() + ("es" if kind.lower().endswith("s") else "s")
+
+
 def open_crd(group, version, kind, scope="Namespaced"):
     """A CRD of KIND that takes any object (an open schema)."""
-    plural = kind.lower() + ("es" if kind.lower().endswith("s") else "s")  # ec2nodeclasses
+    plural = plural_of(kind)
     return {
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": f"{plural}.{group}"},

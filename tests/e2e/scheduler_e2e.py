@@ -57,8 +57,8 @@ import urllib.error
 from pathlib import Path
 
 import yaml
-from control_plane import (Cluster, for_v1_20, has_pod_level_resources, load_documents, open_crd, run, wait_until,
-                           warnings_of)
+from control_plane import (Cluster, for_v1_20, has_pod_level_resources, load_documents, open_crd, plural_of, run,
+                           wait_until, warnings_of)
 
 # What `make corpus-check` counts as asking for GPUs, so both runs look at the same workloads.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "corpus"))
@@ -635,8 +635,7 @@ def wait_for_pools(objects):
     counts = {}
     for obj in objects:
         group, version = obj["apiVersion"].split("/")
-        plural = obj["kind"].lower() + ("es" if obj["kind"].lower().endswith("s") else "s")
-        path = f"/apis/{group}/{version}/{plural}"
+        path = f"/apis/{group}/{version}/{plural_of(obj['kind'])}"
         counts[path] = counts.get(path, 0) + 1
     wait_until("the pool watch to know the pools", lambda: all(
         f"{count} known from <code>{path}</code>" in CLUSTER.status_page() for path, count in counts.items()), 60)
