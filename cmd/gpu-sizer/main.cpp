@@ -10,6 +10,8 @@
 
 #include "gpusizer/check/check.h"
 #include "gpusizer/check/node_file.h"
+#include "gpusizer/history/prometheus_history.h"
+#include "gpusizer/history/report.h"
 #include "gpusizer/server/log.h"
 #include "gpusizer/server/policy_store.h"
 #include "gpusizer/server/server.h"
@@ -36,7 +38,8 @@ Usage:
                   [--read-timeout SECONDS] [--keep-alive-timeout SECONDS] [--tls-groups LIST]
                   [--policy-poll SECONDS] [--shutdown-delay SECONDS] [--metrics-namespace-cap N]
                   [--node-watch auto|on|off] [--dra-watch auto|off] [--pool-watch auto|off]
-                  [--kubeconfig FILE] [--log-level LEVEL] [--log-format json|text]
+                  [--kubeconfig FILE] [--prometheus URL [--history-refresh SECONDS]]
+                  [--log-level LEVEL] [--log-format json|text]
       Run the admission webhook over HTTPS: POST /mutate, POST /validate,
       GET /healthz, GET /readyz. Without --tls-cert it generates a
       self-signed CA and certificate in --cert-dir (default /tmp/gpu-sizer)
@@ -68,7 +71,11 @@ Usage:
       autoscalers' pools whose CRDs the cluster serves (Karpenter NodePools,
       EC2NodeClasses, AKSNodeClasses; GKE ComputeClasses: get, list and
       watch), so a pod of a pool scaled to zero is sized within the machines
-      the pool may launch; --pool-watch off leaves them out. SIGHUP
+      the pool may launch; --pool-watch off leaves them out. With
+      --prometheus, while the policy's history.mode is not off, history
+      (what each workload's earlier runs used, docs/history.md) is read
+      every --history-refresh seconds (default 300) off the admission path;
+      Prometheus down keeps the last read. SIGHUP
       reads the policy and the certificate again at once.
 
   gpu-sizer table [--profile NAME] [--gpus N] [--policy FILE]
@@ -105,6 +112,18 @@ Usage:
       profile, each rule's floor (table, /dev/shm, data loader), cap (node
       caps) and check (GPU memory, node fit), which rule binds memory, and
       the changes, denials and warnings. Exit 0, or 2 on unreadable input.
+
+  gpu-sizer report --prometheus URL [--since WINDOW] [--output text|json|html] [--policy FILE]
+                   [--timeout SECONDS]
+      What the GPU workloads gpu-sizer stamped (policy history.mode
+      recommend or raise) did, from Prometheus (cAdvisor, kube-state-metrics
+      exporting the gpu-sizer.io/workload annotation and kube_pod_owner,
+      the DCGM exporter where it runs): per workload and container its runs,
+      OOM kills, peak memory against request, limit and the table, CPU p95,
+      GPU memory peak, and what history recommends with its arithmetic.
+      --since (default the policy's history.window) as PromQL writes it:
+      90m, 36h, 14d, 2w. Exit 0: nothing to act on; 1: OOM kills or peaks
+      near a limit; 2: Prometheus unreachable or its answer unreadable.
 
   gpu-sizer policy [--check FILE]
       Print the embedded default policy (a starting point for your own), or
@@ -380,6 +399,9 @@ int run_serve(Flags& flags) {
   options.dra_watch = flags.take_or("dra-watch", options.dra_watch);
   options.pool_watch = flags.take_or("pool-watch", options.pool_watch);
   options.kubeconfig = flags.take_or("kubeconfig", "");
+  options.prometheus = flags.take_or("prometheus", "");
+  options.history_refresh_seconds =
+      static_cast<int>(flags.take_number("history-refresh", options.history_refresh_seconds, 1, 86400));
   options.version = GPU_SIZER_VERSION;
   const std::string level = flags.take_or("log-level", "info");
   const std::string format = flags.take_or("log-format", "json");
@@ -395,6 +417,40 @@ int run_serve(Flags& flags) {
   }
   gpusizer::configure_logging(format == "json" ? gpusizer::LogFormat::kJson : gpusizer::LogFormat::kText, parsed_level);
   return gpusizer::serve(options);
+}
+
+int run_report(Flags& flags) {
+  const std::string policy_path = flags.take_or("policy", "");
+  const auto url = flags.take("prometheus");
+  const auto since = flags.take("since");
+  const std::string output = flags.take_or("output", "text");
+  gpusizer::PrometheusSource source;
+  source.timeout_seconds = static_cast<int>(flags.take_number("timeout", source.timeout_seconds, 1, 3600));
+  if (auto problem = flags.problem()) return usage_error(*problem);
+  if (!url) return usage_error("report needs --prometheus URL (http://prometheus.monitoring:9090)");
+  if (output != "text" && output != "json" && output != "html")
+    return usage_error("--output must be text, json or html, found \"" + output + "\"");
+  auto policy = load_policy_or_report(policy_path);
+  if (!policy) return 2;
+  auto& history = policy->rule_settings.edit<gpusizer::HistoryPolicy>();
+  if (since) {
+    const auto seconds = gpusizer::window_seconds(*since);
+    if (!seconds) return usage_error("--since " + seconds.error());
+    history.window = *since;
+    history.window_seconds = seconds.value();
+  }
+  source.url = *url;
+  const auto snapshot = gpusizer::read_history(source, history);
+  if (!snapshot) {
+    std::fprintf(stderr, "gpu-sizer report: %s\n", snapshot.error().c_str());
+    return 2;
+  }
+  const gpusizer::HistoryReport report = gpusizer::build_report(*policy, snapshot.value());
+  const std::string text = output == "json"   ? gpusizer::report_json(report)
+                           : output == "html" ? gpusizer::report_html(report)
+                                              : gpusizer::report_text(report);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return report.needs_action() ? 1 : 0;
 }
 
 int run_command(int argc, char** argv) {
@@ -414,6 +470,7 @@ int run_command(int argc, char** argv) {
   if (command == "table") return run_table(flags);
   if (command == "policy") return run_policy(flags);
   if (command == "kinds") return run_kinds(flags);
+  if (command == "report") return run_report(flags);
   return usage_error("unknown command \"" + command + "\"");
 }
 

@@ -1,5 +1,6 @@
 #include "gpusizer/admission/pod_decision.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include "gpusizer/json/json_text.h"
@@ -151,6 +152,17 @@ void apply_fixes(const PodTarget& target, PodSizing& sizing, PodDecision& decisi
   patch.set(path, sized);
 }
 
+// Stamps a GPU Pod with its workload key for history to join on
+// (sizing/history.h), whatever the sizing changed: mutate mode only, and
+// never on a Pod that opted out.
+void stamp_workload(const PodTarget& target, const PodFacts& pod, const PodSizing& sizing, int64_t gpus,
+                    PatchBuilder& patch) {
+  if (pod.workload.empty() || !sizing.profile || pod.mode != Mode::kMutate || pod.opted_out) return;
+  std::vector<std::string> path = target.ref.path;
+  path.insert(path.end(), {"metadata", "annotations", kWorkloadKey});
+  patch.set(path, history_key(pod.workload, gpus, sizing.profile->name));
+}
+
 }  // namespace
 
 PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget& target, PatchBuilder& patch) {
@@ -186,6 +198,7 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
   options.fix = endpoint == Endpoint::kMutate;
   options.explain = target.explain;
   options.nodes = target.cluster.nodes;
+  options.history = target.cluster.history;
   PodSizing sizing = size_pod(policy, reading.facts, phases, reading.problems, options);
   decision.problems = std::move(reading.problems);
   if (sizing.profile) {
@@ -198,6 +211,10 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
   if (target.explain) decision.explanation.asks = ask_rows(policy, reading.facts, target.ref.path);
   if (endpoint == Endpoint::kMutate) {
     apply_fixes(target, sizing, decision, patch);
+    decision.history_raised =
+        sizing.history_binds && std::any_of(decision.raised.begin(), decision.raised.end(),
+                                            [](const Raise& raise) { return raise.resource == kMemory; });
+    stamp_workload(target, reading.facts, sizing, decision.gpus, patch);
   } else {
     decision.denials = std::move(sizing.report.denials);
     decision.denial_reasons = std::move(sizing.report.denial_reasons);

@@ -8,6 +8,7 @@
 
 #include "gpusizer/admission/component_fields.h"
 #include "gpusizer/admission/serving_flags.h"
+#include "gpusizer/admission/workload_identity.h"
 #include "gpusizer/sizing/accelerator_asks.h"
 #include "gpusizer/sizing/data_loader.h"
 #include "gpusizer/sizing/model_fit.h"
@@ -130,6 +131,13 @@ class PodReader {
     selection.replica_type = target_.ref.replica_type;
     selection.kind = target_.kind;
     selection.owner_kind = controller_kind(metadata["ownerReferences"]);
+    // A Pod's workload, for history; a template's Pods are read when created.
+    if (target_.kind == "Pod" && target_.ref.shape == PodShape::kPod &&
+        policy_.rule_settings.get<HistoryPolicy>().mode != HistoryPolicy::Mode::kOff) {
+      const PodOrigin origin = read_pod_origin(metadata);
+      facts().workload = workload_identity(origin).text();
+      facts().namespace_name = target_.namespace_name;
+    }
     const std::string* opt_out = facts().annotation(kMutateOptOutKey);
     facts().opted_out = opt_out && *opt_out == "false";
     facts().annotation_accelerators =

@@ -221,7 +221,7 @@ const NodeInventory* nodes_with_slice_gpus(const Policy& policy, const ClusterVi
 ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const ObjectIdentity& id, JsonView object,
                              PatchBuilder& patch, JsonView old_object, bool explain, const ClusterView& cluster) {
   // The nodes as the rules see them: with their ResourceSlices' GPU facts.
-  const ClusterView with_slices{nodes_with_slice_gpus(policy, cluster), cluster.claims};
+  const ClusterView with_slices{nodes_with_slice_gpus(policy, cluster), cluster.claims, cluster.history};
   const bool is_pod = id.group.empty() && id.kind == "Pod";
   // Messages name the object as Kubernetes would; a name it would refuse
   // (a forged review's megabyte namespace) is quoted short.

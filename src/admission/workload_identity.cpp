@@ -63,7 +63,33 @@ std::string_view without_time_suffix(std::string_view name) {
              : name;
 }
 
+// The labels workload_identity reads.
+bool identity_label(std::string_view key) {
+  return key == kWorkloadLabel || key == "pod-template-hash" ||
+         std::any_of(std::begin(kRootLabels), std::end(kRootLabels),
+                     [&](const RootLabel& root) { return root.label == key; });
+}
+
 }  // namespace
+
+PodOrigin read_pod_origin(JsonView metadata) {
+  PodOrigin pod;
+  pod.name = string_member(metadata, "name");
+  pod.generate_name = string_member(metadata, "generateName");
+  metadata["labels"].for_each_member([&](std::string_view key, JsonView value) {
+    if (identity_label(key) && value.is_string()) pod.labels.emplace(key, value.string());
+  });
+  // The controller's reference, else the first.
+  bool controller_found = false;
+  metadata["ownerReferences"].for_each_element([&](JsonView owner) {
+    const bool controller = owner["controller"].is_true();
+    if (controller_found || (!controller && !pod.owner_kind.empty())) return;
+    pod.owner_kind = string_member(owner, "kind");
+    pod.owner_name = string_member(owner, "name");
+    controller_found = controller;
+  });
+  return pod;
+}
 
 std::string without_generated_suffix(std::string_view name) {
   if (name.size() > 1 && name.back() == '-') name.remove_suffix(1);

@@ -72,6 +72,11 @@ Metrics::Metrics(const std::string& version, std::size_t namespace_cap)
                     .Help("Reviews that skipped sizing through a policy exemption, by reason (namespace, user, "
                           "group), namespace and endpoint (dry-run excluded)")
                     .Register(*registry_)),
+      history_raises_(prometheus::BuildCounter()
+                          .Name("gpu_sizer_history_raises_total")
+                          .Help("Pods whose memory /mutate raised to the history rule's floor (after OOM kills of "
+                                "their workload's earlier runs), by profile and namespace (dry-run excluded)")
+                          .Register(*registry_)),
       policy_info_(prometheus::BuildGauge()
                        .Name("gpu_sizer_policy_info")
                        .Help("The active policy: 1, labelled with its SHA-256 and source")
@@ -121,6 +126,17 @@ Metrics::Metrics(const std::string& version, std::size_t namespace_cap)
       gauge("gpu_sizer_node_inventory_gpu_shapes", "Distinct GPU node shapes (node classes with a GPU resource) known");
   node_sync_age_ = gauge("gpu_sizer_node_inventory_sync_age_seconds",
                          "Seconds since the node watch last heard from the API server (a list or watch event)");
+  auto& history_refreshes =
+      prometheus::BuildCounter()
+          .Name("gpu_sizer_history_refreshes_total")
+          .Help("Reads of history from Prometheus, by result (ok; error: the last snapshot stays)")
+          .Register(*registry_);
+  history_refreshes_[0] = &history_refreshes.Add({{"result", "ok"}});
+  history_refreshes_[1] = &history_refreshes.Add({{"result", "error"}});
+  history_containers_ =
+      gauge("gpu_sizer_history_containers", "Workload containers the history snapshot in use holds (0: none read)");
+  history_read_at_ = gauge("gpu_sizer_history_read_timestamp_seconds",
+                           "When the history snapshot in use was read from Prometheus, in Unix seconds (0: never)");
   node_watch_restarts_ = &prometheus::BuildCounter()
                               .Name("gpu_sizer_node_watch_restarts_total")
                               .Help("Node watches started again, by reason (timeout, gone: listed again, error)")
@@ -241,6 +257,7 @@ void Metrics::count_review(Endpoint endpoint, const ReviewOutcome& outcome, doub
         counter(memory_added_, nullptr, pod.profile, "").Increment(static_cast<double>(raise.added.value_ceil()));
       }
     }
+    if (pod.history_raised) counter(history_raises_, nullptr, pod.profile, "").Increment();
     for (const DenialReason reason : pod.denial_reasons)
       counter(denials_, "reason", pod.profile, to_string(reason)).Increment();
     // The validating pass sees every object as it will run, after the
@@ -267,6 +284,13 @@ void Metrics::count_node_watch_restart(std::string_view reason) {
 void Metrics::set_dra_objects(std::string_view kind, std::size_t objects) {
   std::lock_guard lock(mutex_);
   dra_objects_->Add({{"kind", std::string(kind)}}).Set(static_cast<double>(objects));
+}
+
+void Metrics::count_history_refresh(bool ok) { history_refreshes_[ok ? 0 : 1]->Increment(); }
+
+void Metrics::set_history(std::size_t containers, int64_t read_at_unix_seconds) {
+  history_containers_->Set(static_cast<double>(containers));
+  history_read_at_->Set(static_cast<double>(read_at_unix_seconds));
 }
 
 void Metrics::count_dra_watch_restart(std::string_view kind, std::string_view reason) {

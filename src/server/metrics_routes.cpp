@@ -17,7 +17,8 @@ HttpAnswer MetricsRoutes::answer(const HttpRequestView& request) const {
                     render_status_page(
                         *sources_.policy.current(), sources_.status_counters, sources_.recent_decisions, node_status,
                         sources_.claims ? sources_.claims->status() : std::vector<DraWatchStatus>(),
-                        sources_.pools ? sources_.pools->status() : std::vector<PoolWatchStatus>(), sources_.version)};
+                        sources_.pools ? sources_.pools->status() : std::vector<PoolWatchStatus>(),
+                        sources_.history ? std::optional(sources_.history->status()) : std::nullopt, sources_.version)};
     page.page = true;
     return page;
   }

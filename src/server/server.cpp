@@ -21,6 +21,7 @@
 #include "gpusizer/server/certificates.h"
 #include "gpusizer/server/claim_watcher.h"
 #include "gpusizer/server/file_reloader.h"
+#include "gpusizer/server/history_refresher.h"
 #include "gpusizer/server/log.h"
 #include "gpusizer/server/metrics.h"
 #include "gpusizer/server/metrics_endpoint.h"
@@ -264,20 +265,30 @@ Status run_server(const ServerOptions& options, const sigset_t& handled_signals)
   const NodeWatcher* nodes = watcher.value().nodes.get();
   const ClaimWatcher* claims = watcher.value().claims.get();
   const PoolWatcher* pools = watcher.value().pools.get();
+  std::unique_ptr<HistoryRefresher> history;
+  if (!options.prometheus.empty()) {
+    PrometheusSource source;
+    source.url = options.prometheus;
+    history = std::make_unique<HistoryRefresher>(source, policy, options.history_refresh_seconds, &metrics);
+    log_event(spdlog::level::info, "reading history from Prometheus",
+              {{"prometheus", options.prometheus}, {"refresh_seconds", options.history_refresh_seconds}});
+    history->start();
+  }
   std::atomic<bool> stopping{false};
   StatusCounters status_counters;
   RecentDecisions recent_decisions(100);
   const WebhookRoutes routes(WebhookState{policy, metrics, status_counters, recent_decisions, stopping,
-                                          !options.client_ca.empty(), options.max_body_bytes, nodes, claims});
+                                          !options.client_ca.empty(), options.max_body_bytes, nodes, claims,
+                                          history.get()});
   auto opened_transport = open_webhook_listener(options, listen.value(), certificates, routes);
   if (!opened_transport) return opened_transport.status();
   Transport& transport = *opened_transport.value();
 
   std::unique_ptr<MetricsEndpoint> metrics_endpoint;
   if (metrics_address) {
-    auto opened_metrics =
-        MetricsEndpoint::open(*metrics_address, MetricsSources{policy, metrics, status_counters, recent_decisions,
-                                                               nodes, claims, pools, transport, options.version});
+    auto opened_metrics = MetricsEndpoint::open(
+        *metrics_address, MetricsSources{policy, metrics, status_counters, recent_decisions, nodes, claims, pools,
+                                         history.get(), transport, options.version});
     if (!opened_metrics) return opened_metrics.status();
     metrics_endpoint = std::move(opened_metrics).value();
     std::printf("metrics on http://%s:%d/metrics\n", metrics_address->host.c_str(), metrics_endpoint->port());
@@ -312,6 +323,7 @@ Status run_server(const ServerOptions& options, const sigset_t& handled_signals)
   if (watcher.value().pools) watcher.value().pools->stop();
   if (watcher.value().nodes) watcher.value().nodes->stop();
   if (watcher.value().claims) watcher.value().claims->stop();
+  if (history) history->stop();
   metrics_endpoint.reset();
   log_event(spdlog::level::info, "stopped");
   return {};

@@ -266,6 +266,32 @@ void render_dra(std::string& out, const std::vector<DraWatchStatus>& dra) {
   out += "</dl>\n</section>\n";
 }
 
+// Where decisions get what earlier runs used (docs/history.md).
+void render_history(std::string& out, const Policy& policy, const std::optional<HistoryRefreshStatus>& history) {
+  out += "<section id=\"history\">\n<h2>History</h2>\n<dl class=\"meta\">\n";
+  append_meta(out, "Mode",
+              "<code>" + std::string(to_string(policy.rule_settings.get<HistoryPolicy>().mode)) +
+                  "</code> <span class=\"muted\">(policy history.mode)</span>");
+  if (!history) {
+    append_meta(out, "Source", "none: serve has no --prometheus, so no history is read");
+  } else {
+    const auto when = [](int64_t seconds) {
+      return seconds == 0
+                 ? std::string("<span class=\"muted\">never</span>")
+                 : "<span class=\"mono\">" + format_utc(Clock::time_point(std::chrono::seconds(seconds))) + "</span>";
+    };
+    append_meta(out, "Prometheus", "<code>" + html_escape(history->url) + "</code>");
+    append_meta(out, "Snapshot in use",
+                std::to_string(history->containers) + " workload containers, read " + when(history->read_at));
+    append_meta(out, "Last attempt", when(history->last_attempt));
+    if (!history->error.empty()) {
+      append_meta(out, "Last error",
+                  "<code>" + html_escape(history->error) + "</code> (decisions keep the snapshot in use)");
+    }
+  }
+  out += "</dl>\n</section>\n";
+}
+
 // Where decisions get the machines the autoscalers may launch.
 void render_pools(std::string& out, const std::vector<PoolWatchStatus>& pools) {
   out += "<section id=\"pools\">\n<h2>Autoscaler pools</h2>\n<dl class=\"meta\">\n";
@@ -420,22 +446,6 @@ StatusCounters::Snapshot StatusCounters::snapshot() const {
 
 std::string shown_message(std::string_view message) { return printable(message, kMaxShownMessageBytes); }
 
-std::string html_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string format_utc(Clock::time_point time) {
   const auto since_epoch = std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch());
   // Floor division so times before 1970 still get 0..999 milliseconds.
@@ -457,7 +467,8 @@ std::string format_utc(Clock::time_point time) {
 
 std::string render_status_page(const Policy& policy, const StatusCounters& counters, const RecentDecisions& recent,
                                const std::optional<NodeWatchStatus>& nodes, const std::vector<DraWatchStatus>& dra,
-                               const std::vector<PoolWatchStatus>& pools, const std::string& version,
+                               const std::vector<PoolWatchStatus>& pools,
+                               const std::optional<HistoryRefreshStatus>& history, const std::string& version,
                                Clock::time_point now) {
   const StatusCounters::Snapshot counts = counters.snapshot();
   std::string out;
@@ -491,6 +502,7 @@ std::string render_status_page(const Policy& policy, const StatusCounters& count
   render_nodes(out, policy, nodes);
   render_dra(out, dra);
   render_pools(out, pools);
+  render_history(out, policy, history);
   render_counters(out, counts);
   render_decisions(out, recent);
   out += "<footer>Rendered " + format_utc(now) + ". Reload the page to refresh.</footer>\n</body>\n</html>\n";

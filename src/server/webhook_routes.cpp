@@ -87,7 +87,9 @@ HttpAnswer WebhookRoutes::review(Endpoint endpoint, const HttpRequestView& reque
   } else {
     const auto nodes = state_.nodes ? state_.nodes->inventory() : nullptr;
     const auto claims = state_.claims ? state_.claims->inventory() : nullptr;
-    reply = handle_review(*state_.policy.current(), endpoint, request.body, ClusterView{nodes.get(), claims.get()});
+    const auto history = state_.history ? state_.history->snapshot() : nullptr;
+    reply = handle_review(*state_.policy.current(), endpoint, request.body,
+                          ClusterView{nodes.get(), claims.get(), history.get()});
     answer = {reply.status, "application/json", std::move(reply.body)};
     outcome = &reply.outcome;
   }

@@ -73,7 +73,8 @@ class PodSizer {
   const Profile& profile() const { return *sizing_.profile; }
 
   RuleInput rule_input() const {
-    return {policy_, pod_, phases_, profile(), sizing_.profile_reason, options_.explain, &candidates_};
+    return {policy_,          pod_,         phases_, profile(), sizing_.profile_reason,
+            options_.explain, &candidates_, {},      {},        options_.history};
   }
 
   // The nodes known (the caller's), else the policy's pools, also when no
@@ -129,6 +130,9 @@ class PodSizer {
       if (rule->stage() == Rule::Stage::kFloor) keep(rule->evaluate(input));
     }
     bind_floors();
+    // Before any cap replaces the floor's basis.
+    const Floor* memory = phases_.app() ? binding(0, kMemory) : nullptr;
+    sizing_.history_binds = memory && memory->basis == "history";
     run_cap_rules();
     shortfalls_.find(pod_, phases_, binding_);
   }

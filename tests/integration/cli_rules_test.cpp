@@ -71,14 +71,15 @@ TEST(CliExplain, JsonOutputListsTheRules) {
   std::vector<std::string> rules;
   for (const auto& rule : pod["rules"]) rules.push_back(rule["rule"]);
   // The demand model's asks first, then the rules.
-  EXPECT_EQ(rules, (std::vector<std::string>{"ask", "table", "/dev/shm", "data loader", "offload", "node caps",
-                                             "GPU memory", "node fit", "binding", "container \"trainer\""}));
+  EXPECT_EQ(rules,
+            (std::vector<std::string>{"ask", "table", "/dev/shm", "data loader", "history", "offload", "node caps",
+                                      "GPU memory", "node fit", "binding", "container \"trainer\""}));
   EXPECT_EQ(pod["rules"][0]["floor"], "container \"trainer\": 2 nvidia.com/gpu");
-  EXPECT_EQ(pod["rules"][8]["floor"], "memory 122Gi");
+  EXPECT_EQ(pod["rules"][9]["floor"], "memory 122Gi");
   EXPECT_EQ(pod["denials"].size(), 1u);
   // The GPU memory rule's arithmetic as numbers: each component in bytes
   // per GPU, the sums, and the GPU.
-  const auto& parts = pod["rules"][6]["parts"];
+  const auto& parts = pod["rules"][7]["parts"];
   std::map<std::string, int64_t> bytes;
   for (const auto& part : parts) {
     ASSERT_TRUE(part["bytes"].is_number_integer()) << part;

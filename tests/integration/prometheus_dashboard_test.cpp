@@ -24,7 +24,7 @@ using namespace prometheus_test;  // NOLINT(google-build-using-namespace)
 const std::vector<std::string> kRequiredAlerts = {
     "GpuSizerWebhookErrors",      "GpuSizerLatencyNearTimeout", "GpuSizerCertificateExpiringSoon",
     "GpuSizerPolicyReloadFailed", "GpuSizerDenialSpike",        "GpuSizerDown",
-    "GpuSizerNodeWatchStale",     "GpuSizerConnectionLimit"};
+    "GpuSizerNodeWatchStale",     "GpuSizerConnectionLimit",    "GpuSizerSizedPodsOOMKilled"};
 
 // ---- The files on their own ------------------------------------------------
 
@@ -82,16 +82,27 @@ TEST(PrometheusDashboard, IsAGrafanaDashboardWithOnePrometheusDatasourceVariable
   std::string all_exprs;
   for (const auto& q : dashboard_queries()) all_exprs += q.expr + "\n";
   for (const char* needed :
-       {"by (profile) (rate(gpu_sizer_corrections_total", "by (namespace) (rate(gpu_sizer_corrections_total",
+       {"by (profile) (rate(gpu_sizer_corrections_total",
+        "by (namespace) (rate(gpu_sizer_corrections_total",
         "by (profile, namespace, reason) (rate(gpu_sizer_denials_total",
-        "increase(gpu_sizer_cpu_cores_added_total[$__range]", "increase(gpu_sizer_memory_bytes_added_total[$__range]",
+        "increase(gpu_sizer_cpu_cores_added_total[$__range]",
+        "increase(gpu_sizer_memory_bytes_added_total[$__range]",
         "topk(10, sum by (namespace) (increase(gpu_sizer_corrections_total",
         "histogram_quantile(0.5, sum by (le, endpoint) (rate(gpu_sizer_review_duration_seconds_bucket",
         "histogram_quantile(0.99, sum by (le, endpoint) (rate(gpu_sizer_review_duration_seconds_bucket",
-        "gpu_sizer_reviews_total{decision=\"error\"}", "gpu_sizer_tls_certificate_expiry_timestamp_seconds",
-        "by (result) (increase(gpu_sizer_policy_reloads_total", "gpu_sizer_policy_info",
-        "by (decision) (rate(gpu_sizer_reviews_total", "by (kind) (rate(gpu_sizer_reviews_total",
-        "gpu_sizer_reviews_total{dry_run=\"true\"}", "gpu_sizer_pod_gpus_bucket", "gpu_sizer_build_info"}) {
+        "gpu_sizer_reviews_total{decision=\"error\"}",
+        "gpu_sizer_tls_certificate_expiry_timestamp_seconds",
+        "by (result) (increase(gpu_sizer_policy_reloads_total",
+        "gpu_sizer_policy_info",
+        "by (decision) (rate(gpu_sizer_reviews_total",
+        "by (kind) (rate(gpu_sizer_reviews_total",
+        "gpu_sizer_reviews_total{dry_run=\"true\"}",
+        "gpu_sizer_pod_gpus_bucket",
+        "gpu_sizer_build_info",
+        "by (outcome) (gpu_sizer:gpu_pods_oom_killed:outcome)",
+        "gpu_sizer:memory_requested_bytes:namespace_profile",
+        "gpu_sizer:memory_working_set_bytes:namespace_profile",
+        "rate(gpu_sizer_history_raises_total"}) {
     EXPECT_NE(all_exprs.find(needed), std::string::npos) << "no panel queries " << needed;
   }
 }
@@ -127,8 +138,9 @@ TEST(PrometheusRules, PromtoolCheckRulesPasses) {
 // a denial spike against the rate an hour earlier. Annotations are stripped
 // from a copy of the rule file (promtool compares them verbatim); the
 // expressions, `for` and labels tested are the repository's.
-TEST(PrometheusRules, AlertsFireOnlyWhenTheyShouldOnSyntheticSeries) {
-  ASSERT_TRUE(std::filesystem::exists(kPromtool)) << kPromtool << kMissingPrometheus;
+// promtool test rules on TESTS (a unit test file of rules.yaml): the rule
+// file without its annotations.
+CommandResult promtool_test_rules(const std::string& tests) {
   TempDir dir;
   YAML::Node root = YAML::LoadFile(alerts_file());
   for (auto group : root["groups"]) {
@@ -137,7 +149,13 @@ TEST(PrometheusRules, AlertsFireOnlyWhenTheyShouldOnSyntheticSeries) {
   YAML::Emitter stripped;
   stripped << root;
   replace_file(dir.path() + "/rules.yaml", stripped.c_str());
-  replace_file(dir.path() + "/tests.yaml", R"(rule_files: [rules.yaml]
+  replace_file(dir.path() + "/tests.yaml", tests);
+  return run_command({kPromtool, "test", "rules", dir.path() + "/tests.yaml"});
+}
+
+TEST(PrometheusRules, AlertsFireOnlyWhenTheyShouldOnSyntheticSeries) {
+  ASSERT_TRUE(std::filesystem::exists(kPromtool)) << kPromtool << kMissingPrometheus;
+  const CommandResult result = promtool_test_rules(R"(rule_files: [rules.yaml]
 evaluation_interval: 1m
 tests:
   # Errors: 2% of reviews fire after 5m pending; 0.5% never; no error series at all never.
@@ -305,7 +323,69 @@ tests:
         alertname: GpuSizerConnectionLimit
         exp_alerts: [{exp_labels: {severity: warning, job: gpu-sizer, instance: flooded}}]
 )");
-  const CommandResult result = run_command({kPromtool, "test", "rules", dir.path() + "/tests.yaml"});
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+}
+
+// The outcome rules (docs/history.md) on what kube-state-metrics and
+// cAdvisor export for four GPU pods: sized and OOM-killed, stamped and left
+// alone then OOM-killed, opted out and OOM-killed, and sized and healthy.
+TEST(PrometheusRules, OutcomesJoinOomKillsToWhatGpuSizerDid) {
+  ASSERT_TRUE(std::filesystem::exists(kPromtool)) << kPromtool << kMissingPrometheus;
+  const CommandResult result = promtool_test_rules(R"(rule_files: [rules.yaml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'kube_pod_annotations{namespace="ml",pod="a",annotation_gpu_sizer_io_workload="Job/a gpus=4 profile=train",annotation_gpu_sizer_io_sized="train profile, 4 GPUs: ..."}'
+        values: '1x20'
+      - series: 'kube_pod_annotations{namespace="ml",pod="b",annotation_gpu_sizer_io_workload="Job/b gpus=2 profile=train"}'
+        values: '1x20'
+      - series: 'kube_pod_annotations{namespace="ml",pod="c",annotation_gpu_sizer_io_mutate="false"}'
+        values: '1x20'
+      - series: 'kube_pod_annotations{namespace="serve",pod="d",annotation_gpu_sizer_io_workload="Deployment/d gpus=1 profile=infer",annotation_gpu_sizer_io_sized="infer profile, 1 GPU: ..."}'
+        values: '1x20'
+      - series: 'kube_pod_container_status_terminated_reason{namespace="ml",pod="a",container="t",reason="OOMKilled"}'
+        values: '1x20'
+      - series: 'kube_pod_container_status_last_terminated_reason{namespace="ml",pod="b",container="t",reason="OOMKilled"}'
+        values: '1x20'
+      - series: 'kube_pod_container_status_terminated_reason{namespace="ml",pod="c",container="t",reason="OOMKilled"}'
+        values: '1x20'
+      - series: 'kube_pod_container_resource_requests{namespace="ml",pod="a",container="t",resource="memory",unit="byte"}'
+        values: '200x20'
+      - series: 'kube_pod_container_resource_requests{namespace="ml",pod="b",container="t",resource="memory",unit="byte"}'
+        values: '100x20'
+      - series: 'kube_pod_container_resource_requests{namespace="serve",pod="d",container="s",resource="memory",unit="byte"}'
+        values: '64x20'
+      - series: 'container_memory_working_set_bytes{namespace="ml",pod="a",container="t"}'
+        values: '190x20'
+      - series: 'container_memory_working_set_bytes{namespace="ml",pod="a",container="POD"}'
+        values: '1x20'
+      - series: 'container_memory_working_set_bytes{namespace="serve",pod="d",container="s"}'
+        values: '20x20'
+    promql_expr_test:
+      - expr: gpu_sizer:gpu_pods_oom_killed:outcome
+        eval_time: 10m
+        exp_samples:
+          - {labels: 'gpu_sizer:gpu_pods_oom_killed:outcome{namespace="ml",outcome="sized"}', value: 1}
+          - {labels: 'gpu_sizer:gpu_pods_oom_killed:outcome{namespace="ml",outcome="left_alone"}', value: 1}
+          - {labels: 'gpu_sizer:gpu_pods_oom_killed:outcome{namespace="ml",outcome="opted_out"}', value: 1}
+      - expr: gpu_sizer:memory_requested_bytes:namespace_profile
+        eval_time: 10m
+        exp_samples:
+          - {labels: 'gpu_sizer:memory_requested_bytes:namespace_profile{namespace="ml",profile="train"}', value: 300}
+          - {labels: 'gpu_sizer:memory_requested_bytes:namespace_profile{namespace="serve",profile="infer"}', value: 64}
+      - expr: gpu_sizer:memory_working_set_bytes:namespace_profile
+        eval_time: 10m
+        exp_samples:
+          - {labels: 'gpu_sizer:memory_working_set_bytes:namespace_profile{namespace="ml",profile="train"}', value: 190}
+          - {labels: 'gpu_sizer:memory_working_set_bytes:namespace_profile{namespace="serve",profile="infer"}', value: 20}
+    alert_rule_test:
+      - {eval_time: 4m, alertname: GpuSizerSizedPodsOOMKilled}
+      - eval_time: 10m
+        alertname: GpuSizerSizedPodsOOMKilled
+        exp_alerts:
+          - exp_labels: {severity: warning, namespace: ml}
+)");
   EXPECT_EQ(result.exit_code, 0) << result.output;
 }
 

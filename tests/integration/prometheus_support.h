@@ -192,11 +192,30 @@ class PrometheusServer {
   PrometheusServer& operator=(const PrometheusServer&) = delete;
 
   std::string log_text() const { return read_text(dir_ + "/prometheus.log"); }
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
   // GET an API path; the parsed body ({"status": "error", ...} when it is not JSON).
   json get(const std::string& path) {
     auto result = client().Get(path);
     return parse(result);
+  }
+
+  // SIGTERM, then SIGKILL after 10 s; idempotent.
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    int status = 0;
+    while (::waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    pid_ = -1;
   }
 
   // An instant query at the current time; the parsed API answer.
@@ -236,22 +255,6 @@ class PrometheusServer {
       std::this_thread::sleep_for(100ms);
     }
     return false;
-  }
-
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    pid_ = -1;
   }
 
   httplib::Client& client() {

@@ -141,7 +141,7 @@ TEST(PodSizing, EveryReasonAndRuleHasItsOwnName) {
                                                     "node_fit"}));
   std::vector<std::string_view> rules;
   for (const Rule* rule : sizing_rules()) rules.push_back(rule_name(rule->kind()));
-  EXPECT_EQ(rules, (std::vector<std::string_view>{"table", "/dev/shm", "data loader", "offload", "node caps",
+  EXPECT_EQ(rules, (std::vector<std::string_view>{"table", "/dev/shm", "data loader", "history", "offload", "node caps",
                                                   "GPU memory", "node fit"}));
 }
 

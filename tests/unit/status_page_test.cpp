@@ -254,12 +254,6 @@ TEST(StatusDecisionRecord, DetailsAreCapped) {
 // ---------------------------------------------------------------------------
 // Helpers
 
-TEST(StatusHtml, EscapesEveryMarkupCharacter) {
-  EXPECT_EQ(html_escape(R"(<a href="x" title='y'>&amp;</a>)"),
-            "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;");
-  EXPECT_EQ(html_escape("plain text, ünïcödé"), "plain text, ünïcödé");
-}
-
 TEST(StatusHtml, FormatsUtcIso8601WithMilliseconds) {
   EXPECT_EQ(format_utc(kT0), "2023-11-14T22:13:20.123Z");
   EXPECT_EQ(format_utc(Clock::time_point{}), "1970-01-01T00:00:00.000Z");
@@ -271,13 +265,14 @@ TEST(StatusHtml, FormatsUtcIso8601WithMilliseconds) {
 class StatusPage : public ::testing::Test {
  protected:
   std::string render(const Policy& policy = default_policy(), Clock::time_point now = kT0 + seconds(3725)) {
-    return render_status_page(policy, counters, recent, nodes, dra, pools, "1.2.3", now);
+    return render_status_page(policy, counters, recent, nodes, dra, pools, history, "1.2.3", now);
   }
   StatusCounters counters{kT0};
   RecentDecisions recent{100};
-  std::optional<NodeWatchStatus> nodes;  // not watched, unless a test sets it
-  std::vector<DraWatchStatus> dra;       // not watched, unless a test sets it
-  std::vector<PoolWatchStatus> pools;    // not watched, unless a test sets it
+  std::optional<NodeWatchStatus> nodes;         // not watched, unless a test sets it
+  std::vector<DraWatchStatus> dra;              // not watched, unless a test sets it
+  std::vector<PoolWatchStatus> pools;           // not watched, unless a test sets it
+  std::optional<HistoryRefreshStatus> history;  // no --prometheus, unless a test sets it
 };
 
 TEST_F(StatusPage, SaysWhichAutoscalerPoolsAreWatchedAndWhyOthersAreNot) {

@@ -9,6 +9,12 @@ namespace {
 
 const std::string kRlo = "\xe2\x80\xae";  // U+202E RIGHT-TO-LEFT OVERRIDE
 
+TEST(HtmlEscape, EscapesEveryMarkupCharacter) {
+  EXPECT_EQ(html_escape(R"(<a href="x" title='y'>&amp;</a>)"),
+            "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;");
+  EXPECT_EQ(html_escape("plain text, ünïcödé"), "plain text, ünïcödé");
+}
+
 TEST(Printable, EscapesControlAndBidiCharactersAndKeepsTheRest) {
   EXPECT_EQ(printable(std::string("a\0b", 3), 64), "a\\u0000b");
   EXPECT_EQ(printable("line\nforged\r\t", 64), "line\\u000aforged\\u000d\\u0009");

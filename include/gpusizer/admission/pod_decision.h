@@ -37,6 +37,7 @@ struct PodDecision {
   std::vector<std::string_view> capped;      // resources a node cap lowered (kCpu, kMemory, kEphemeralStorage)
   std::optional<std::size_t> nodes_holding;  // node shapes that hold the pod as given; nullopt: no nodes known
   bool undecided = false;                    // left for the Pod: unresolved expressions or podSpecPatch
+  bool history_raised = false;               // the patch raised memory to the history rule's floor
   Explanation explanation;                   // only when the target asks to explain
 };
 

@@ -12,6 +12,7 @@
 #include "gpusizer/json/json_view.h"
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/device_claims.h"
+#include "gpusizer/sizing/history.h"
 #include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/policy.h"
@@ -27,6 +28,8 @@ namespace gpusizer {
 struct ClusterView {
   const NodeInventory* nodes = nullptr;
   const ClaimInventory* claims = nullptr;
+  // What earlier runs used (sizing/history.h); nullptr: none read.
+  const HistorySnapshot* history = nullptr;
 };
 
 // One pod to decide, and where it is in the reviewed object.

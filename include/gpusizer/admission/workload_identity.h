@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "gpusizer/json/json_view.h"
+
 namespace gpusizer {
 
 // A label a user sets to name the workload outright; it wins over
@@ -38,6 +40,11 @@ struct WorkloadIdentity {
 };
 
 WorkloadIdentity workload_identity(const PodOrigin& pod);
+
+// A Pod's origin from its metadata: only the labels workload_identity reads
+// are copied. Fields of the wrong type read as absent (the pod reader
+// reports them).
+PodOrigin read_pod_origin(JsonView metadata);
 
 // NAME without a trailing "-" (a generateName), then without at most one
 // generated suffix of each kind, in either order: "-" and 5 characters of

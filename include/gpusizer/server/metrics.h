@@ -58,6 +58,11 @@ class Metrics {
   // started again, by kind and reason (as the node watch's).
   void set_dra_objects(std::string_view kind, std::size_t objects);
   void count_dra_watch_restart(std::string_view kind, std::string_view reason);
+  // The history refresh (history_refresher.h): each read of Prometheus by
+  // result (ok, error), and what the snapshot in use holds and when it was
+  // read (0: never).
+  void count_history_refresh(bool ok);
+  void set_history(std::size_t containers, int64_t read_at_unix_seconds);
   // The webhook port's connections (transport.h): the cap, once at start;
   // then what they do, before each scrape.
   void set_max_connections(std::size_t max_connections);
@@ -84,6 +89,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& memory_added_;
   prometheus::Family<prometheus::Counter>& denials_;
   prometheus::Family<prometheus::Counter>& bypasses_;
+  prometheus::Family<prometheus::Counter>& history_raises_;
   prometheus::Family<prometheus::Gauge>& policy_info_;
   std::array<prometheus::Histogram*, 2> durations_{};  // [endpoint]
   prometheus::Histogram* pod_gpus_ = nullptr;
@@ -95,6 +101,9 @@ class Metrics {
   prometheus::Gauge* node_sync_age_ = nullptr;
   prometheus::Family<prometheus::Counter>* node_watch_restarts_ = nullptr;
   prometheus::Family<prometheus::Gauge>* dra_objects_ = nullptr;
+  std::array<prometheus::Counter*, 2> history_refreshes_{};  // [ok, error]
+  prometheus::Gauge* history_containers_ = nullptr;
+  prometheus::Gauge* history_read_at_ = nullptr;
   prometheus::Family<prometheus::Counter>* dra_watch_restarts_ = nullptr;
   prometheus::Family<prometheus::Counter>* node_caps_ = nullptr;
   prometheus::Gauge* connections_max_ = nullptr;

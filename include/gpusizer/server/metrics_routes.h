@@ -22,10 +22,11 @@ struct MetricsSources {
   Metrics& metrics;
   const StatusCounters& status_counters;
   const RecentDecisions& recent_decisions;
-  const NodeWatcher* nodes;    // nullptr: not watched
-  const ClaimWatcher* claims;  // nullptr: not watched
-  const PoolWatcher* pools;    // nullptr: not watched
-  const Transport& webhook;    // its connection counts
+  const NodeWatcher* nodes;         // nullptr: not watched
+  const ClaimWatcher* claims;       // nullptr: not watched
+  const PoolWatcher* pools;         // nullptr: not watched
+  const HistoryRefresher* history;  // nullptr: no --prometheus
+  const Transport& webhook;         // its connection counts
   std::string version;
 };
 

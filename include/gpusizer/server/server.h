@@ -63,6 +63,10 @@ struct ServerOptions {
   // ComputeClasses, those whose CRDs are served) whenever the nodes are
   // watched.
   std::string pool_watch = "auto";
+  // Where history is read (history_refresher.h): Prometheus' URL, empty
+  // for none; and how often, in seconds.
+  std::string prometheus;
+  int history_refresh_seconds = 300;
   std::string kubeconfig;  // empty: the pod's service account
 };
 

@@ -18,6 +18,7 @@
 #include "gpusizer/admission/pod_decision.h"
 #include "gpusizer/admission/review.h"
 #include "gpusizer/server/claim_watcher.h"
+#include "gpusizer/server/history_refresher.h"
 #include "gpusizer/server/node_watcher.h"
 #include "gpusizer/server/pool_watcher.h"
 #include "gpusizer/sizing/policy.h"
@@ -152,10 +153,6 @@ class StatusCounters {
   std::atomic<uint64_t> dry_run_{0}, corrections_{0}, reloads_{0}, rejected_reloads_{0};
 };
 
-// Escapes & < > " ' for HTML text and attribute values (double- or
-// single-quoted), so user-controlled text never becomes markup.
-std::string html_escape(std::string_view text);
-
 // UTC ISO 8601 with milliseconds: "2025-03-01T12:34:56.789Z".
 std::string format_utc(std::chrono::system_clock::time_point time);
 
@@ -189,7 +186,8 @@ std::string format_utc(std::chrono::system_clock::time_point time);
 // (pool_watcher.h), one per kind; empty when serve does not watch them.
 std::string render_status_page(const Policy& policy, const StatusCounters& counters, const RecentDecisions& recent,
                                const std::optional<NodeWatchStatus>& nodes, const std::vector<DraWatchStatus>& dra,
-                               const std::vector<PoolWatchStatus>& pools, const std::string& version,
+                               const std::vector<PoolWatchStatus>& pools,
+                               const std::optional<HistoryRefreshStatus>& history, const std::string& version,
                                std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 }  // namespace gpusizer

@@ -27,8 +27,9 @@ struct WebhookState {
   const std::atomic<bool>& stopping;        // /readyz fails once set
   bool require_client_certificate = false;  // --client-ca was given
   std::size_t max_body_bytes = 0;
-  const NodeWatcher* nodes = nullptr;    // the cluster's nodes; nullptr: not watched
-  const ClaimWatcher* claims = nullptr;  // the cluster's DRA objects; nullptr: not watched
+  const NodeWatcher* nodes = nullptr;         // the cluster's nodes; nullptr: not watched
+  const ClaimWatcher* claims = nullptr;       // the cluster's DRA objects; nullptr: not watched
+  const HistoryRefresher* history = nullptr;  // what earlier runs used; nullptr: no --prometheus
 };
 
 class WebhookRoutes final : public HttpHandler {

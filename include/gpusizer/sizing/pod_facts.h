@@ -237,6 +237,11 @@ struct PodFacts : PodContext {
   // It asks for an accelerator by annotation (KAI's gpu-fraction): its
   // asks (annotation_asks) are worked out when said.
   bool annotation_accelerators = false;
+  // A Pod's workload (admission/workload_identity.h: "PyTorchJob/llama-ft"),
+  // for the history rule and the annotation gpu-sizer.io/workload; empty
+  // unless a Pod is read with history on.
+  std::string workload;
+  std::string namespace_name;  // the Pod's, with workload
   // Its containers' uses of DRA claims, in container order.
   std::vector<ClaimUse> claim_uses;
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusizer/sizing/history.h"
 #include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/policy.h"
@@ -27,6 +28,8 @@ struct SizingOptions {
   // The nodes known (the cluster's, a --nodes file); nullptr or none: the
   // policy's nodeFit.pools, if any.
   const NodeInventory* nodes = nullptr;
+  // What earlier runs used (sizing/history.h); nullptr: none read.
+  const HistorySnapshot* history = nullptr;
 };
 
 // What the validating endpoint answers for the pod, in report order (by
@@ -85,6 +88,8 @@ struct PodSizing {
   // How many candidate node shapes hold the pod as it was given (before
   // any change); nullopt when no nodes are known.
   std::optional<std::size_t> nodes_holding;
+  // The history rule's floor binds the app phase's memory (rules/history_rule.h).
+  bool history_binds = false;
 };
 
 // Decides one pod. `problems` are what reading it found wrong, each denied

@@ -32,8 +32,11 @@
 
 namespace gpusizer {
 
-enum class RuleKind { kTable, kSharedMemory, kDataLoader, kOffload, kNodeCaps, kGpuMemory, kNodeFit };
-// As explain names the rule: "table", "/dev/shm", "data loader", "offload", "node caps", "GPU memory", "node fit".
+struct HistorySnapshot;
+
+enum class RuleKind { kTable, kSharedMemory, kDataLoader, kHistory, kOffload, kNodeCaps, kGpuMemory, kNodeFit };
+// As explain names the rule: "table", "/dev/shm", "data loader", "history", "offload", "node caps", "GPU memory",
+// "node fit".
 std::string_view rule_name(RuleKind rule);
 
 // Why a pod is denied (or, in audit mode, would be), and the order in which
@@ -160,6 +163,7 @@ struct RuleInput {
   const Candidates* candidates = nullptr;  // the nodes that could run the pod; nullptr: none known
   std::function<const Floor*(std::size_t phase, std::string_view resource)> binding;  // cap rules only
   std::function<PodRequest()> sized;                                                  // check rules only
+  const HistorySnapshot* history = nullptr;  // what earlier runs used (sizing/history.h); nullptr: none read
 };
 
 class Rule {

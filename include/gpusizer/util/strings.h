@@ -65,6 +65,10 @@ std::string printable(std::string_view text, std::size_t max_bytes);
 // short answer and a short log line. max_bytes npos: never cut.
 std::string in_quotes(std::string_view text, std::size_t max_bytes = kQuotedBytes);
 
+// Escapes & < > " ' for HTML text and attribute values (double- or
+// single-quoted), so user-controlled text never becomes markup.
+std::string html_escape(std::string_view text);
+
 // How a person reads a path of JSON Pointer tokens:
 // "spec.templates[2].container" for {"spec", "templates", "2", "container"}.
 // A step is shown as printable() shows it, cut at kQuotedBytes (keys come

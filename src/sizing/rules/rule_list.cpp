@@ -6,6 +6,7 @@
 #include "gpusizer/sizing/rule.h"
 #include "gpusizer/sizing/rules/data_loader_rule.h"
 #include "gpusizer/sizing/rules/gpu_memory_rule.h"
+#include "gpusizer/sizing/rules/history_rule.h"
 #include "gpusizer/sizing/rules/node_caps_rule.h"
 #include "gpusizer/sizing/rules/node_fit_rule.h"
 #include "gpusizer/sizing/rules/offload_rule.h"
@@ -19,6 +20,7 @@ std::string_view rule_name(RuleKind rule) {
     case RuleKind::kTable: return "table";
     case RuleKind::kSharedMemory: return "/dev/shm";
     case RuleKind::kDataLoader: return "data loader";
+    case RuleKind::kHistory: return "history";
     case RuleKind::kOffload: return "offload";
     case RuleKind::kNodeCaps: return "node caps";
     case RuleKind::kGpuMemory: return "GPU memory";
@@ -45,12 +47,13 @@ std::span<const Rule* const> sizing_rules() {
   static const TableRule table;
   static const SharedMemoryRule shared_memory;
   static const DataLoaderRule data_loader;
+  static const HistoryRule history;
   static const OffloadRule offload;
   static const NodeCapsRule node_caps;
   static const GpuMemoryRule gpu_memory;
   static const NodeFitRule node_fit;
-  static const auto rules =
-      std::to_array<const Rule*>({&table, &shared_memory, &data_loader, &offload, &node_caps, &gpu_memory, &node_fit});
+  static const auto rules = std::to_array<const Rule*>(
+      {&table, &shared_memory, &data_loader, &history, &offload, &node_caps, &gpu_memory, &node_fit});
   return rules;
 }
 
