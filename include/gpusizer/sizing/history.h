@@ -135,7 +135,11 @@ struct HistoryKeyLess {
   using is_transparent = void;
   template <class A, class B>
   bool operator()(const A& a, const B& b) const {
-    return std::tie(a.namespace_name, a.workload, a.container) < std::tie(b.namespace_name, b.workload, b.container);
+    return parts(a) < parts(b);
+  }
+  template <class Key>
+  static std::tuple<std::string_view, std::string_view, std::string_view> parts(const Key& key) {
+    return {key.namespace_name, key.workload, key.container};
   }
 };
 
