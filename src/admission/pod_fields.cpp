@@ -92,15 +92,18 @@ void read_resource_quantity(const Policy& policy, std::string_view resource, Jso
   }
 }
 
-std::string controller_kind(JsonView owners) {
-  std::string first;
-  std::string controller;
+JsonView controlling_owner(JsonView owners) {
+  JsonView first;
+  JsonView controller;
   owners.for_each_element([&](JsonView owner) {
-    if (first.empty()) first = string_member(owner, "kind");
-    if (controller.empty() && owner["controller"].is_true()) controller = string_member(owner, "kind");
+    if (string_member(owner, "kind").empty()) return;
+    if (first.is_absent()) first = owner;
+    if (controller.is_absent() && owner["controller"].is_true()) controller = owner;
   });
-  return controller.empty() ? first : controller;
+  return controller.is_absent() ? first : controller;
 }
+
+std::string controller_kind(JsonView owners) { return string_member(controlling_owner(owners), "kind"); }
 
 std::string shm_mount(JsonView mounts) {
   std::string volume;

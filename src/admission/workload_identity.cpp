@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "gpusizer/admission/pod_fields.h"
+
 namespace gpusizer {
 namespace {
 
@@ -79,15 +81,9 @@ PodOrigin read_pod_origin(JsonView metadata) {
   metadata["labels"].for_each_member([&](std::string_view key, JsonView value) {
     if (identity_label(key) && value.is_string()) pod.labels.emplace(key, value.string());
   });
-  // The controller's reference, else the first.
-  bool controller_found = false;
-  metadata["ownerReferences"].for_each_element([&](JsonView owner) {
-    const bool controller = owner["controller"].is_true();
-    if (controller_found || (!controller && !pod.owner_kind.empty())) return;
-    pod.owner_kind = string_member(owner, "kind");
-    pod.owner_name = string_member(owner, "name");
-    controller_found = controller;
-  });
+  const JsonView owner = controlling_owner(metadata["ownerReferences"]);
+  pod.owner_kind = string_member(owner, "kind");
+  pod.owner_name = string_member(owner, "name");
   return pod;
 }
 

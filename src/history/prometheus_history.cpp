@@ -58,6 +58,11 @@ std::tuple<std::string, std::string, std::string> container_of(const Sample& sam
   return {get("namespace"), get("pod"), get("container")};
 }
 
+// into = the larger of into and value.
+void keep_larger(std::optional<Quantity>& into, const std::optional<Quantity>& value) {
+  if (value && (!into || *into < *value)) into = value;
+}
+
 }  // namespace
 
 std::vector<HistoryQuery> history_queries(const HistoryPolicy& policy) {
@@ -184,6 +189,7 @@ HistorySnapshot join_history(const HistoryPolicy& policy, const std::vector<std:
     for (RunUsage& run : history.runs) runs[{key.namespace_name, run.pod, key.container}] = {&history, &run};
   }
   const auto bytes = [](double value) { return Quantity::from_bytes(static_cast<int64_t>(std::ceil(value))); };
+  const auto cores = [](double value) { return Quantity::from_milli(static_cast<int64_t>(std::ceil(value * 1000))); };
   for (std::size_t answer = kMemoryPeak; answer < kAnswers; ++answer) {
     for (const Sample& sample : answers[answer]) {
       const auto value = usable(sample.value);
@@ -191,21 +197,14 @@ HistorySnapshot join_history(const HistoryPolicy& policy, const std::vector<std:
       if (!value || found == runs.end()) continue;
       ContainerHistory& history = *found->second.first;
       RunUsage& run = *found->second.second;
-      const auto raise = [](std::optional<Quantity>& into, const Quantity& value) {
-        if (!into || *into < value) into = value;
-      };
       switch (answer) {
         case kMemoryPeak: run.peak_memory = std::max(run.peak_memory, bytes(*value)); break;
         case kOomKilled: run.oom_killed = run.oom_killed || *value > 0; break;
         case kRestarts: run.restarts = std::max(run.restarts, static_cast<int64_t>(*value)); break;
-        case kMemoryRequest: raise(run.memory_request, bytes(*value)); break;
-        case kMemoryLimit: raise(run.memory_limit, bytes(*value)); break;
-        case kCpuP95:
-          raise(history.cpu_p95, Quantity::from_milli(static_cast<int64_t>(std::ceil(*value * 1000))));
-          break;
-        case kCpuRequest:
-          raise(history.cpu_request, Quantity::from_milli(static_cast<int64_t>(std::ceil(*value * 1000))));
-          break;
+        case kMemoryRequest: keep_larger(run.memory_request, bytes(*value)); break;
+        case kMemoryLimit: keep_larger(run.memory_limit, bytes(*value)); break;
+        case kCpuP95: keep_larger(history.cpu_p95, cores(*value)); break;
+        case kCpuRequest: keep_larger(history.cpu_request, cores(*value)); break;
         case kGpuMemoryUsed:
           history.gpu_memory_peak_mib = std::max(history.gpu_memory_peak_mib.value_or(0), static_cast<int64_t>(*value));
           break;
@@ -222,14 +221,11 @@ HistorySnapshot join_history(const HistoryPolicy& policy, const std::vector<std:
     for (const RunUsage& run : history.runs) {
       history.restarts += run.restarts;
       history.peak_memory = std::max(history.peak_memory, run.peak_memory);
-      if (run.memory_request && (!history.memory_request || *history.memory_request < *run.memory_request))
-        history.memory_request = run.memory_request;
-      if (run.memory_limit && (!history.memory_limit || *history.memory_limit < *run.memory_limit))
-        history.memory_limit = run.memory_limit;
+      keep_larger(history.memory_request, run.memory_request);
+      keep_larger(history.memory_limit, run.memory_limit);
       if (!run.oom_killed) continue;
       ++history.oom_kills;
-      if (run.memory_limit && (!history.oom_limit || *history.oom_limit < *run.memory_limit))
-        history.oom_limit = run.memory_limit;
+      keep_larger(history.oom_limit, run.memory_limit);
     }
   }
   advise(snapshot, policy);

@@ -12,17 +12,6 @@ namespace gpusizer {
 
 namespace {
 
-// The GPU count and profile a workload key ends with (history_key()).
-std::optional<std::pair<int64_t, std::string>> gpus_and_profile(std::string_view key) {
-  const std::size_t gpus_at = key.rfind(" gpus=");
-  const std::size_t profile_at = key.rfind(" profile=");
-  if (gpus_at == std::string_view::npos || profile_at == std::string_view::npos || profile_at < gpus_at) return {};
-  const std::string_view digits = key.substr(gpus_at + 6, profile_at - gpus_at - 6);
-  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string_view::npos)
-    return {};
-  return std::pair{std::stoll(std::string(digits)), std::string(key.substr(profile_at + 9))};
-}
-
 std::string optional_text(const std::optional<Quantity>& value) { return value ? value->to_string() : "-"; }
 
 std::string_view advice_name(MemoryAdvice::Kind kind) {
@@ -81,7 +70,7 @@ HistoryReport build_report(const Policy& policy, const HistorySnapshot& snapshot
   for (const auto& [key, history] : snapshot.containers) {
     MemoryAdvice scratch;
     ReportRow row{key, history, snapshot.advice_for(settings, history, scratch), std::nullopt};
-    if (const auto parsed = gpus_and_profile(key.workload); parsed && parsed->first > 0) {
+    if (const auto parsed = history_key_gpus_and_profile(key.workload); parsed && parsed->first > 0) {
       if (const Profile* profile = policy.find_profile(parsed->second)) {
         if (const auto table = required_resources(*profile, parsed->first)) row.table_memory = table->memory;
       }

@@ -103,6 +103,16 @@ std::string history_key(std::string_view workload, int64_t gpus, std::string_vie
   return std::string(workload) + " gpus=" + std::to_string(gpus) + " profile=" + std::string(profile);
 }
 
+std::optional<std::pair<int64_t, std::string>> history_key_gpus_and_profile(std::string_view key) {
+  const std::size_t gpus_at = key.rfind(" gpus=");
+  const std::size_t profile_at = key.rfind(" profile=");
+  if (gpus_at == std::string_view::npos || profile_at == std::string_view::npos || profile_at < gpus_at) return {};
+  const std::string_view digits = key.substr(gpus_at + 6, profile_at - gpus_at - 6);
+  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string_view::npos)
+    return {};
+  return std::pair{std::stoll(std::string(digits)), std::string(key.substr(profile_at + 9))};
+}
+
 int64_t ContainerHistory::run_count() const {
   std::set<std::string_view> distinct;
   for (const RunUsage& each : runs) distinct.insert(each.run);
@@ -141,7 +151,8 @@ MemoryAdvice memory_advice(const HistoryPolicy& policy, const ContainerHistory& 
                         ", " + usage.to_string() + " + " + policy.bump_minimum.to_string() +
                         ") = " + advice.recommended.to_string();
   };
-  const std::string runs = std::to_string(history.run_count()) + (history.run_count() == 1 ? " run" : " runs");
+  const int64_t run_count = history.run_count();
+  const std::string runs = std::to_string(run_count) + (run_count == 1 ? " run" : " runs");
   if (history.oom_kills > 0) {
     const Quantity usage = std::max(history.peak_memory, history.oom_limit.value_or(Quantity()));
     advice.kind = MemoryAdvice::Kind::kOomKilled;

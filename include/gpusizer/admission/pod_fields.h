@@ -25,8 +25,11 @@ namespace gpusizer {
 // arrive, a bare number (4). Fails naming the value.
 Result<Quantity> quantity_from_json(JsonView value);
 
-// The kind of the owner that controls a Pod (controller: true), else of
-// its first owner; empty for a template (whose metadata has no owners).
+// The ownerReference that controls a Pod (controller: true), else its
+// first; absent for a template (whose metadata has no owners). Only
+// references with a kind count.
+JsonView controlling_owner(JsonView owners);
+// controlling_owner's kind; empty when there is none.
 std::string controller_kind(JsonView owners);
 
 // The volume a container's volumeMounts mount at /dev/shm, or empty.

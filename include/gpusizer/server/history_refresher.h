@@ -40,7 +40,9 @@ class HistoryRefresher {
   HistoryRefresher& operator=(const HistoryRefresher&) = delete;
 
   void start();
-  void stop();  // idempotent; ends a read in flight within its timeout
+  // Idempotent. A read in flight ends first: each query waits at most the
+  // source's timeout, so stop() can take that many times the queries.
+  void stop();
 
   // The snapshot decisions use now; nullptr before the first read.
   std::shared_ptr<const HistorySnapshot> snapshot() const { return snapshot_.load(); }

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gpusizer/quantity/quantity.h"
@@ -65,6 +66,9 @@ Result<int64_t> window_seconds(std::string_view text);
 // The workload key of a pod, as the annotation gpu-sizer.io/workload holds
 // it: "PyTorchJob/llama-ft gpus=4 profile=train".
 std::string history_key(std::string_view workload, int64_t gpus, std::string_view profile);
+// The GPU count and profile a key ends with; nullopt when it is not one
+// history_key() writes.
+std::optional<std::pair<int64_t, std::string>> history_key_gpus_and_profile(std::string_view key);
 
 // What history says about one container's memory, with its arithmetic.
 struct MemoryAdvice {
@@ -99,7 +103,7 @@ struct ContainerHistory {
   int64_t oom_kills = 0;                   // pods whose container was OOM-killed
   int64_t restarts = 0;                    // the runs' container restarts, summed
   Quantity peak_memory;                    // the highest of the runs'
-  std::optional<Quantity> memory_request;  // the latest run's
+  std::optional<Quantity> memory_request;  // the largest of the runs'
   std::optional<Quantity> memory_limit;
   // The highest memory limit among OOM-killed runs: the cgroup was full
   // there, whatever the last scrape before the kill saw.
