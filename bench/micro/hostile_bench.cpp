@@ -74,7 +74,8 @@ bool register_hostile() {
     int counts[3];
   };
   for (const Counts& cases :
-       {Counts{"pod-gpu-containers", {20000, 40000, 80000}}, Counts{"workflow-templates", {1000, 3000, 10000}}}) {
+       {Counts{"pod-gpu-containers", {20000, 40000, 80000}}, Counts{"workflow-templates", {1000, 3000, 10000}},
+        Counts{"workflow-4gpu-templates", {1000, 3000, 10000}}}) {
     for (const auto& [endpoint, path] : {std::pair{Endpoint::kMutate, "mutate"}, {Endpoint::kValidate, "validate"}}) {
       for (const int n : cases.counts) {
         register_one(std::string("hostile_n/") + cases.shape + "/" + path + "/" + std::to_string(n),

@@ -572,6 +572,67 @@ func (b *patchBuilder) set(base string, levels []patchLevel, key string, value i
 	b.ops = append(b.ops, patchOp{"add", pointer + "/" + pointerEscaper.Replace(key), value})
 }
 
+// resourceEdits are one container's raised requests and limits, written as
+// gpu-sizer writes them: one operation at the deepest map that holds them
+// all (a lone value at its key; requests alone at requests; both at
+// resources), with the values the container had copied into it.
+type resourceEdits struct {
+	c                *containerView
+	requests, limits map[string]string
+}
+
+func merged(written map[string]json.RawMessage, raised map[string]string) map[string]interface{} {
+	out := map[string]interface{}{}
+	for key, value := range written {
+		out[key] = value
+	}
+	for key, value := range raised {
+		out[key] = value
+	}
+	return out
+}
+
+func (b *patchBuilder) writeResources(e *resourceEdits) {
+	res := e.c.source.Resources
+	hasRes := res != nil
+	side := func(name string, written map[string]json.RawMessage, raised map[string]string) {
+		if len(raised) == 1 {
+			for key, value := range raised {
+				b.set(e.c.pointer, []patchLevel{{"resources", hasRes}, {name, hasRes && written != nil}}, key, value)
+			}
+			return
+		}
+		if hasRes && written != nil {
+			b.ops = append(b.ops, patchOp{"replace", e.c.pointer + "/resources/" + name, merged(written, raised)})
+			return
+		}
+		b.set(e.c.pointer, []patchLevel{{"resources", hasRes}}, name, merged(written, raised))
+	}
+	switch {
+	case len(e.limits) == 0:
+		side("requests", resOrNil(res).Requests, e.requests)
+	case len(e.requests) == 0:
+		side("limits", resOrNil(res).Limits, e.limits)
+	default:
+		value := map[string]interface{}{
+			"requests": merged(resOrNil(res).Requests, e.requests),
+			"limits":   merged(resOrNil(res).Limits, e.limits),
+		}
+		if hasRes {
+			b.ops = append(b.ops, patchOp{"replace", e.c.pointer + "/resources", value})
+		} else {
+			b.ops = append(b.ops, patchOp{"add", e.c.pointer + "/resources", value})
+		}
+	}
+}
+
+func resOrNil(res *resourceRequirements) *resourceRequirements {
+	if res == nil {
+		return &resourceRequirements{}
+	}
+	return res
+}
+
 // ---------------------------------------------------------------------------
 // Deciding one Pod.
 
@@ -918,6 +979,17 @@ func showRequest(s *shortfall) string {
 func (d *podDecider) raise() {
 	var perContainer []string
 	var current *containerView
+	var edits []*resourceEdits
+	edit := func(c *containerView) *resourceEdits {
+		for _, e := range edits {
+			if e.c == c {
+				return e
+			}
+		}
+		e := &resourceEdits{c: c, requests: map[string]string{}, limits: map[string]string{}}
+		edits = append(edits, e)
+		return e
+	}
 	for i := range d.shortfalls {
 		s := &d.shortfalls[i]
 		raiseRequest := !s.hasRequest || s.request.milli < s.need.milli
@@ -925,11 +997,9 @@ func (d *podDecider) raise() {
 		if raiseRequest {
 			newRequest = s.need
 		}
-		res := s.c.source.Resources
 		var parts []string
 		if raiseRequest {
-			d.patch.set(s.c.pointer, []patchLevel{{"resources", res != nil}, {"requests", res != nil && res.Requests != nil}},
-				s.resource, newRequest.String())
+			edit(s.c).requests[s.resource] = newRequest.String()
 			written := "unset"
 			if q, ok := s.c.requests[s.resource]; ok {
 				written = q.String()
@@ -937,7 +1007,7 @@ func (d *podDecider) raise() {
 			parts = append(parts, s.resource+" request "+written+"->"+newRequest.String())
 		}
 		if s.hasLimit && s.limit.milli < newRequest.milli {
-			d.patch.set(s.c.pointer, []patchLevel{{"resources", true}, {"limits", true}}, s.resource, newRequest.String())
+			edit(s.c).limits[s.resource] = newRequest.String()
 			prefix := "limit "
 			if !raiseRequest {
 				prefix = s.resource + " limit "
@@ -956,6 +1026,9 @@ func (d *podDecider) raise() {
 	}
 	if len(perContainer) == 0 {
 		return
+	}
+	for _, e := range edits {
+		d.patch.writeResources(e)
 	}
 	d.out.changes = perContainer
 	sized := d.profileText() + ", " + gpusText(d.gpus) + ": " + joinCapped(perContainer, "; ", sizedBudget, "containers")

@@ -1,7 +1,9 @@
 #include "gpusizer/admission/pod_decision.h"
 
 #include <algorithm>
+#include <array>
 #include <iterator>
+#include <unordered_map>
 
 #include "gpusizer/json/json_text.h"
 #include "gpusizer/json/paths.h"
@@ -30,21 +32,54 @@ std::string left_for_the_pod(const PodReading& reading, int64_t gpus) {
   return "";
 }
 
-// One change to the pod as JSON Patch operations. `tokens` is scratch
-// space, kept between calls so its strings are reused.
-void write_edit(const PodEdit& edit, PatchBuilder& patch, std::vector<std::string>& tokens) {
+// The edits of a fix's containers, one overlay per container (or pod
+// spec, for spec.resources), in the order first edited: each is written
+// as one JSON Patch operation.
+class ContainerEdits {
+ public:
+  PatchOverlay& of(const ContainerFacts* container) {
+    // A few containers are looked for in order; a pod of hundreds through
+    // an index.
+    if (edits_.size() < kScanned) {
+      for (auto& [facts, overlay] : edits_) {
+        if (facts == container) return overlay;
+      }
+    } else {
+      if (index_.empty()) {
+        for (std::size_t i = 0; i < edits_.size(); ++i) index_.emplace(edits_[i].first, i);
+      }
+      if (const auto found = index_.find(container); found != index_.end()) return edits_[found->second].second;
+      index_.emplace(container, edits_.size());
+    }
+    return edits_.emplace_back(container, PatchOverlay{}).second;
+  }
+  void write(PatchBuilder& patch) const {
+    for (const auto& [container, overlay] : edits_) patch.merge(container->path, overlay);
+  }
+
+ private:
+  static constexpr std::size_t kScanned = 8;
+  std::vector<std::pair<const ContainerFacts*, PatchOverlay>> edits_;
+  std::unordered_map<const ContainerFacts*, std::size_t> index_;  // once there are kScanned
+};
+
+// One change to the pod: container edits go to their container's
+// overlay, the others straight to the patch.
+void write_edit(const PodEdit& edit, PatchBuilder& patch, ContainerEdits& containers) {
   if (const auto* set = std::get_if<SetResource>(&edit)) {
-    tokens = set->container->path;
-    if (const ComponentFields* fields = set->container->fields) {
+    const ContainerFacts& container = *set->container;
+    PatchOverlay& overlay = containers.of(&container);
+    if (const ComponentFields* fields = container.fields) {
       // Sizing raises only what the component has a field for.
       const std::string& field = fields->field_for(set->resource, set->limit);
       GPU_SIZER_REQUIRE(!field.empty());
-      for (const std::string_view key : location_parts(field)) tokens.emplace_back(key);
+      const std::vector<std::string_view> tokens = location_parts(field);
+      overlay.set(tokens, set->value);
     } else {
-      tokens.insert(tokens.end(),
-                    {set->container->resources_key, set->limit ? "limits" : "requests", std::string(set->resource)});
+      const std::array<std::string_view, 3> tokens = {container.resources_key, set->limit ? "limits" : "requests",
+                                                      set->resource};
+      overlay.set(tokens, set->value);
     }
-    patch.set(tokens, set->value);
   } else if (const auto* set = std::get_if<SetString>(&edit)) {
     patch.set(set->path, set->value);
   } else if (const auto* volume = std::get_if<AddMemoryVolume>(&edit)) {
@@ -60,9 +95,8 @@ void write_edit(const PodEdit& edit, PatchBuilder& patch, std::vector<std::strin
     json += R"(,"mountPath":)";
     append_json_string(json, mount->mount_path);
     json += "}";
-    std::vector<std::string> mounts = mount->container_path;
-    mounts.push_back("volumeMounts");
-    patch.append_json(mounts, json);
+    static constexpr std::array<std::string_view, 1> kMounts = {"volumeMounts"};
+    containers.of(mount->container).append_json(kMounts, std::move(json));
   }
 }
 
@@ -135,13 +169,14 @@ void append(std::vector<T>& dst, std::vector<T>&& src) {
 // Applies mutate mode's fixes and records them in the gpu-sizer.io/sized
 // annotation.
 void apply_fixes(const PodTarget& target, PodSizing& sizing, PodDecision& decision, PatchBuilder& patch) {
-  std::vector<std::string> tokens;
+  ContainerEdits containers;
   for (Fix& fix : sizing.fixes) {
-    for (const PodEdit& edit : fix.edits) write_edit(edit, patch, tokens);
+    for (const PodEdit& edit : fix.edits) write_edit(edit, patch, containers);
     append(decision.warnings, std::move(fix.warnings));
     append(decision.raised, std::move(fix.raised));
     append(decision.changes, std::move(fix.changes));
   }
+  containers.write(patch);
   // A pod spec or container without metadata of its own has nowhere to
   // keep the annotation (the object's may hold several pods).
   if (decision.changes.empty() || !has_own_metadata(target.ref.shape)) return;

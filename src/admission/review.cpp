@@ -28,6 +28,9 @@ namespace {
 
 // The API server drops warnings past 4096 characters in total; stay clear.
 constexpr std::size_t kWarningBudget = 3500;
+// kubectl prints each warning on a line of its own: a workflow of
+// thousands of raised templates gets a screen, not pages.
+constexpr std::size_t kMaxWarningLines = 20;
 // A denial and the audit annotations stay readable, and bounded, for a pod
 // of thousands of containers.
 constexpr std::size_t kMessageBudget = 8192;
@@ -119,7 +122,8 @@ std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
   std::size_t total = 0;
   for (std::size_t i = 0; i < warnings.size(); ++i) {
     std::string warning = fit(std::move(warnings[i]));
-    if (total + warning.size() > kWarningBudget) {
+    const bool last_line = kept.size() + 1 == kMaxWarningLines && i + 1 < warnings.size();
+    if (total + warning.size() > kWarningBudget || last_line) {
       kept.push_back("... and " + std::to_string(warnings.size() - i) + " more warnings (see annotation " + kSizedKey +
                      ")");
       break;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <unordered_set>
 
 #include "gpusizer/json/json_access.h"
@@ -92,86 +93,6 @@ Json to_json(const YAML::Node& node) {
     }
   }
   return nullptr;
-}
-
-YAML::Node to_yaml(const json& value) {
-  if (value.is_object()) {
-    YAML::Node map(YAML::NodeType::Map);
-    for (const auto& [key, item] : value.items()) map[key] = to_yaml(item);
-    return map;
-  }
-  if (value.is_array()) {
-    YAML::Node list(YAML::NodeType::Sequence);
-    for (const auto& item : value) list.push_back(to_yaml(item));
-    return list;
-  }
-  YAML::Node scalar(value.is_string() ? value.get<std::string>() : value.dump());
-  scalar.SetTag("!");  // written quoted: "32" must stay a string
-  return scalar;
-}
-
-bool looks_like_a_document_marker(std::string_view text) {
-  return (text.starts_with("---") || text.starts_with("...")) &&
-         (text.size() == 3 || text[3] == ' ' || text[3] == '\t');
-}
-
-// 1024 / 6: a key this long stays within YAML's implicit-key limit even
-// with every character escaped.
-constexpr std::size_t kShortKeyCharacters = 170;
-
-// YAML reads an implicit key of at most 1024 characters: a longer one (up
-// to 6 per character once escaped) is written as an explicit `? key`.
-bool is_long_key(const YAML::Node& key) { return !key.IsScalar() || key.Scalar().size() > kShortKeyCharacters; }
-
-// Whether node or anything in it has a key written as `? key`.
-bool holds_long_key(const YAML::Node& node) {
-  if (node.IsSequence())
-    return std::any_of(node.begin(), node.end(), [](const YAML::Node& item) { return holds_long_key(item); });
-  if (!node.IsMap()) return false;
-  return std::any_of(node.begin(), node.end(), [](const auto& entry) {
-    return is_long_key(entry.first) || holds_long_key(entry.first) || holds_long_key(entry.second);
-  });
-}
-
-// known_short: node was found to hold no long key (its flow parent was
-// checked), so its flow collections stay flow without looking again.
-void emit(YAML::Emitter& out, const YAML::Node& node, bool known_short = false) {
-  // Flow collections ([a, b], {k: v}) stay flow, as the author wrote them,
-  // unless they hold a long key: yaml-cpp writes `{ ?"key": v}` in flow
-  // style, which YAML (and yaml-cpp) cannot read back.
-  const bool flow = node.Style() == YAML::EmitterStyle::Flow && (known_short || !holds_long_key(node));
-  if (flow) out << YAML::Flow;
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      out << YAML::BeginMap;
-      for (const auto& entry : node) {
-        if (is_long_key(entry.first)) out << YAML::LongKey;
-        out << YAML::Key;
-        emit(out, entry.first, flow);
-        out << YAML::Value;
-        emit(out, entry.second, flow);
-      }
-      out << YAML::EndMap;
-      break;
-    case YAML::NodeType::Sequence:
-      out << YAML::BeginSeq;
-      for (const auto& item : node) emit(out, item, flow);
-      out << YAML::EndSeq;
-      break;
-    case YAML::NodeType::Scalar:
-      // Quoted in, quoted out: "4" must not come back as the number 4. A
-      // plain scalar spanning lines is a string that only double quotes
-      // keep exact (a literal block would add a final newline), and one
-      // starting like a document marker (`--- x`) would end the document.
-      if (node.Tag() == "!" || node.Scalar().find_first_of("\r\n") != std::string::npos ||
-          looks_like_a_document_marker(node.Scalar())) {
-        out << YAML::DoubleQuoted << node.Scalar();
-      } else {
-        out << node.Scalar();
-      }
-      break;
-    default: out << YAML::Null;
-  }
 }
 
 bool has_content(std::string_view body) {
@@ -336,6 +257,8 @@ nlohmann::ordered_json parse_bounded_json(std::string_view text, YamlBudget& bud
 
 }  // namespace
 
+json yaml_value(const YAML::Node& node) { return to_json<json>(node); }
+
 Result<ManifestFile> read_manifests(std::string_view text, const std::string& source, const InputLimits& limits) {
   ManifestFile file;
   file.source = source;
@@ -401,72 +324,6 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
     file.documents.push_back(std::move(document));
   }
   return file;
-}
-
-namespace {
-
-Result<bool> apply_patch_to_yaml(YAML::Node& root, const json& operations) {
-  for (const auto& operation : operations) {
-    const std::string path = operation.value("path", "");
-    if (operation.value("op", "") != "add" || path.empty())
-      return Status::invalid_argument("unsupported patch operation " + operation.dump());
-    const auto tokens = pointer_tokens(path);
-    // yaml-cpp nodes are handles: assigning through a copy writes the tree.
-    YAML::Node node = root;
-    for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
-      if (node.IsSequence()) {
-        std::size_t index = 0;
-        auto [end, error] = std::from_chars(tokens[i].data(), tokens[i].data() + tokens[i].size(), index);
-        if (error != std::errc() || index >= node.size())
-          return Status::invalid_argument("patch path " + path + " does not exist");
-        node.reset(node[index]);
-      } else if (node.IsMap() && node[tokens[i]]) {
-        node.reset(node[tokens[i]]);
-      } else {
-        return Status::invalid_argument("patch path " + path + " does not exist");
-      }
-    }
-    if (node.IsSequence() && tokens.back() == "-") {
-      node.push_back(to_yaml(operation.at("value")));
-      continue;
-    }
-    if (!node.IsMap() && !node.IsNull())
-      return Status::invalid_argument("patch path " + path + " does not end in a map");
-    node[tokens.back()] = to_yaml(operation.at("value"));
-  }
-  return true;
-}
-
-}  // namespace
-
-Result<bool> apply_patch(ManifestFile& file, std::size_t document, const json& operations) {
-  ManifestDocument& target = file.documents.at(document);
-  if (file.json) {
-    try {
-      file.json_document = file.json_document.patch(nlohmann::ordered_json::parse(operations.dump()));
-    } catch (const nlohmann::json::exception& error) {
-      return Status::invalid_argument(std::string("patch does not apply: ") + error.what());
-    }
-  } else {
-    auto applied = apply_patch_to_yaml(target.node, operations);
-    if (!applied) return applied;
-  }
-  target.object = target.object.patch(operations);
-  return true;
-}
-
-std::string write_manifests(const ManifestFile& file) {
-  if (file.json) return file.json_document.dump(2) + "\n";
-  std::string out;
-  for (std::size_t i = 0; i < file.documents.size(); ++i) {
-    if (file.documents[i].node.IsNull()) continue;
-    YAML::Emitter emitter;
-    emit(emitter, file.documents[i].node);
-    if (!out.empty()) out += "---\n";
-    out += emitter.c_str();
-    out += "\n";
-  }
-  return out;
 }
 
 }  // namespace gpusizer

@@ -124,32 +124,42 @@ void check_nothing_lowered(const json& object, const json& patched) {
 
 // Applies a JSON Patch as the API server does (evanphx/json-patch), which is
 // stricter than nlohmann's patch(): an `add` needs an existing parent that
-// is an object, or an array and an index.
+// is an object, or an array and an index; a `replace` needs the value it
+// replaces (a member, or an element by index).
 json apply_as_the_api_server(const json& object, const json& operations, const std::string& answer) {
   json result = object;
   if (!operations.is_array()) fail("the patch is a list of operations", answer);
   for (const json& operation : operations) {
     const std::string text = operation.dump();
-    if (!operation.is_object() || operation.value("op", "") != "add" || !operation.contains("value")) {
-      fail("the patch only adds", text + "\n" + answer);
+    const std::string op = operation.is_object() ? operation.value("op", "") : "";
+    if ((op != "add" && op != "replace") || !operation.contains("value")) {
+      fail("the patch only adds and replaces", text + "\n" + answer);
     }
     try {
       const json::json_pointer path(operation.value("path", ""));
       if (path.empty()) fail("the patch never replaces the whole object", text);
       json& parent = result.at(path.parent_pointer());
       const std::string& key = path.back();
-      if (parent.is_object()) {
+      const bool index = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
+      if (op == "replace") {
+        if (parent.is_object() && parent.contains(key)) {
+          parent[key] = operation["value"];
+        } else if (parent.is_array() && index && std::stoull(key) < parent.size()) {
+          parent[std::stoull(key)] = operation["value"];
+        } else {
+          fail("each replace names a value that exists", text + "\n" + answer);
+        }
+      } else if (parent.is_object()) {
         parent[key] = operation["value"];
       } else if (parent.is_array() && key == "-") {
         parent.push_back(operation["value"]);
-      } else if (parent.is_array() && !key.empty() && key.find_first_not_of("0123456789") == std::string::npos &&
-                 std::stoull(key) <= parent.size()) {
+      } else if (parent.is_array() && index && std::stoull(key) <= parent.size()) {
         parent.insert(parent.begin() + static_cast<std::ptrdiff_t>(std::stoull(key)), operation["value"]);
       } else {
         fail("each add's parent is an object, or an array and an index", text + "\n" + answer);
       }
     } catch (const std::exception& error) {
-      fail("each add's parent exists", text + ": " + error.what() + "\n" + answer);
+      fail("each operation's parent exists", text + ": " + error.what() + "\n" + answer);
     }
   }
   return result;

@@ -193,6 +193,34 @@ TEST(CliCheck, FixKeepsMultiLineAndEmptyTaggedValues) {
   EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["limits"]["memory"], "192Gi") << fixed.output;
 }
 
+// A container raised and given /dev/shm is one `replace` of the whole
+// container (issue 30): --fix writes only what changed, so its port stays
+// a number (not the quoted "9090" the API server refuses), its flow lists stay
+// as written, and the user's fields are all kept.
+TEST(CliCheck, FixOfAReplacedContainerKeepsWhatTheUserWrote) {
+  TempDir dir;
+  const std::string file = dir.path() + "/pod.yaml";
+  std::ofstream(file) << "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n"
+                         "    - name: t\n      image: trainer:1\n      ports:\n        - containerPort: 9090\n"
+                         "      command: [torchrun, --nproc_per_node=4]\n"
+                         "      resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}\n"
+                         "      volumeMounts:\n        - {name: data, mountPath: /data}\n"
+                         "  volumes:\n    - {name: data, emptyDir: {}}\n";
+  const auto fixed = run("check --fix " + file + " 2>/dev/null", false);
+  EXPECT_EQ(fixed.exit_code, 1);
+  EXPECT_NE(fixed.output.find("containerPort: 9090\n"), std::string::npos) << fixed.output;
+  EXPECT_NE(fixed.output.find("command: [torchrun, --nproc_per_node=4]"), std::string::npos) << fixed.output;
+  const auto manifests = read_manifests(fixed.output, "fixed");
+  ASSERT_TRUE(manifests.ok()) << manifests.error() << "\n" << fixed.output;
+  const nlohmann::json& container = manifests.value().documents.at(0).object["spec"]["containers"][0];
+  EXPECT_EQ(container["ports"][0]["containerPort"], 9090);
+  EXPECT_EQ(container["resources"]["limits"]["nvidia.com/gpu"], 4);
+  EXPECT_EQ(container["resources"]["limits"]["memory"], "192Gi");
+  ASSERT_EQ(container["volumeMounts"].size(), 2u) << fixed.output;
+  EXPECT_EQ(container["volumeMounts"][0]["name"], "data");
+  EXPECT_EQ(container["volumeMounts"][1]["mountPath"], "/dev/shm");
+}
+
 // BUG (found by tests/fuzz/manifests_fuzz): a file starting with `{` was
 // read as JSON only, so YAML in flow style (which kubectl reads, and which
 // --fix writes back when the author used it) was unreadable.

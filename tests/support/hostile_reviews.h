@@ -188,6 +188,20 @@ inline std::string workflow_templates(std::size_t n) {
   return review("argoproj.io", "v1alpha1", "Workflow", workflow("", templates(n)));
 }
 
+// Issue 30's large workflow: n templates, each one torchrun trainer of 4
+// GPUs written with one GPU's 64Gi and 8 CPUs (about 220 bytes a template,
+// 660 KB at 3,000): each is raised and given /dev/shm.
+inline std::string workflow_4gpu_templates(std::size_t n) {
+  return review("argoproj.io", "v1alpha1", "Workflow",
+                workflow("", R"("templates":[)" + list(n, [](std::size_t i) {
+                               return R"({"name":"train-)" + std::to_string(i) +
+                                      R"(","container":{"name":"trainer","image":"nvcr.io/nvidia/pytorch:24.05-py3",)"
+                                      R"("command":["torchrun"],"args":["--nproc_per_node=4","train.py"],)"
+                                      R"("resources":{"limits":{"nvidia.com/gpu":"4","memory":"64Gi"},)"
+                                      R"("requests":{"cpu":"8","memory":"64Gi"}}}})";
+                             }) + "]"));
+}
+
 // n/2 GPU templates under a workflow spec with n/2 volumes, which every
 // template's pod mounts.
 inline std::string workflow_volumes(std::size_t n) {
@@ -322,6 +336,7 @@ inline const std::vector<HostileShape>& hostile_shapes() {
       {"pod-claims", "containers using DRA claims, and the pod's claims", false, pod_claims},
       {"pod-scheduling", "nodeSelector entries and affinity terms", true, pod_scheduling},
       {"workflow-templates", "1-GPU templates", false, workflow_templates},
+      {"workflow-4gpu-templates", "4-GPU templates raised and given /dev/shm", false, workflow_4gpu_templates},
       {"workflow-volumes", "templates and workflow volumes", false, workflow_volumes},
       {"workflow-scheduling", "templates, workflow nodeSelector entries and tolerations", true, workflow_scheduling},
       {"workflow-machines", "templates and workflow affinity terms on instance types", true, workflow_machines},

@@ -114,7 +114,7 @@ TEST(ComponentFields, ADynamoServiceReadsItsSchedulingFromExtraPodSpec) {
   EXPECT_EQ(refs[1].fields->scheduling, "extraPodSpec");
 }
 
-TEST(ComponentFields, VllmRuntimesOneValueIsRaisedAsRequestAndLimitInOneOperation) {
+TEST(ComponentFields, VllmRuntimesOneValueIsRaisedAsRequestAndLimit) {
   const json runtime = first_manifest_object(kFixtures + "vllmruntime.yaml");
   const json reviewed = review(runtime, Endpoint::kMutate);
   const json ops = json::parse(testing::decode_base64(reviewed["response"]["patch"]));
@@ -126,7 +126,7 @@ TEST(ComponentFields, VllmRuntimesOneValueIsRaisedAsRequestAndLimitInOneOperatio
   for (const json& op : ops) {
     EXPECT_NE(op["path"], "/spec/deploymentConfig/resources/ephemeral-storage") << ops.dump();
   }
-  EXPECT_EQ(ops.size(), 2u) << "one operation per value: " << ops.dump();
+  EXPECT_EQ(ops.size(), 1u) << "one operation for the component's resources: " << ops.dump();
   EXPECT_EQ(patched["spec"]["deploymentConfig"]["sidecarConfig"], runtime["spec"]["deploymentConfig"]["sidecarConfig"]);
   // Its gpuType is read, not reported as a GPU ask nothing sized.
   EXPECT_EQ(warnings_of(answer(patched, Endpoint::kValidate)).find("size by hand"), std::string::npos);

@@ -289,5 +289,104 @@ TEST(PatchBuilder, DoesNotModifyTheDocument) {
   EXPECT_EQ(doc, container_doc(json(json::value_t::discarded)));
 }
 
+// merge: a container's edits as one operation (issue 30).
+
+// The resources a raised container gets: requests and limits of cpu and
+// memory, as sizing sets them.
+PatchOverlay raised_resources() {
+  PatchOverlay overlay;
+  overlay.set(std::vector<std::string_view>{"resources", "requests", "cpu"}, "32");
+  overlay.set(std::vector<std::string_view>{"resources", "limits", "cpu"}, "32");
+  overlay.set(std::vector<std::string_view>{"resources", "requests", "memory"}, "192Gi");
+  overlay.set(std::vector<std::string_view>{"resources", "limits", "memory"}, "192Gi");
+  return overlay;
+}
+
+TEST(PatchBuilderMerge, RequestsAndLimitsAreOneOperationOnResourcesKeepingWhatTheUserWrote) {
+  const json doc = container_doc(json::parse(R"({"limits":{"nvidia.com/gpu":"4","cpu":8,"memory":"64Gi"},
+    "requests":{"cpu":"8"},"claims":[{"name":"gpus"}]})"));
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
+  patch.merge(kContainer, raised_resources());
+  const json ops = patch.operations();
+  ASSERT_EQ(ops.size(), 1u) << ops.dump();
+  EXPECT_EQ(ops[0]["path"], "/spec/containers/0/resources");
+  const json result = apply_ops(doc, ops);
+  EXPECT_EQ(result["spec"]["containers"][0]["resources"], json::parse(R"({
+    "limits":{"nvidia.com/gpu":"4","cpu":"32","memory":"192Gi"},
+    "requests":{"cpu":"32","memory":"192Gi"},"claims":[{"name":"gpus"}]})"));
+  EXPECT_EQ(result["spec"]["containers"][0]["name"], "trainer");
+}
+
+TEST(PatchBuilderMerge, AMissingResourcesMapIsAddedWhole) {
+  for (const json& resources : {json(json::value_t::discarded), json(nullptr)}) {
+    const json doc = container_doc(resources);
+    JsonReader reader;
+    PatchBuilder patch(reader.view_of(doc));
+    patch.merge(kContainer, raised_resources());
+    const json ops = patch.operations();
+    ASSERT_EQ(ops.size(), 1u) << ops.dump();
+    EXPECT_EQ(apply_ops(doc, ops)["spec"]["containers"][0]["resources"],
+              json::parse(R"({"limits":{"cpu":"32","memory":"192Gi"},"requests":{"cpu":"32","memory":"192Gi"}})"));
+  }
+}
+
+TEST(PatchBuilderMerge, ResourcesAndAMountReplaceTheContainerInPlace) {
+  json doc = container_doc(json::parse(R"({"limits":{"nvidia.com/gpu":"4"}})"));
+  json& trainer = doc["spec"]["containers"][0];
+  trainer["env"] = json::parse(R"([{"name":"A","value":"1"},{"name":"N","value":"1.5e3"}])");
+  trainer["ports"] = json::parse(R"([{"containerPort":9090}])");
+  trainer["volumeMounts"] = json::parse(R"([{"name":"data","mountPath":"/data"}])");
+  doc["spec"]["containers"].push_back({{"name", "sidecar"}});
+  PatchOverlay overlay = raised_resources();
+  overlay.append_json(std::vector<std::string_view>{"volumeMounts"}, R"({"name":"shm","mountPath":"/dev/shm"})");
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
+  patch.merge(kContainer, overlay);
+  const json ops = patch.operations();
+  ASSERT_EQ(ops.size(), 1u) << ops.dump();
+  // `add` at an array index would insert a copy before the container.
+  EXPECT_EQ(ops[0]["op"], "replace");
+  const json result = apply_ops(doc, ops);
+  ASSERT_EQ(result["spec"]["containers"].size(), 2u);
+  json expected = doc["spec"]["containers"][0];
+  expected["resources"] = json::parse(
+      R"({"limits":{"nvidia.com/gpu":"4","cpu":"32","memory":"192Gi"},"requests":{"cpu":"32","memory":"192Gi"}})");
+  expected["volumeMounts"].push_back({{"name", "shm"}, {"mountPath", "/dev/shm"}});
+  EXPECT_EQ(result["spec"]["containers"][0], expected);
+  EXPECT_EQ(result["spec"]["containers"][1], doc["spec"]["containers"][1]);
+}
+
+TEST(PatchBuilderMerge, ALoneEditIsWrittenAsSetAndAppendWriteIt) {
+  const json doc = container_doc(json::parse(R"({"requests":{"cpu":"4"}})"));
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
+  PatchOverlay memory;
+  memory.set(std::vector<std::string_view>{"resources", "requests", "memory"}, "64Gi");
+  patch.merge(kContainer, memory);
+  PatchOverlay mount;
+  mount.append_json(std::vector<std::string_view>{"volumeMounts"}, R"({"name":"shm"})");
+  patch.merge({"spec", "containers", "0"}, mount);
+  patch.merge(kContainer, PatchOverlay{});  // nothing to write
+  EXPECT_EQ(patch.operations(), json::parse(R"([
+    {"op":"add","path":"/spec/containers/0/resources/requests/memory","value":"64Gi"},
+    {"op":"add","path":"/spec/containers/0/volumeMounts","value":[{"name":"shm"}]}])"));
+}
+
+TEST(PatchBuilderMerge, SeveralAppendedElementsAreOneOperationOnTheArray) {
+  json doc = container_doc(json(json::value_t::discarded));
+  doc["spec"]["volumes"] = json::parse(R"([{"name":"data","hostPath":{"path":"/x"}}])");
+  PatchOverlay overlay;
+  overlay.append_json(std::vector<std::string_view>{"volumes"}, R"({"name":"a"})");
+  overlay.append_json(std::vector<std::string_view>{"volumes"}, R"({"name":"b"})");
+  JsonReader reader;
+  PatchBuilder patch(reader.view_of(doc));
+  patch.merge({"spec"}, overlay);
+  const json ops = patch.operations();
+  ASSERT_EQ(ops.size(), 1u) << ops.dump();
+  EXPECT_EQ(apply_ops(doc, ops)["spec"]["volumes"],
+            json::parse(R"([{"name":"data","hostPath":{"path":"/x"}},{"name":"a"},{"name":"b"}])"));
+}
+
 }  // namespace
 }  // namespace gpusizer

@@ -439,11 +439,12 @@ json one_gpu_containers(std::size_t count) {
 }
 
 TEST(HandleReview, APatchOver3MiBIsNotSentAndTheAnswerSaysWhy) {
-  // 8000 containers raised take a JSON Patch of about 5 MiB: more than the
-  // API server accepts in a request, and an object past what etcd stores
-  // once applied. Before, the answer carried it whole (an 8 MiB review made
-  // a 49 MiB answer).
-  const Answer a = handle(review(one_gpu_containers(8000)));
+  // 20000 containers raised take a JSON Patch of about 4 MiB (one
+  // operation of about 200 bytes each): more than the API server accepts
+  // in a request, and an object past what etcd stores once applied.
+  // Before, the answer carried it whole (an 8 MiB review made a 49 MiB
+  // answer).
+  const Answer a = handle(review(one_gpu_containers(20000)));
   expect_envelope(a);
   EXPECT_EQ(a.response["allowed"], true);
   EXPECT_FALSE(a.response.contains("patch")) << a.reply.body.substr(0, 300);
@@ -489,6 +490,18 @@ TEST(CapWarnings, ManyWarningsStayUnderTheTotalWithASummary) {
   EXPECT_TRUE(contains(last, std::to_string(in.size() - kept) + " more")) << last;
   // what was kept is the first warnings, in order
   for (std::size_t i = 0; i < kept; ++i) EXPECT_EQ(out[i].rfind("warning " + std::to_string(i) + " ", 0), 0u) << out[i];
+}
+
+TEST(CapWarnings, AtMostTwentyLinesTheLastOfThemASummary) {
+  std::vector<std::string> twenty;
+  for (int i = 0; i < 20; ++i) twenty.push_back("w" + std::to_string(i));
+  EXPECT_EQ(cap_warnings(twenty), twenty) << "twenty fit as they are";
+  std::vector<std::string> more = twenty;
+  more.emplace_back("w20");
+  const auto out = cap_warnings(more);
+  ASSERT_EQ(out.size(), 20u);
+  EXPECT_EQ(out[18], "w18");
+  EXPECT_EQ(out[19].rfind("... and 2 more warnings", 0), 0u) << out[19];
 }
 
 TEST(CapWarnings, ManyShortWarningsAlsoCapped) {

@@ -38,7 +38,7 @@ TEST(SharedMemoryRule, WithoutShmTheVolumeIsAddedAndMounted) {
   EXPECT_EQ(volume->size_limit, q("32Gi"));
   const auto* mount = std::get_if<MountVolume>(&result.fix->edits[1]);
   ASSERT_NE(mount, nullptr);
-  EXPECT_EQ(mount->container_path, (std::vector<std::string>{"spec", "containers", "0"}));
+  EXPECT_EQ(mount->container->path, (std::vector<std::string>{"spec", "containers", "0"}));
   EXPECT_EQ(mount->mount_path, "/dev/shm");
   EXPECT_EQ(result.fix->changes, std::vector<std::string>{"/dev/shm: added 32Gi (trainer)"});
   EXPECT_EQ(result.fix->warnings,

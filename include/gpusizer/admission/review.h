@@ -86,8 +86,9 @@ struct HttpReply {
 HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body,
                         const ClusterView& cluster = {});
 
-// Keeps each warning under 120 characters and all of them well under the API
-// server's 4096-character total, summarising what is cut.
+// Keeps each warning under 120 characters, all of them well under the API
+// server's 4096-character total and at most 20 of them (kubectl prints a
+// line each), the last then a summary of what is cut.
 std::vector<std::string> cap_warnings(std::vector<std::string> warnings);
 
 }  // namespace gpusizer

@@ -36,10 +36,15 @@ struct ManifestFile {
 // documents (--max-documents)").
 Result<ManifestFile> read_manifests(std::string_view text, const std::string& source, const InputLimits& limits = {});
 
-// Applies JSON Patch `add` operations (as the webhook produces them) to one
-// document, in the file's own form (its YAML tree, or its JSON), and to its
-// JSON object. Values added to YAML are written quoted, as strings. Fails
-// naming the operation that does not apply.
+// A YAML node's value as read_manifests types it.
+nlohmann::json yaml_value(const YAML::Node& node);
+
+// Applies JSON Patch `add` and `replace` operations (as the webhook
+// produces them) to one document, in the file's own form (its YAML tree,
+// or its JSON), and to its JSON object. In YAML, a value replaced keeps
+// every node whose value it does not change as written; values added are
+// written quoted, as strings. Fails naming the operation that does not
+// apply. (src/check/manifest_writer.cpp)
 Result<bool> apply_patch(ManifestFile& file, std::size_t document, const nlohmann::json& operations);
 
 // The file with every document's node, in the file's own format (YAML

@@ -17,7 +17,35 @@
 
 namespace gpusizer {
 
-// Collects `add` operations against a document without copying it, as the
+// Edits under one object of a document (a container, say), to be written
+// by PatchBuilder::merge as one operation. Tokens are relative to that
+// object. REQUIRES: the tokens' text outlives the overlay (the overlay
+// keeps views: a container's keys are held by its facts and the policy).
+class PatchOverlay {
+ public:
+  // Sets the value at tokens; json: value is JSON text, else a string.
+  // REQUIRES: nothing else is set at, under or above tokens.
+  void set(std::span<const std::string_view> tokens, std::string value, bool json = false);
+  // Appends a JSON value to the array at array_tokens.
+  void append_json(std::span<const std::string_view> array_tokens, std::string json_value);
+  bool empty() const { return nodes_.size() <= 1; }
+
+ private:
+  friend class PatchBuilder;
+  struct Node {
+    std::string_view token;
+    bool is_set = false;
+    bool json = false;
+    std::string value;                  // when is_set
+    std::vector<std::string> appended;  // JSON texts appended to the array here
+    std::vector<std::size_t> children;  // indices into nodes_, in the order first edited
+  };
+  std::vector<Node> nodes_;  // nodes_[0] is the object itself, once anything is edited
+
+  std::size_t node_at(std::span<const std::string_view> tokens);
+};
+
+// Collects `add` (and `replace`) operations against a document without copying it, as the
 // JSON text of the patch: the answer carries that text, so no JSON values
 // are built on the way.
 class PatchBuilder {
@@ -38,6 +66,16 @@ class PatchBuilder {
   // Appends a JSON value to the array at tokens: `/-` when the array exists
   // (or this patch added it), else one `add` of a one-element array.
   void append_json(const std::vector<std::string>& array_tokens, std::string_view json_value);
+  // Writes the overlay's edits under the object at tokens as one `add`, at
+  // the deepest map or array that holds them all: its members as the
+  // document has them (copied as they are), with the overlay's values set
+  // and elements appended. A lone set or a lone appended element is
+  // written as set and append_json write it. A container whose requests
+  // and limits are raised gets one operation on its `resources`; one that
+  // also gains a mount, one `replace` of the container.
+  // REQUIRES: no other edit of this builder is at or under the written
+  // map, before or after.
+  void merge(const std::vector<std::string>& tokens, const PatchOverlay& overlay);
 
   bool empty() const { return operations_.empty(); }
   bool overflowed() const { return overflowed_; }
@@ -64,12 +102,24 @@ class PatchBuilder {
   std::vector<Step> walked_;
   std::string pointer_;  // through the walked steps (and beyond, while a set runs)
 
-  // Writes one operation: {"op":"add","path":pointer,"value":...} with the
+  // Writes one operation: {"op":op,"path":pointer,"value":...} with the
   // value nested under nested_keys (outermost first).
   // json: the value is JSON text, written as it is; else a string.
   void add_operation(std::string_view pointer, std::span<const std::string> nested_keys, std::string_view value,
-                     bool json);
+                     bool json, std::string_view op = "add");
   void put(const std::vector<std::string>& tokens, std::string_view value, bool json);
+  // Writes one `add` at the missing parent tokens[missing] (pointer_ is
+  // through it) with the rest of tokens nested inside, and records the
+  // maps it creates.
+  void add_missing(std::span<const std::string> tokens, std::size_t missing, std::string_view value, bool json);
+  // Walks down to the parent of tokens' last token, resuming the last walk
+  // (a pod's edits come in runs under one container); pointer_ is then the
+  // pointer of how far it got. Returns that depth: tokens.size() - 1 when
+  // every parent exists (or this patch created it), with node the parent;
+  // else the index of the first missing parent.
+  std::size_t walk(std::span<const std::string> tokens, JsonView& node);
+  // Writes the overlay's node n over the document's value as JSON text.
+  static void write_merged(JsonView existing, const PatchOverlay& overlay, std::size_t n, std::string& out);
 };
 
 }  // namespace gpusizer

@@ -102,7 +102,7 @@ struct AddMemoryVolume {  // appends {name, emptyDir: {medium: Memory, sizeLimit
   Quantity size_limit;
 };
 struct MountVolume {  // appends {name, mountPath} to a container's volumeMounts
-  std::vector<std::string> container_path;
+  const ContainerFacts* container = nullptr;
   std::string name;
   std::string mount_path;
 };

@@ -257,7 +257,7 @@ Fix fix(const RuleInput& input, const ShmPlan& plan) {
     warn("mounted emptyDir " + in_quotes(plan.volume) + " in " + where);
   }
   for (const ContainerFacts* container : plan.unmounted) {
-    fix.edits.emplace_back(MountVolume{container->path, plan.volume, "/dev/shm"});
+    fix.edits.emplace_back(MountVolume{container, plan.volume, "/dev/shm"});
   }
   fix.changes.push_back(join(changes, "; "));
   return fix;
