@@ -65,8 +65,12 @@ deps:
 configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=ON $(WERROR) >/dev/null
 
+# Each step of `make test` says how long it took (docs/testing.md keeps the
+# breakdown): bash's `time`, in whole seconds.
+TIMED = TIMEFORMAT='make: $@ $(1): %0R s'; time
+
 build: configure
-	cmake --build $(BUILD) -j$(JOBS)
+	$(call TIMED,build) cmake --build $(BUILD) -j$(JOBS)
 
 # Only the binary: neither the tests nor their packages are needed to run
 # it (timed on a fresh machine in docs/testing.md).
@@ -83,15 +87,15 @@ run: deps-build
 # $${GPU_SIZER_CACHE:-~/.cache/gpu-sizer} outside the repo. The scheduler's
 # also runs the corpus's GPU workloads on its fleet (CORPUS and NODES,
 # below) when they are there.
-E2E = kubernetes=$$(tests/e2e/build-kube-control-plane.sh) && \
-	python3 tests/e2e/apiserver_e2e.py "$$kubernetes" $(BUILD)/gpu-sizer $(CURDIR) && \
-	python3 tests/e2e/scheduler_e2e.py "$$kubernetes" $(BUILD)/gpu-sizer $(CURDIR) $(CORPUS) $(NODES)
+E2E = { $(call TIMED,kubernetes build or cache) kubernetes=$$(tests/e2e/build-kube-control-plane.sh); } && \
+	{ $(call TIMED,API server e2e) python3 tests/e2e/apiserver_e2e.py "$$kubernetes" $(BUILD)/gpu-sizer $(CURDIR); } && \
+	{ $(call TIMED,scheduler e2e) python3 tests/e2e/scheduler_e2e.py "$$kubernetes" $(BUILD)/gpu-sizer $(CURDIR) $(CORPUS) $(NODES); }
 
 # CTest (unit, integration, load, browser, image and chart tests), a short
 # run of each fuzzer over its seeds and regressions, then the end-to-end test.
 test: build
-	cd $(BUILD) && ctest --output-on-failure --no-tests=error -j$(JOBS)
-	$(MAKE) --no-print-directory fuzz-smoke
+	$(call TIMED,ctest) (cd $(BUILD) && ctest --output-on-failure --no-tests=error -j$(JOBS))
+	$(call TIMED,fuzz build and smoke) $(MAKE) --no-print-directory fuzz-smoke
 	$(E2E)
 
 e2e: build
