@@ -18,7 +18,8 @@ using testing::q;
 PodFacts training_pod() { return pod_of({gpu_container("trainer", 4, "32", "192Gi")}); }
 
 TEST(SharedMemoryRule, WithoutShmTheVolumeIsAddedAndMounted) {
-  const RuleResult result = evaluate(SharedMemoryRule(), default_policy(), training_pod(), "train");
+  const PodFacts pod = training_pod();  // the mount names its container: the pod outlives the result
+  const RuleResult result = evaluate(SharedMemoryRule(), default_policy(), pod, "train");
   EXPECT_TRUE(result.floors.empty()) << "32Gi is what the table already holds";
   ASSERT_EQ(result.findings.size(), 1u);
   EXPECT_EQ(result.findings[0].reason, DenialReason::kShm);
@@ -38,6 +39,7 @@ TEST(SharedMemoryRule, WithoutShmTheVolumeIsAddedAndMounted) {
   EXPECT_EQ(volume->size_limit, q("32Gi"));
   const auto* mount = std::get_if<MountVolume>(&result.fix->edits[1]);
   ASSERT_NE(mount, nullptr);
+  EXPECT_EQ(mount->container, &pod.app.at(0));
   EXPECT_EQ(mount->container->path, (std::vector<std::string>{"spec", "containers", "0"}));
   EXPECT_EQ(mount->mount_path, "/dev/shm");
   EXPECT_EQ(result.fix->changes, std::vector<std::string>{"/dev/shm: added 32Gi (trainer)"});
