@@ -18,6 +18,7 @@ templates=${3:-3000}
 port=${4:-18601}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
+pid=""
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 "$micro_bench" --hostile="workflow-4gpu-templates:$templates" >"$work/review.json"

@@ -1,12 +1,12 @@
 // --fix: patches applied to the YAML tree as the user wrote it, and the
 // tree written back.
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gpusizer/check/manifests.h"
+#include "gpusizer/json/json_view.h"
 #include "gpusizer/json/paths.h"
 
 namespace gpusizer {
@@ -133,11 +133,10 @@ Result<bool> apply_patch_to_yaml(YAML::Node& root, const json& operations) {
     const auto tokens = pointer_tokens(path);
     // yaml-cpp nodes are handles: assigning through a copy writes the tree.
     YAML::Node node = root;
+    // An element of the sequence node is, by its index.
     const auto index_of = [&](const std::string& token) -> std::optional<std::size_t> {
-      std::size_t index = 0;
-      auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), index);
-      if (error != std::errc() || end != token.data() + token.size() || index >= node.size()) return std::nullopt;
-      return index;
+      const auto index = array_index(token);
+      return index && *index < node.size() ? index : std::nullopt;
     };
     for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
       if (node.IsSequence()) {

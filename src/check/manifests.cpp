@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <optional>
 #include <unordered_set>
 
 #include "gpusizer/json/json_access.h"

@@ -45,9 +45,9 @@ class PatchOverlay {
   std::size_t node_at(std::span<const std::string_view> tokens);
 };
 
-// Collects `add` (and `replace`) operations against a document without copying it, as the
-// JSON text of the patch: the answer carries that text, so no JSON values
-// are built on the way.
+// Collects `add` (and merge's `replace`) operations against a document
+// without copying it, as the JSON text of the patch: the answer carries
+// that text, so no JSON values are built on the way.
 class PatchBuilder {
  public:
   // REQUIRES: document outlives the builder. Past max_bytes of patch
@@ -66,8 +66,9 @@ class PatchBuilder {
   // Appends a JSON value to the array at tokens: `/-` when the array exists
   // (or this patch added it), else one `add` of a one-element array.
   void append_json(const std::vector<std::string>& array_tokens, std::string_view json_value);
-  // Writes the overlay's edits under the object at tokens as one `add`, at
-  // the deepest map or array that holds them all: its members as the
+  // Writes the overlay's edits under the object at tokens as one operation
+  // (`replace` where the value exists, else `add`), at the deepest map or
+  // array that holds them all: its members as the
   // document has them (copied as they are), with the overlay's values set
   // and elements appended. A lone set or a lone appended element is
   // written as set and append_json write it. A container whose requests
