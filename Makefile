@@ -31,7 +31,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # CI builds (CI=true, as .ci/run is run) fail on any compiler warning.
 WERROR := -DGPU_SIZER_WERROR=$(if $(CI),ON,OFF)
 
-.PHONY: print-build-packages print-test-packages deps-build deps configure build run test lint e2e test-sanitize test-tsan image-rootfs loadtest floodtest clean fuzz-build fuzz fuzz-smoke bench corpus-check generate
+.PHONY: print-build-packages print-test-packages deps-build deps configure build run test lint kubernetes e2e e2e-apiserver e2e-scheduler test-unit fuzz-smoke-niced test-sanitize test-tsan image-rootfs loadtest floodtest clean fuzz-build fuzz fuzz-smoke bench corpus-check generate
 
 print-build-packages:
 	@echo $(BUILD_PACKAGES)
@@ -86,20 +86,39 @@ run: deps-build
 # Debian's source package (about 4 minutes on 2 cores) and cached in
 # $${GPU_SIZER_CACHE:-~/.cache/gpu-sizer} outside the repo. The scheduler's
 # also runs the corpus's GPU workloads on its fleet (CORPUS and NODES,
-# below) when they are there.
-E2E = { $(call TIMED,kubernetes build or cache) kubernetes=$$(tests/e2e/build-kube-control-plane.sh); } && \
-	{ $(call TIMED,API server e2e) python3 tests/e2e/apiserver_e2e.py "$$kubernetes" $(BUILD)/gpu-sizer $(CURDIR); } && \
-	{ $(call TIMED,scheduler e2e) python3 tests/e2e/scheduler_e2e.py "$$kubernetes" $(BUILD)/gpu-sizer $(CURDIR) $(CORPUS) $(NODES); }
+# below) when they are there. The two run side by side (each on its own
+# control plane), after the Kubernetes build, which only `kubernetes` runs.
+KUBERNETES = $$(tests/e2e/build-kube-control-plane.sh)
 
-# CTest (unit, integration, load, browser, image and chart tests), a short
-# run of each fuzzer over its seeds and regressions, then the end-to-end test.
-test: build
-	$(call TIMED,ctest) (cd $(BUILD) && ctest --output-on-failure --no-tests=error -j$(JOBS))
-	$(call TIMED,fuzz build and smoke) $(MAKE) --no-print-directory fuzz-smoke
-	$(E2E)
+kubernetes:
+	$(call TIMED,kubernetes build or cache) tests/e2e/build-kube-control-plane.sh >/dev/null
 
-e2e: build
-	$(E2E)
+e2e-apiserver: build kubernetes
+	$(call TIMED,API server e2e) python3 tests/e2e/apiserver_e2e.py $(KUBERNETES) $(BUILD)/gpu-sizer $(CURDIR)
+
+e2e-scheduler: build kubernetes
+	$(call TIMED,scheduler e2e) python3 tests/e2e/scheduler_e2e.py $(KUBERNETES) $(BUILD)/gpu-sizer $(CURDIR) $(CORPUS) $(NODES)
+
+e2e: e2e-apiserver e2e-scheduler
+
+# The unit tests alone: the first results of a fresh clone, in minutes.
+test-unit: configure
+	$(call TIMED,unit tests build) cmake --build $(BUILD) -j$(JOBS) --target unit_tests
+	$(call TIMED,unit tests) (cd $(BUILD) && ctest --output-on-failure --no-tests=error -j$(JOBS) -L unit)
+
+# Every test: the unit tests first, then the rest of the build and CTest
+# (integration, load, browser, image and chart tests), then the end-to-end
+# tests beside a short run of each fuzzer over its seeds and regressions.
+# The end-to-end tests wait on the control plane most of the time (10-20%
+# of a core; docs/testing.md), so the fuzzers' clang build and smoke take
+# the CPU they leave, niced so the control plane is never kept waiting.
+# --output-sync keeps each one's lines together.
+test: test-unit build
+	$(call TIMED,ctest) (cd $(BUILD) && ctest --output-on-failure --no-tests=error -j$(JOBS) -LE unit)
+	$(call TIMED,e2e and fuzzers) $(MAKE) --no-print-directory -j3 --output-sync=target e2e fuzz-smoke-niced
+
+fuzz-smoke-niced:
+	nice -n 19 $(MAKE) --no-print-directory fuzz-smoke
 
 # What the kind table decides, written into deploy/ and the chart
 # (cmd/generate/generate.py names the files). The generated_files test fails when

@@ -32,6 +32,9 @@ pools. Checked:
     nodes arrive after the pods, as an autoscaler's would). A modest 1-GPU
     pod pinned to each GPU instance type of the fleet joins the corpus's
     workloads, so that a cap that stops working fails the paired runs.
+    The workloads are shared out over CORPUS_LANES control planes of the
+    same kind, each with its own copy of the fleet, run side by side; each
+    workload's runs are on one of them, one after another.
 
 How corpus workloads become pods: Pods are created as written; the
 built-in controllers make the pods of Deployments, StatefulSets,
@@ -48,6 +51,7 @@ generic ephemeral volumes) become emptyDir, since no storage runs here and
 the scheduler would hold the pod back on them either way.
 """
 
+import concurrent.futures
 import copy
 import json
 import sys
@@ -88,29 +92,40 @@ CONTROLLER_PATHS = ["/apis/apps/v1/namespaces/{ns}/deployments", "/apis/apps/v1/
                     "/apis/apps/v1/namespaces/{ns}/statefulsets", "/apis/apps/v1/namespaces/{ns}/daemonsets",
                     "/apis/batch/v1/namespaces/{ns}/jobs", "/apis/batch/v1beta1/namespaces/{ns}/cronjobs"]
 SIZED_ANNOTATION = "gpu-sizer.io/sized"
+# The corpus's workloads are shared out over this many control planes,
+# each with its own copy of the fleet, run side by side: a run waits on the
+# scheduler and the controllers most of the time (docs/testing.md).
+CORPUS_LANES = 3
 CLUSTER = None
+
+
+def start_cluster():
+    """A control plane with the scheduler, the controllers and the webhook
+    on, its registration in place."""
+    cluster = Cluster(KUBERNETES_BIN, GPU_SIZER)
+    try:
+        cluster.start_control_plane()
+        cluster.start_scheduler()
+        cluster.start_controller_manager(CONTROLLERS)
+        # The pool kinds exist before the webhook starts: its pool watch
+        # finds them by discovery.
+        cluster.install_crds([open_crd(group, version, kind, "Cluster") for group, version, kind in POOL_KINDS])
+        # The webhook reads nodes and pools as deploy/'s service account.
+        cluster.apply_objects([obj for obj in cluster.deploy_objects(SOURCE / "deploy")
+                               if obj["kind"] in ("ClusterRole", "ClusterRoleBinding")])
+        # The fleet's node group no cluster object describes (an N1 machine
+        # with an attached T4), as the policy's nodeFit.pools.
+        cluster.start_webhook("--policy", SOURCE / "tests" / "data" / "fleets" / "scaled-to-zero-node-groups.yaml")
+        webhooks_on(cluster)
+    except Exception:
+        cluster.remove()
+        raise
+    return cluster
 
 
 def setUpModule():
     global CLUSTER
-    CLUSTER = Cluster(KUBERNETES_BIN, GPU_SIZER)
-    try:
-        CLUSTER.start_control_plane()
-        CLUSTER.start_scheduler()
-        CLUSTER.start_controller_manager(CONTROLLERS)
-        # The pool kinds exist before the webhook starts: its pool watch
-        # finds them by discovery.
-        CLUSTER.install_crds([open_crd(group, version, kind, "Cluster") for group, version, kind in POOL_KINDS])
-        # The webhook reads nodes and pools as deploy/'s service account.
-        CLUSTER.apply_objects([obj for obj in CLUSTER.deploy_objects(SOURCE / "deploy")
-                               if obj["kind"] in ("ClusterRole", "ClusterRoleBinding")])
-        # The fleet's node group no cluster object describes (an N1 machine
-        # with an attached T4), as the policy's nodeFit.pools.
-        CLUSTER.start_webhook("--policy", SOURCE / "tests" / "data" / "fleets" / "scaled-to-zero-node-groups.yaml")
-        webhooks_on()
-    except Exception:
-        CLUSTER.shutdown()
-        raise
+    CLUSTER = start_cluster()
 
 
 def tearDownModule():
@@ -123,47 +138,47 @@ PROBE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe", "names
                                   "resources": {"limits": {"nvidia.com/gpu": "4"}}}]}}
 
 
-def webhook_answers():
+def webhook_answers(cluster):
     """Whether the API server calls the webhook now (a dry-run 4-GPU pod
     comes back sized): configuration changes reach it asynchronously."""
-    pod = CLUSTER.api("POST", "/api/v1/namespaces/default/pods?dryRun=All", PROBE)
+    pod = cluster.api("POST", "/api/v1/namespaces/default/pods?dryRun=All", PROBE)
     return SIZED_ANNOTATION in (pod["metadata"].get("annotations") or {})
 
 
-def webhooks_on():
-    CLUSTER.register_webhooks(SOURCE / "deploy")
-    wait_until("the API server to call the webhook", webhook_answers, 30)
+def webhooks_on(cluster):
+    cluster.register_webhooks(SOURCE / "deploy")
+    wait_until("the API server to call the webhook", lambda: webhook_answers(cluster), 30)
 
 
-def webhooks_off():
-    CLUSTER.kubectl("delete", "mutatingwebhookconfiguration,validatingwebhookconfiguration", "gpu-sizer-e2e",
+def webhooks_off(cluster):
+    cluster.kubectl("delete", "mutatingwebhookconfiguration,validatingwebhookconfiguration", "gpu-sizer-e2e",
                     "--ignore-not-found")
-    wait_until("the API server to stop calling the webhook", lambda: not webhook_answers(), 30)
+    wait_until("the API server to stop calling the webhook", lambda: not webhook_answers(cluster), 30)
 
 
 # --- nodes ---------------------------------------------------------------------
-def node_count():
-    return len(CLUSTER.api("GET", "/api/v1/nodes")["items"])
+def node_count(cluster):
+    return len(cluster.api("GET", "/api/v1/nodes")["items"])
 
 
-def set_nodes(nodes):
+def set_nodes(cluster, nodes):
     """Makes NODES the cluster's nodes, and waits until the webhook's
     inventory holds as many."""
     wanted = {node["metadata"]["name"] for node in nodes}
-    for existing in CLUSTER.api("GET", "/api/v1/nodes")["items"]:
+    for existing in cluster.api("GET", "/api/v1/nodes")["items"]:
         if existing["metadata"]["name"] not in wanted:
-            CLUSTER.api("DELETE", f"/api/v1/nodes/{existing['metadata']['name']}")
-    present = {node["metadata"]["name"] for node in CLUSTER.api("GET", "/api/v1/nodes")["items"]}
+            cluster.api("DELETE", f"/api/v1/nodes/{existing['metadata']['name']}")
+    present = {node["metadata"]["name"] for node in cluster.api("GET", "/api/v1/nodes")["items"]}
     for node in nodes:
         if node["metadata"]["name"] not in present:
-            CLUSTER.create_node(node)
+            cluster.create_node(node)
     wait_until(f"the webhook to know {len(nodes)} nodes",
-               lambda: CLUSTER.metric("gpu_sizer_node_inventory_nodes") == len(nodes), 30)
+               lambda: cluster.metric("gpu_sizer_node_inventory_nodes") == len(nodes), 30)
 
 
 # --- pods: settled, recorded, cleared -------------------------------------------
-def pods_in(namespace):
-    return CLUSTER.api("GET", f"/api/v1/namespaces/{namespace}/pods")["items"]
+def pods_in(cluster, namespace):
+    return cluster.api("GET", f"/api/v1/namespaces/{namespace}/pods")["items"]
 
 
 def scheduling_done(pod, nodes):
@@ -178,15 +193,15 @@ def scheduling_done(pod, nodes):
     return False
 
 
-def settle(namespace, wait_for_pods=10):
+def settle(cluster, namespace, wait_for_pods=10):
     """The namespace's pods once the scheduler has judged each and none has
     come or changed for half a second; [] when no pod came in WAIT_FOR_PODS
     seconds (a controller's create refused)."""
-    nodes = node_count()
+    nodes = node_count(cluster)
     deadline = time.monotonic() + wait_for_pods
     last, stable_since = None, None
     while True:
-        pods = pods_in(namespace)
+        pods = pods_in(cluster, namespace)
         if not pods and time.monotonic() > deadline:
             return []
         snapshot = sorted((p["metadata"]["name"], p["spec"].get("nodeName", "")) for p in pods)
@@ -202,31 +217,31 @@ def settle(namespace, wait_for_pods=10):
         time.sleep(0.2)
 
 
-def clear(namespace):
+def clear(cluster, namespace):
     """Removes the namespace's controllers and pods, and waits until none is left."""
     for path in CONTROLLER_PATHS:
-        CLUSTER.api("DELETE", path.format(ns=namespace), {"kind": "DeleteOptions", "apiVersion": "v1",
+        cluster.api("DELETE", path.format(ns=namespace), {"kind": "DeleteOptions", "apiVersion": "v1",
                                                           "propagationPolicy": "Orphan"})
 
     def gone():
-        CLUSTER.api("DELETE", f"/api/v1/namespaces/{namespace}/pods",
+        cluster.api("DELETE", f"/api/v1/namespaces/{namespace}/pods",
                     {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})
-        return not pods_in(namespace)
+        return not pods_in(cluster, namespace)
     wait_until(f"the pods of {namespace} to go", gone, 30)
 
 
-def create_namespace(name):
-    CLUSTER.api("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+def create_namespace(cluster, name):
+    cluster.api("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     # Pods of a namespace need its default service account only where the
     # ServiceAccount admission plugin runs; it does not here.
 
 
-def create_job_from_cronjob(namespace, cronjob, name):
+def create_job_from_cronjob(cluster, namespace, cronjob, name):
     """`kubectl create job NAME --from=cronjob/CRONJOB`, done as kubectl
     does it (the Job of the CronJob's jobTemplate, owned by it, annotated
     as made by hand) and created with kubectl: a kubectl newer than 1.20
     knows only batch/v1 CronJobs for --from."""
-    source = json.loads(CLUSTER.kubectl("get", "cronjob", cronjob, "-n", namespace, "-o", "json").stdout)
+    source = json.loads(cluster.kubectl("get", "cronjob", cronjob, "-n", namespace, "-o", "json").stdout)
     template = source["spec"]["jobTemplate"]
     metadata = template.get("metadata") or {}
     job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
@@ -235,7 +250,7 @@ def create_job_from_cronjob(namespace, cronjob, name):
         "ownerReferences": [{"apiVersion": source["apiVersion"], "kind": "CronJob", "name": cronjob,
                              "uid": source["metadata"]["uid"], "controller": True}]},
         "spec": template["spec"]}
-    return CLUSTER.kubectl("create", "-f", "-", input=json.dumps(job), check=False)
+    return cluster.kubectl("create", "-f", "-", input=json.dumps(job), check=False)
 
 
 def gpu_container(pod):
@@ -278,11 +293,11 @@ class ControllersTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        set_nodes([l4_node(), a100_node()])
+        set_nodes(CLUSTER, [l4_node(), a100_node()])
 
     def apply(self, namespace, obj):
-        create_namespace(namespace)
-        self.addCleanup(clear, namespace)
+        create_namespace(CLUSTER, namespace)
+        self.addCleanup(clear, CLUSTER, namespace)
         obj["metadata"]["namespace"] = namespace
         result = CLUSTER.apply_objects([obj])
         return warnings_of(result.stderr)
@@ -304,7 +319,7 @@ class ControllersTest(unittest.TestCase):
         # would follow every table change): kubectl says what the pods get.
         self.assertIn('at pod creation: spec.template container "vllm": memory 10Gi is below 64Gi for 1 GPU '
                       "(infer profile)", warnings)
-        pods = settle("deploy")
+        pods = settle(CLUSTER, "deploy")
         self.assert_sized_and_bound(pods, 2, "ReplicaSet")
         for pod in pods:
             # The infer row's 64Gi holds on the A100 node only: both go there.
@@ -317,7 +332,7 @@ class ControllersTest(unittest.TestCase):
                                 "selector": {"matchLabels": {"app": "trainer"}},
                                 "template": gpu_template("trainer", 2, "4", "16Gi")}}
         self.apply("sts", statefulset)
-        pods = settle("sts")
+        pods = settle(CLUSTER, "sts")
         self.assert_sized_and_bound(pods, 2, "StatefulSet")
         for pod in pods:
             self.assertEqual(gpu_container(pod)["resources"]["limits"]["memory"], "96Gi")
@@ -330,7 +345,7 @@ class ControllersTest(unittest.TestCase):
         warnings = self.apply("job", job)
         self.assertIn('spec.template container "finetune": memory request unset->96Gi, limit 16Gi->96Gi '
                       "(2 GPUs, train profile)", warnings)
-        self.assert_sized_and_bound(settle("job"), 2, "Job")
+        self.assert_sized_and_bound(settle(CLUSTER, "job"), 2, "Job")
 
     def test_cronjob_jobs_made_by_kubectl_and_by_the_controller_are_sized_and_bound(self):
         # Every minute, so the cronjob controller makes one while the test runs.
@@ -341,7 +356,7 @@ class ControllersTest(unittest.TestCase):
         # v1.20 serves CronJob as batch/v1beta1, which deploy/'s rules (batch/v1
         # from 1.21 on) do not name: the Jobs made from it are sized.
         self.apply("cron", cronjob)
-        made = create_job_from_cronjob("cron", "nightly-eval", "nightly-eval-manual")
+        made = create_job_from_cronjob(CLUSTER, "cron", "nightly-eval", "nightly-eval-manual")
         self.assertEqual(made.returncode, 0, made.stderr)
         warnings = warnings_of(made.stderr)
         self.assertIn('spec.template container "evaluator": memory request unset->64Gi, limit 24Gi->64Gi '
@@ -350,8 +365,8 @@ class ControllersTest(unittest.TestCase):
         self.assertIn("spec.template node fit: raises the smallest fitting instance from g2-standard-12 to "
                       "p4de.24xlarge", warnings)
         # The controller's Job comes at the next minute (it looks every 10 s).
-        wait_until("the cronjob controller to make a Job", lambda: len(pods_in("cron")) >= 2, 80)
-        pods = settle("cron")
+        wait_until("the cronjob controller to make a Job", lambda: len(pods_in(CLUSTER, "cron")) >= 2, 80)
+        pods = settle(CLUSTER, "cron")
         self.assert_sized_and_bound(pods, 2, "Job")
         jobs = {pod["metadata"]["ownerReferences"][0]["name"] for pod in pods}
         self.assertIn("nightly-eval-manual", jobs)
@@ -364,9 +379,9 @@ class NodeAddedLaterTest(unittest.TestCase):
     """No node can hold the pod at submit time; an autoscaler adds one."""
 
     def test_a_pending_pod_sized_to_its_instance_type_binds_on_the_node_added_for_it(self):
-        set_nodes([l4_node()])
-        create_namespace("later")
-        self.addCleanup(clear, "later")
+        set_nodes(CLUSTER, [l4_node()])
+        create_namespace(CLUSTER, "later")
+        self.addCleanup(clear, CLUSTER, "later")
         job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "l40s-train", "namespace": "later"},
                "spec": {"template": gpu_template("trainer", 1, "2", "8Gi",
                                                  node_selector={"node.kubernetes.io/instance-type": "g6e.4xlarge"})}}
@@ -378,7 +393,7 @@ class NodeAddedLaterTest(unittest.TestCase):
                       warnings)
         self.assertIn("spec.template node cap: ephemeral-storage 300Gi (train profile) capped to 12Gi: g6e.4xlarge "
                       "has ephemeral-storage 17Gi", warnings)
-        pods = settle("later")
+        pods = settle(CLUSTER, "later")
         self.assertEqual(len(pods), 1)
         self.assertFalse(pods[0]["spec"].get("nodeName"))
         self.assertEqual(gpu_container(pods[0])["resources"]["requests"]["cpu"], "15300m")
@@ -392,7 +407,7 @@ class NodeAddedLaterTest(unittest.TestCase):
                                            "pods": "110", "nvidia.com/gpu": "1"}}}
         CLUSTER.create_node(node)
         wait_until("the Pending pod to bind on the new node",
-                   lambda: pods_in("later")[0]["spec"].get("nodeName") == "eks-g6e-4xlarge-0", 60)
+                   lambda: pods_in(CLUSTER, "later")[0]["spec"].get("nodeName") == "eks-g6e-4xlarge-0", 60)
 
 
 # --- the corpus in paired runs ---------------------------------------------------
@@ -593,22 +608,22 @@ class Outcome:
         return text
 
 
-def run_workload(workload, namespace, nodes_later=None):
+def run_workload(cluster, workload, namespace, nodes_later=None):
     """Creates WORKLOAD in NAMESPACE and what makes its pods, and returns the
     Outcome once the scheduler has judged them. NODES_LATER: nodes created
     only after the pods were (an autoscaler's)."""
     if nodes_later is not None:
-        set_nodes([])
-    create_namespace(namespace)
+        set_nodes(cluster, [])
+    create_namespace(cluster, namespace)
     obj = workload.prepared(namespace)
     # --validate=false: fields newer than v1.20 are dropped by the server
     # (as an older cluster would) instead of failing in kubectl.
-    result = CLUSTER.apply_objects([obj], "--validate=false", "-o", "json", check=False)
+    result = cluster.apply_objects([obj], "--validate=false", "-o", "json", check=False)
     refused = []
     if result.returncode != 0:
         refused.append(result.stderr.strip())
     elif obj["kind"] == "CronJob":
-        made = create_job_from_cronjob(namespace, obj["metadata"]["name"], "run-0")
+        made = create_job_from_cronjob(cluster, namespace, obj["metadata"]["name"], "run-0")
         if made.returncode != 0:
             refused.append(made.stderr.strip())
     elif not workload.built_in:
@@ -616,20 +631,20 @@ def run_workload(workload, namespace, nodes_later=None):
         stored = stored["items"][0] if stored.get("kind") == "List" else stored
         for pod in pods_from_templates(stored, workload.locations, namespace):
             try:
-                CLUSTER.api("POST", f"/api/v1/namespaces/{namespace}/pods", pod)
+                cluster.api("POST", f"/api/v1/namespaces/{namespace}/pods", pod)
             except urllib.error.HTTPError as error:
                 refused.append(json.loads(error.read()).get("message", str(error)))
     # A controller's pods come in a moment; pods made here are there now.
     wait_for_pods = 10 if workload.built_in and not refused else 0
     if nodes_later is not None:
-        settle(namespace, wait_for_pods)
-        set_nodes(nodes_later)
-    outcome = Outcome(settle(namespace, wait_for_pods), refused)
-    clear(namespace)
+        settle(cluster, namespace, wait_for_pods)
+        set_nodes(cluster, nodes_later)
+    outcome = Outcome(settle(cluster, namespace, wait_for_pods), refused)
+    clear(cluster, namespace)
     return outcome
 
 
-def wait_for_pools(objects):
+def wait_for_pools(cluster, objects):
     """Until the webhook's pool watch holds as many objects of each kind as
     OBJECTS has."""
     counts = {}
@@ -638,7 +653,7 @@ def wait_for_pools(objects):
         path = f"/apis/{group}/{version}/{plural_of(obj['kind'])}"
         counts[path] = counts.get(path, 0) + 1
     wait_until("the pool watch to know the pools", lambda: all(
-        f"{count} known from <code>{path}</code>" in CLUSTER.status_page() for path, count in counts.items()), 60)
+        f"{count} known from <code>{path}</code>" in cluster.status_page() for path, count in counts.items()), 60)
 
 
 class CorpusTest(unittest.TestCase):
@@ -660,24 +675,45 @@ class CorpusTest(unittest.TestCase):
                 kind = workload.doc["kind"]
                 crd = open_crd(group, version, kind, "Cluster" if kind.startswith("Cluster") else "Namespaced")
                 crds[crd["metadata"]["name"]] = crd
-        CLUSTER.install_crds(list(crds.values()))
         docs = [workload.doc for workload in workloads]
-        CLUSTER.apply_objects(
-            [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": 1000}
-             for name in sorted(named_classes(docs, "priorityClassName")) if not name.startswith("system-")] +
-            [{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name}, "handler": name}
-             for name in sorted(named_classes(docs, "runtimeClassName"))])
+        classes = ([{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                     "value": 1000}
+                    for name in sorted(named_classes(docs, "priorityClassName")) if not name.startswith("system-")] +
+                   [{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name},
+                     "handler": name}
+                    for name in sorted(named_classes(docs, "runtimeClassName"))])
 
-        set_nodes(fleet)
-        webhooks_off()
-        try:
-            unsized = [run_workload(w, f"unsized-{i}") for i, w in enumerate(workloads)]
-        finally:
-            webhooks_on()
-        sized = [run_workload(w, f"sized-{i}") for i, w in enumerate(workloads)]
-        CLUSTER.apply_objects(pools)
-        wait_for_pools(pools)
-        scaled_to_zero = [run_workload(w, f"zero-{i}", nodes_later=fleet) for i, w in enumerate(workloads)]
+        def run_lane(cluster, lane):
+            """The three runs of each workload of LANE (index, workload) on
+            CLUSTER: {index: (unsized, sized, scaled to zero)}."""
+            cluster.install_crds(list(crds.values()))
+            cluster.apply_objects(classes)
+            set_nodes(cluster, fleet)
+            webhooks_off(cluster)
+            try:
+                unsized = [run_workload(cluster, w, f"unsized-{i}") for i, w in lane]
+            finally:
+                webhooks_on(cluster)
+            sized = [run_workload(cluster, w, f"sized-{i}") for i, w in lane]
+            cluster.apply_objects(pools)
+            wait_for_pools(cluster, pools)
+            scaled_to_zero = [run_workload(cluster, w, f"zero-{i}", nodes_later=fleet) for i, w in lane]
+            return {i: outcomes for (i, _), outcomes in zip(lane, zip(unsized, sized, scaled_to_zero))}
+
+        with concurrent.futures.ThreadPoolExecutor(CORPUS_LANES) as pool:
+            extra = [pool.submit(start_cluster) for _ in range(CORPUS_LANES - 1)]
+            clusters = [CLUSTER]
+            try:
+                clusters += [future.result() for future in extra]
+                lanes = [list(enumerate(workloads))[k::len(clusters)] for k in range(len(clusters))]
+                outcomes = {}
+                for result in pool.map(run_lane, clusters, lanes):
+                    outcomes.update(result)
+            finally:
+                for future in extra:
+                    if future.exception() is None:
+                        future.result().remove()
+        unsized, sized, scaled_to_zero = zip(*(outcomes[i] for i in range(len(workloads))))
 
         failures = []
         for workload, before, on_nodes, from_zero in zip(workloads, unsized, sized, scaled_to_zero):

@@ -127,20 +127,31 @@ class RawClient {
   };
 
   // What arrives within `timeout`, stopping early when the server closes.
-  Received receive(std::chrono::milliseconds timeout) {
+  Received receive(std::chrono::milliseconds timeout) { return read(timeout, Wait::kWholeTimeout); }
+
+  // The bytes that have come once some have (or `timeout` passed, or the
+  // server closed): for callers that loop until an answer is whole, without
+  // waiting out each call's timeout.
+  Received receive_some(std::chrono::milliseconds timeout) { return read(timeout, Wait::kFirstBytes); }
+
+ private:
+  enum class Wait { kWholeTimeout, kFirstBytes };
+
+  Received read(std::chrono::milliseconds timeout, Wait wait) {
     Received received;
-    const auto deadline = Clock::now() + timeout;
+    auto deadline = Clock::now() + timeout;
     char buffer[4096];
     while (true) {
       if (!ssl_ || SSL_pending(ssl_) == 0) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
         pollfd p{fd_, POLLIN, 0};
-        if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) == 0) return received;
+        if (::poll(&p, 1, static_cast<int>(std::max<long>(left, 0))) == 0) return received;
       }
       const int n =
           ssl_ ? SSL_read(ssl_, buffer, sizeof buffer) : static_cast<int>(::recv(fd_, buffer, sizeof buffer, 0));
       if (n > 0) {
         received.bytes.append(buffer, static_cast<std::size_t>(n));
+        if (wait == Wait::kFirstBytes) deadline = Clock::now();  // what else has come, without waiting
       } else if (!ssl_ || SSL_get_error(ssl_, n) != SSL_ERROR_WANT_READ) {
         received.closed = true;
         ERR_clear_error();
@@ -149,7 +160,6 @@ class RawClient {
     }
   }
 
- private:
   int fd_ = -1;
   SSL_CTX* context_ = nullptr;
   SSL* ssl_ = nullptr;

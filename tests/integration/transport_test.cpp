@@ -41,7 +41,7 @@ RawClient::Received receive_answers(RawClient& client, int count) {
     return answers;
   };
   while (answers_in(all.bytes) < count && !all.closed && Clock::now() < deadline) {
-    const RawClient::Received more = client.receive(std::chrono::milliseconds(200));
+    const RawClient::Received more = client.receive_some(std::chrono::milliseconds(200));
     all.bytes += more.bytes;
     all.closed = more.closed;
   }
@@ -53,7 +53,7 @@ RawClient::Received receive_until(RawClient& client, const std::string& marker) 
   RawClient::Received all;
   const auto deadline = Clock::now() + seconds(30);
   while (!contains(all.bytes, marker) && !all.closed && Clock::now() < deadline) {
-    const RawClient::Received more = client.receive(std::chrono::milliseconds(100));
+    const RawClient::Received more = client.receive_some(std::chrono::milliseconds(100));
     all.bytes += more.bytes;
     all.closed = more.closed;
   }
