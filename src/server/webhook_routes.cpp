@@ -44,8 +44,7 @@ void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
     fields["error_code"] = to_string(o.problem->code);
   }
   if (o.bypass) fields["bypass"] = {{"reason", o.bypass->reason}, {"name", o.bypass->name}};
-  log_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, "review",
-            fields);
+  log_review_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, fields);
 }
 
 }  // namespace

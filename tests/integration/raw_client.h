@@ -216,6 +216,18 @@ inline bool log_shows(const WebhookProcess& webhook, const std::string& text) {
   return true;
 }
 
+// The server's log past its first `offset` bytes, once that part holds
+// `text` (or after 60 s).
+inline std::string log_past(const WebhookProcess& webhook, std::size_t offset, const std::string& text) {
+  const auto deadline = Clock::now() + seconds(60);
+  while (true) {
+    const std::string log = webhook.stderr_text();
+    const std::string past = log.size() > offset ? log.substr(offset) : std::string();
+    if (contains(past, text) || Clock::now() > deadline) return past;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 // The last line of the server's log holding `text`; empty when none does.
 inline std::string log_line_with(const WebhookProcess& webhook, const std::string& text) {
   std::istringstream lines(webhook.stderr_text());

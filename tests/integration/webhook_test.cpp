@@ -471,6 +471,35 @@ TEST(WebhookShutdown, SigtermStopsCleanly) {
   EXPECT_NE(webhook.stderr_text().find("stopped"), std::string::npos);
 }
 
+TEST(WebhookShutdown, ReviewLinesAreWrittenInBatchesAndNoneIsLostAtSigterm) {
+  WebhookProcess webhook;
+  const std::string log_before = webhook.stderr_text();
+  const json pod = gpu_pod("train-x", {{"limits", {{"nvidia.com/gpu", "4"}}}});
+  constexpr int kReviews = 50;
+  for (int i = 0; i < kReviews; ++i) {
+    ASSERT_TRUE(webhook.review("/mutate", admission_review(pod))["response"]["allowed"].get<bool>());
+  }
+  // Gathered and written in batches (log_batching_test.cpp shows they
+  // wait), all of them within the timer's second.
+  const auto count_reviews = [&] {
+    const std::string log = webhook.stderr_text().substr(log_before.size());
+    std::size_t lines = 0;
+    for (std::size_t at = 0; (at = log.find("\"msg\":\"review\"", at)) != std::string::npos; ++at) ++lines;
+    return lines;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (count_reviews() < kReviews && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(count_reviews(), static_cast<std::size_t>(kReviews));
+  // Then reviews right before SIGTERM: written at exit.
+  for (int i = 0; i < kReviews; ++i) {
+    ASSERT_TRUE(webhook.review("/mutate", admission_review(pod))["response"]["allowed"].get<bool>());
+  }
+  EXPECT_EQ(webhook.stop(), 0);
+  EXPECT_EQ(count_reviews(), static_cast<std::size_t>(2 * kReviews)) << webhook.stderr_text();
+}
+
 TEST(WebhookShutdown, ShutdownDelayFailsReadinessButKeepsServing) {
   WebhookProcess webhook({"--shutdown-delay", "2"});
   auto client = webhook.client();

@@ -165,6 +165,9 @@ void judge(Report& r) {
   require(r.readiness_after_sigterm == 503,
           "/readyz answered " + std::to_string(r.readiness_after_sigterm) + " during the shutdown delay, expected 503");
   require(r.shutdown_logged == 1 && r.stopped_logged == 1, "the server did not log its shutdown and stop");
+  // Review lines are written in batches; SIGTERM loses none of them.
+  require(r.reviews_logged >= r.all.answered,
+          std::to_string(r.all.answered) + " reviews answered, " + std::to_string(r.reviews_logged) + " logged");
   require(r.exit_status == 0, r.exit_status ? "the server exited with status " + std::to_string(*r.exit_status)
                                             : "the server did not exit within the shutdown delay + 30 s");
   require(r.unexpected_errors == 0 && r.warnings == 0, "the server logged " + std::to_string(r.unexpected_errors) +
