@@ -39,7 +39,7 @@ std::string text_value(const nlohmann::json& value) {
 // review.
 class BufferedStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
  public:
-  static constexpr std::size_t kFlushBytes = 64 * 1024;
+  static constexpr std::size_t kFlushBytes = std::size_t{64} * 1024;
 
   ~BufferedStderrSink() override { write_out(); }
   BufferedStderrSink() = default;

@@ -222,7 +222,7 @@ inline std::string log_past(const WebhookProcess& webhook, std::size_t offset, c
   const auto deadline = Clock::now() + seconds(60);
   while (true) {
     const std::string log = webhook.stderr_text();
-    const std::string past = log.size() > offset ? log.substr(offset) : std::string();
+    std::string past = log.size() > offset ? log.substr(offset) : std::string();
     if (contains(past, text) || Clock::now() > deadline) return past;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
