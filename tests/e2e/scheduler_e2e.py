@@ -118,7 +118,7 @@ def start_cluster():
         cluster.start_webhook("--policy", SOURCE / "tests" / "data" / "fleets" / "scaled-to-zero-node-groups.yaml")
         webhooks_on(cluster)
     except Exception:
-        cluster.remove()
+        cluster.shutdown()
         raise
     return cluster
 
@@ -700,19 +700,19 @@ class CorpusTest(unittest.TestCase):
             scaled_to_zero = [run_workload(cluster, w, f"zero-{i}", nodes_later=fleet) for i, w in lane]
             return {i: outcomes for (i, _), outcomes in zip(lane, zip(unsized, sized, scaled_to_zero))}
 
-        with concurrent.futures.ThreadPoolExecutor(CORPUS_LANES) as pool:
-            extra = [pool.submit(start_cluster) for _ in range(CORPUS_LANES - 1)]
-            clusters = [CLUSTER]
-            try:
-                clusters += [future.result() for future in extra]
-                lanes = [list(enumerate(workloads))[k::len(clusters)] for k in range(len(clusters))]
-                outcomes = {}
+        # Started one after another: each takes its ports (free_port) once
+        # the one before holds its own.
+        clusters = [CLUSTER]
+        try:
+            clusters += [start_cluster() for _ in range(CORPUS_LANES - 1)]
+            lanes = [list(enumerate(workloads))[k::len(clusters)] for k in range(len(clusters))]
+            outcomes = {}
+            with concurrent.futures.ThreadPoolExecutor(len(clusters)) as pool:
                 for result in pool.map(run_lane, clusters, lanes):
                     outcomes.update(result)
-            finally:
-                for future in extra:
-                    if future.exception() is None:
-                        future.result().remove()
+        finally:
+            for cluster in clusters[1:]:
+                cluster.remove()
         unsized, sized, scaled_to_zero = zip(*(outcomes[i] for i in range(len(workloads))))
 
         failures = []
