@@ -97,6 +97,7 @@ void configure_logging(LogFormat format, spdlog::level::level_enum level, std::c
   auto logger = std::make_shared<spdlog::logger>("gpu-sizer", sink);
   logger->set_level(level);
   logger->flush_on(spdlog::level::trace);
+  spdlog::drop("gpu-sizer.reviews");  // a second call replaces it, as set_default_logger does
   g_review_logger = std::make_shared<spdlog::logger>("gpu-sizer.reviews", sink);
   g_review_logger->set_level(level);
   g_review_logger->flush_on(spdlog::level::warn);

@@ -70,5 +70,10 @@ TEST(LogBatching, ReviewLinesWaitForTheNextOtherLineAndKeepTheirOrder) {
   EXPECT_NE(stderr_pipe.written().find("review uid=failed"), std::string::npos);
 }
 
+TEST(LogBatching, ConfiguringAgainReplacesTheLoggers) {
+  configure_logging(LogFormat::kJson, spdlog::level::info, std::chrono::hours(1));
+  EXPECT_NO_THROW(configure_logging(LogFormat::kText, spdlog::level::info, std::chrono::hours(1)));
+}
+
 }  // namespace
 }  // namespace gpusizer
