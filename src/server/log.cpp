@@ -134,17 +134,25 @@ std::string log_line(LogFormat format, std::string_view message, const nlohmann:
   return line;
 }
 
+namespace {
+
+// The line is built only when the logger's level lets it through.
+void log_to(spdlog::logger& logger, spdlog::level::level_enum level, std::string_view message,
+            const nlohmann::json& fields) {
+  if (!logger.should_log(level)) return;
+  logger.log(level, "{}", log_line(g_format, message, fields));
+}
+
+}  // namespace
+
 void log_event(spdlog::level::level_enum level, std::string_view message, const nlohmann::json& fields) {
-  if (!spdlog::default_logger_raw()->should_log(level)) return;
-  spdlog::log(level, "{}", log_line(g_format, message, fields));
+  log_to(*spdlog::default_logger_raw(), level, message, fields);
 }
 
 void log_review_event(spdlog::level::level_enum level, const nlohmann::json& fields) {
   // Before configure_logging (tests that call the routes directly), to the
   // default logger as any other line.
-  spdlog::logger* logger = g_review_logger ? g_review_logger.get() : spdlog::default_logger_raw();
-  if (!logger->should_log(level)) return;
-  logger->log(level, "{}", log_line(g_format, "review", fields));
+  log_to(g_review_logger ? *g_review_logger : *spdlog::default_logger_raw(), level, "review", fields);
 }
 
 }  // namespace gpusizer

@@ -206,16 +206,6 @@ inline Trickle trickle(RawClient& client, const std::string& bytes, std::latch& 
   return result;
 }
 
-// Waits up to a minute for a line containing `text` in the server's log.
-inline bool log_shows(const WebhookProcess& webhook, const std::string& text) {
-  const auto deadline = Clock::now() + seconds(60);
-  while (!contains(webhook.stderr_text(), text)) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
-}
-
 // The server's log past its first `offset` bytes, once that part holds
 // `text` (or after 60 s).
 inline std::string log_past(const WebhookProcess& webhook, std::size_t offset, const std::string& text) {
@@ -226,6 +216,11 @@ inline std::string log_past(const WebhookProcess& webhook, std::size_t offset, c
     if (contains(past, text) || Clock::now() > deadline) return past;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+}
+
+// Waits up to a minute for a line containing `text` in the server's log.
+inline bool log_shows(const WebhookProcess& webhook, const std::string& text) {
+  return contains(log_past(webhook, 0, text), text);
 }
 
 // The last line of the server's log holding `text`; empty when none does.
