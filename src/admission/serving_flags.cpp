@@ -1,9 +1,9 @@
 #include "gpusizer/admission/serving_flags.h"
 
 #include <algorithm>
-#include <initializer_list>
+#include <array>
+#include <optional>
 #include <string_view>
-#include <vector>
 
 #include "gpusizer/util/numbers.h"
 
@@ -19,42 +19,84 @@ std::string_view trim_quotes(std::string_view value) {
   return value;
 }
 
+enum Flag { kGpuMemoryUtilization, kTensorParallel, kPipelineParallel, kFlagCount };
+
+struct FlagName {
+  std::string_view name;
+  Flag flag;
+};
+constexpr std::array<FlagName, 5> kFlagNames = {{
+    {"--gpu-memory-utilization", kGpuMemoryUtilization},
+    {"--tensor-parallel-size", kTensorParallel},
+    {"-tp", kTensorParallel},
+    {"--pipeline-parallel-size", kPipelineParallel},
+    {"-pp", kPipelineParallel},
+}};
+
+// The value of each flag's first occurrence, unquoted, in one pass over
+// the words of command and args, as written: "--flag value" or
+// "--flag=value". Empty: not given. Nothing is copied or allocated: a
+// container's command is read on every review.
+class FlagValues {
+ public:
+  void read_word(std::string_view word) {
+    if (after_) {
+      keep(*after_, word);
+      after_.reset();
+    }
+    for (const FlagName& name : kFlagNames) {
+      if (word == name.name) {
+        after_ = name.flag;
+      } else if (word.size() > name.name.size() && word.starts_with(name.name) && word[name.name.size()] == '=') {
+        keep(name.flag, word.substr(name.name.size() + 1));
+      }
+    }
+  }
+
+  std::string_view operator[](Flag flag) const { return values_[flag]; }
+
+ private:
+  void keep(Flag flag, std::string_view value) {
+    if (!found_[flag]) values_[flag] = trim_quotes(value);
+    found_[flag] = true;
+  }
+
+  std::array<std::string_view, kFlagCount> values_{};
+  std::array<bool, kFlagCount> found_{};
+  std::optional<Flag> after_;  // the flag the last word named: this word is its value
+};
+
+// The flag's value read as read(text) reads it; 0 when not given or not a
+// number in range (the reader's message is worded only when there is a
+// value to judge).
+template <typename Read>
+int64_t flag_number(std::string_view text, Read read) {
+  if (text.empty()) return 0;
+  const auto value = read(text);
+  return value ? value.value() : 0;
+}
+
 }  // namespace
 
 void read_serving_flags(JsonView command, JsonView args, ContainerFacts& container) {
-  std::vector<std::string_view> words;
+  FlagValues flags;
   for (const JsonView list : {command, args}) {
     list.for_each_element([&](JsonView element) {
       const std::string_view text = element.string();
       std::size_t start = 0;
       while (start < text.size()) {
         const std::size_t end = std::min(text.find_first_of(" \t\n", start), text.size());
-        if (end > start) words.push_back(text.substr(start, end - start));
+        if (end > start) flags.read_word(text.substr(start, end - start));
         start = end + 1;
       }
     });
   }
-  // The value of the first of `names` present, unquoted; empty: none.
-  const auto flag = [&](std::initializer_list<std::string_view> names) -> std::string_view {
-    for (std::size_t i = 0; i < words.size(); ++i) {
-      for (const std::string_view name : names) {
-        if (words[i] == name && i + 1 < words.size()) return trim_quotes(words[i + 1]);
-        if (words[i].starts_with(name) && words[i].size() > name.size() && words[i][name.size()] == '=') {
-          return trim_quotes(words[i].substr(name.size() + 1));
-        }
-      }
-    }
-    return {};
-  };
-  // Most containers give none of them: nothing to parse (a parse of
-  // nothing words its error, thousands of times in a large pod).
-  if (words.empty()) return;
-  const auto share = read_decimal(flag({"--gpu-memory-utilization"}), 3, 1, 1000);
-  container.gpu_memory_utilization = share ? share.value() : 0;
-  const auto tensor = read_whole(flag({"--tensor-parallel-size", "-tp"}), 1, 1'000'000);
-  container.tensor_parallel = tensor ? tensor.value() : 0;
-  const auto pipeline = read_whole(flag({"--pipeline-parallel-size", "-pp"}), 1, 1'000'000);
-  container.pipeline_parallel = pipeline ? pipeline.value() : 0;
+  container.gpu_memory_utilization =
+      flag_number(flags[kGpuMemoryUtilization], [](std::string_view text) { return read_decimal(text, 3, 1, 1000); });
+  container.tensor_parallel =
+      flag_number(flags[kTensorParallel], [](std::string_view text) { return read_whole(text, 1, 1'000'000); });
+  container.pipeline_parallel =
+      flag_number(flags[kPipelineParallel], [](std::string_view text) { return read_whole(text, 1, 1'000'000); });
 }
 
 }  // namespace gpusizer

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <deque>
 #include <optional>
 #include <span>
 #include <utility>
+
+#include <boost/container/small_vector.hpp>
 
 #include "gpusizer/sizing/catalogue_candidates.h"
 #include "gpusizer/sizing/messages.h"
@@ -465,11 +466,11 @@ class PodSizer {
   PodSizing sizing_;
   std::vector<Finding> findings_;  // in the order found: input, then each rule's
 
-  // Each rule's, in the order run. A deque, not a vector: it allocates one
-  // result at a time, where a vector's one block for every rule's result
-  // (over 1 KiB) would make glibc consolidate every small block freed
-  // before it (a tenth of a decision's time, docs/performance.md).
-  std::deque<RuleResult> results_;
+  // Each rule's, in the order run, in place: no allocation per result (a
+  // deque took one per rule), and no vector's block of every rule's result
+  // (over 1 KiB, which makes glibc consolidate every small block freed
+  // before it: a tenth of a decision's time, docs/performance.md).
+  boost::container::small_vector<RuleResult, kRuleCount> results_;
   Candidates candidates_;
   PodRequest written_;                       // the pod's request as written, once candidates are known
   mutable std::optional<PodRequest> sized_;  // sized_pod(), once summed

@@ -82,6 +82,9 @@ TEST(PodReader, ReadsVllmsGpuMemoryUtilizationFromCommandAndArgs) {
   EXPECT_EQ(share_of(nullptr, {"--gpu-memory-utilization", "1.5"}), 0);
   EXPECT_EQ(share_of(nullptr, {"--gpu-memory-utilization"}), 0);
   EXPECT_EQ(share_of(nullptr, {"--model", "m"}), 0);
+  // The flag's name ends the command and its value starts the args: one
+  // command line.
+  EXPECT_EQ(share_of({"vllm", "serve", "m", "--gpu-memory-utilization"}, {"0.7"}), 700);
 }
 
 TEST(PodReader, ReadsVllmsParallelismFromCommandAndArgs) {
@@ -96,6 +99,11 @@ TEST(PodReader, ReadsVllmsParallelismFromCommandAndArgs) {
   EXPECT_EQ(facts_of({"--tensor-parallel-size", "8", "--pipeline-parallel-size=2"}), "8/2");
   EXPECT_EQ(facts_of({"vllm serve m -tp 4"}), "4/0");
   EXPECT_EQ(facts_of({"--tensor-parallel-size", "$(TP)"}), "0/0");
+  // The first occurrence counts, in either spelling, as the old list scan read it.
+  EXPECT_EQ(facts_of({"-tp", "2", "--tensor-parallel-size=4", "-pp=3", "--pipeline-parallel-size", "5"}), "2/3");
+  EXPECT_EQ(facts_of({"--tensor-parallel-size", "$(TP)", "-tp", "4"}), "0/0");
+  // A flag's name as the value of another is still read as a flag.
+  EXPECT_EQ(facts_of({"--gpu-memory-utilization", "-tp", "8"}), "8/0");
 }
 
 TEST(PodReader, APodWithoutGpusHasItsVolumesAndSchedulingLeftUnread) {
