@@ -310,7 +310,8 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
   return decision;
 }
 
-HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body, const ClusterView& cluster) {
+HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body, const ClusterView& cluster,
+                        std::size_t body_capacity) {
   ReviewOutcome outcome;
   // One reader per server thread: its buffers are reused, review after review.
   thread_local JsonReader reader;
@@ -319,7 +320,7 @@ HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_vie
     JsonReader& reader;
     ~ReleaseAfterAnswer() { reader.release_large_buffers(); }
   } release{reader};
-  auto parsed = reader.parse(body);
+  auto parsed = reader.parse(body, body_capacity);
   if (!parsed) return bad_request(std::move(outcome), ProblemCode::kSyntax, "", "request body " + parsed.error());
   const JsonView review = parsed.value();
   if (!review.is_object())

@@ -203,16 +203,19 @@ void JsonReader::release_large_buffers() noexcept {
   if (keys_.capacity() > kRetainedEntries) std::vector<std::string_view>().swap(keys_);
 }
 
-std::optional<JsonView> JsonReader::parse_fast(std::string_view text) {
+static_assert(kJsonPadding >= simdjson::SIMDJSON_PADDING);
+
+std::optional<JsonView> JsonReader::parse_fast(std::string_view text, std::size_t capacity) {
   element root;
-  if (parser_.parse(text.data(), text.size()).get(root) != simdjson::SUCCESS || repeats_a_key(root)) {
+  const bool copy = capacity < text.size() + kJsonPadding;
+  if (parser_.parse(text.data(), text.size(), copy).get(root) != simdjson::SUCCESS || repeats_a_key(root)) {
     return std::nullopt;
   }
   return JsonView(root);
 }
 
-Result<JsonView> JsonReader::parse(std::string_view text) {
-  if (auto fast = parse_fast(text)) return *fast;
+Result<JsonView> JsonReader::parse(std::string_view text, std::size_t capacity) {
+  if (auto fast = parse_fast(text, capacity)) return *fast;
   // Rare input: the nlohmann reader says what is wrong and where, or reads
   // what simdjson refuses (integers beyond 64 bits) its own way.
   auto slow = parse_client_json(text, max_depth_);

@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <spdlog/spdlog.h>
 
+#include "gpusizer/json/json_view.h"
 #include "gpusizer/server/connection_deadlines.h"
 #include "gpusizer/server/log.h"
 
@@ -184,6 +185,9 @@ void Connection<Layer>::read_body(bool expects_continue) {
     });
     return;
   }
+  // Room past the body for the JSON reader to read it in place (Beast's
+  // own reserve is the body's length: a smaller reserve keeps this one).
+  if (const auto length = parser_->content_length()) parser_->get().body().reserve(*length + kJsonPadding);
   http::async_read(layer_.stream(), buffer_, *parser_, [self = self()](beast::error_code ec, std::size_t) {
     if (ec) return self->read_failed(ec);
     self->answer();
@@ -206,9 +210,12 @@ template <class Layer>
 HttpAnswer Connection<Layer>::answer_now() {
   auto& request = parser_->get();
   const std::string path = decoded_path(std::string_view(request.target()));
-  const HttpRequestView view{std::string_view(request.method_string()), path,
-                             std::string_view(request[http::field::content_type]), layer_.verified_client(),
-                             request.body()};
+  const HttpRequestView view{std::string_view(request.method_string()),
+                             path,
+                             std::string_view(request[http::field::content_type]),
+                             layer_.verified_client(),
+                             request.body(),
+                             request.body().capacity()};
   try {
     return settings_.handler.answer(view);
   } catch (const std::exception& e) {

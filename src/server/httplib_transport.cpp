@@ -224,7 +224,7 @@ class HttplibTransport final : public Transport {
  private:
   // cpp-httplib has already decoded the path and split off the query.
   static HttpRequestView view_of(const httplib::Request& req, const std::string& content_type) {
-    return {req.method, req.path, content_type, verified_client(req), req.body};
+    return {req.method, req.path, content_type, verified_client(req), req.body, req.body.capacity()};
   }
 
   // Declared before the server: they must outlive every connection.

@@ -88,7 +88,7 @@ HttpAnswer WebhookRoutes::review(Endpoint endpoint, const HttpRequestView& reque
     const auto claims = state_.claims ? state_.claims->inventory() : nullptr;
     const auto history = state_.history ? state_.history->snapshot() : nullptr;
     reply = handle_review(*state_.policy.current(), endpoint, request.body,
-                          ClusterView{nodes.get(), claims.get(), history.get()});
+                          ClusterView{nodes.get(), claims.get(), history.get()}, request.body_capacity);
     answer = {reply.status, "application/json", std::move(reply.body)};
     outcome = &reply.outcome;
   }

@@ -1,20 +1,33 @@
 #include "gpusizer/sizing/messages.h"
 
+#include <string_view>
+#include <utility>
+
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 
-std::string fit(std::string_view text) { return truncate_utf8(text, kMaxWarningBytes); }
+// Taken by value: a message built for it is moved in and out, not copied.
+std::string fit(std::string text) {
+  if (text.size() <= kMaxWarningBytes) return text;
+  return truncate_utf8(text, kMaxWarningBytes);
+}
 
 std::string fit_warning(const std::string& prefix, const std::string& container, const std::string& rest) {
-  const std::string tail = "\": " + rest;
-  const std::string head = prefix + "container \"";
-  std::string name = container;
-  const std::size_t fixed = head.size() + tail.size();
+  constexpr std::string_view kOpen = "container \"";
+  constexpr std::string_view kClose = "\": ";
+  const std::size_t fixed = prefix.size() + kOpen.size() + kClose.size() + rest.size();
+  std::string name_cut;
+  std::string_view name = container;
   if (fixed + name.size() > kMaxWarningBytes && fixed + 8 < kMaxWarningBytes) {
-    name = truncate_utf8(name, kMaxWarningBytes - fixed);
+    name_cut = truncate_utf8(name, kMaxWarningBytes - fixed);
+    name = name_cut;
   }
-  return fit(head + name + tail);
+  // One allocation: the message is written once, in a block of its size.
+  std::string text;
+  text.reserve(fixed + name.size());
+  text.append(prefix).append(kOpen).append(name).append(kClose).append(rest);
+  return fit(std::move(text));
 }
 
 std::string profile_text(const Profile& profile) { return profile.name + " profile"; }

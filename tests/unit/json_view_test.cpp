@@ -5,6 +5,8 @@
 #include "gpusizer/json/json_view.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -66,6 +68,28 @@ TEST(JsonReader, ReusedReaderReadsEachDocument) {
     auto parsed = reader.parse(text);
     ASSERT_TRUE(parsed) << parsed.error();
     EXPECT_EQ(json::parse(parsed.value().text()), json::parse(text));
+  }
+}
+
+// A body read in place (its buffer has kJsonPadding to spare) reads as the
+// same text copied: the bytes past its end are never part of it, whatever
+// they are.
+TEST(JsonReader, ATextReadInPlaceEndsAtItsLengthWhateverFollowsIt) {
+  const auto in_place = [](std::string_view text, std::string_view after) {
+    std::string buffer(text);
+    buffer += after;
+    buffer.resize(text.size() + kJsonPadding, '"');
+    JsonReader reader;
+    auto parsed = reader.parse(std::string_view(buffer).substr(0, text.size()), buffer.size());
+    return parsed ? "parsed " + parsed.value().text() : parsed.error();
+  };
+  for (const auto& [text, after] :
+       std::vector<std::pair<std::string, std::string>>{{R"({"a":1})", R"(,"a":2})"},
+                                                        {R"({"a":)", "1}"},
+                                                        {R"(["x)", R"("])"},
+                                                        {"[1,2]", std::string(kJsonPadding, '\\')},
+                                                        {"", "{}"}}) {
+    EXPECT_EQ(in_place(text, after), outcome(text)) << text;
   }
 }
 

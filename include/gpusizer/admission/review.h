@@ -82,9 +82,11 @@ struct HttpReply {
 // Answers one AdmissionReview request body. Malformed reviews get 400 with
 // a JSON error naming what is wrong; every 200 answer echoes the uid,
 // apiVersion and kind and sets `allowed` explicitly.
-// `cluster`: as decide_object's.
-HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body,
-                        const ClusterView& cluster = {});
+// `cluster`: as decide_object's. `body_capacity`: the bytes readable from
+// body.data(), as JsonReader::parse's capacity (a server reserves
+// kJsonPadding past the body it reads: no copy of it per review).
+HttpReply handle_review(const Policy& policy, Endpoint endpoint, std::string_view body, const ClusterView& cluster = {},
+                        std::size_t body_capacity = 0);
 
 // Keeps each warning under 120 characters, all of them well under the API
 // server's 4096-character total and at most 20 of them (kubectl prints a

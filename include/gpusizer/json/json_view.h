@@ -106,6 +106,10 @@ inline std::string string_member(JsonView object, std::string_view key) { return
 // Parses documents one at a time, reusing its buffers: a review answered on
 // a server thread allocates nothing here once the thread has seen one of
 // its size. Views from a parse stay valid until the next parse.
+// The bytes past a text's end simdjson reads (its SIMDJSON_PADDING): a
+// buffer that has them spares JsonReader::parse a copy of the text.
+inline constexpr std::size_t kJsonPadding = 64;
+
 class JsonReader {
  public:
   explicit JsonReader(std::size_t max_depth = kMaxJsonDepth);
@@ -115,7 +119,10 @@ class JsonReader {
   // UTF-8; failures say what is wrong and where, in its words (its reader
   // runs again on failing input to say where). Values simdjson cannot hold
   // (integers beyond 64 bits) read as nlohmann reads them, as doubles.
-  Result<JsonView> parse(std::string_view text);
+  // capacity: the bytes readable from text.data(); with kJsonPadding past
+  // the text's end (a request body read into a buffer reserved for it),
+  // simdjson reads the text in place instead of copying it first.
+  Result<JsonView> parse(std::string_view text, std::size_t capacity = 0);
 
   // An nlohmann document (from YAML or a test) read as a view.
   JsonView view_of(const nlohmann::json& document);
@@ -131,7 +138,7 @@ class JsonReader {
  private:
   // The document when simdjson reads it and it repeats no key; nullopt
   // sends it to the slower reader that says what is wrong.
-  std::optional<JsonView> parse_fast(std::string_view text);
+  std::optional<JsonView> parse_fast(std::string_view text, std::size_t capacity);
   bool repeats_a_key(simdjson::dom::element root);
 
   std::size_t max_depth_;

@@ -34,6 +34,9 @@ struct HttpRequestView {
   // A client certificate was presented and verified against the client CA.
   bool verified_client = false;
   std::string_view body;
+  // The bytes readable from body.data(): kJsonPadding more than the body
+  // when the transport reserved them, and the JSON reader reads it in place.
+  std::size_t body_capacity = 0;
 };
 
 struct HttpAnswer {

@@ -17,7 +17,7 @@ namespace gpusizer {
 inline constexpr std::size_t kMaxWarningBytes = 119;
 
 // text cut to kMaxWarningBytes.
-std::string fit(std::string_view text);
+std::string fit(std::string text);
 
 // prefix + `container "NAME": ` + rest, cut to kMaxWarningBytes by
 // shortening the container name (up to 63 characters) rather than the end,
