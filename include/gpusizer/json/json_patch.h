@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
 #include <nlohmann/json.hpp>
 
 #include "gpusizer/json/json_view.h"
@@ -38,7 +39,10 @@ class PatchOverlay {
     bool json = false;
     std::string value;                  // when is_set
     std::vector<std::string> appended;  // JSON texts appended to the array here
-    std::vector<std::size_t> children;  // indices into nodes_, in the order first edited
+    // Indices into nodes_, in the order first edited; in place for the
+    // few a node has (a container's resources: requests and limits, each
+    // of up to three resources), so no allocation per node.
+    boost::container::small_vector<std::size_t, 3> children;
   };
   std::vector<Node> nodes_;  // nodes_[0] is the object itself, once anything is edited
 
