@@ -31,8 +31,10 @@ RuleResult HistoryRule::evaluate(const RuleInput& input) const {
   // The floor is the pod's in all: the OOM-killed containers' recommended
   // memory, and the others' requests as they are.
   Quantity floor;
-  std::vector<std::string> evidence;
-  std::vector<std::string> arithmetic;
+  // Each OOM-killed container's evidence and arithmetic, "; " between
+  // them, written in place: the rule runs for every GPU pod history knows.
+  std::string said;
+  std::string how;
   for (const ContainerFacts* holder : app->holders) {
     const ContainerHistory* history = input.history->find({input.pod.namespace_name, key, holder->name});
     MemoryAdvice scratch;
@@ -41,8 +43,13 @@ RuleResult HistoryRule::evaluate(const RuleInput& input) const {
     switch (advice.kind) {
       case MemoryAdvice::Kind::kOomKilled:
         floor = floor.plus(advice.recommended);
-        evidence.push_back(who() + " " + advice.evidence);
-        arithmetic.push_back(advice.arithmetic);
+        if (!said.empty()) {
+          said += "; ";
+          how += "; ";
+        }
+        said.append(input.pod.label).append("container ").append(in_quotes(holder->name));
+        said.append(" ").append(advice.evidence);
+        how += advice.arithmetic;
         continue;
       case MemoryAdvice::Kind::kNearLimit:
       case MemoryAdvice::Kind::kOversized:
@@ -55,20 +62,21 @@ RuleResult HistoryRule::evaluate(const RuleInput& input) const {
     }
     floor = floor.plus(holder->effective_request(kMemory).value_or(Quantity()));
   }
-  if (evidence.empty()) {
+  if (said.empty()) {
     if (input.explain) explain("-", "no OOM kill in history of " + key);
     return result;
   }
-  const std::string said = join(evidence, "; ") + ": memory " + floor.to_string();
-  const std::string how = join(arithmetic, "; ");
+  said.append(": memory ").append(floor.to_string());
   if (policy.mode == HistoryPolicy::Mode::kRecommend) {
     result.findings.push_back({DenialReason::kMemory, false, "", fit(said + " recommended (history.mode recommend)")});
     if (input.explain) explain("-", said + " recommended: " + how);
     return result;
   }
   if (input.explain) explain("memory " + floor.to_string(), said + ": " + how);
-  result.floors.push_back(
-      {0, kMemory, floor, "history", "history: " + how, fit("history: " + said + " (" + how + ")")});
+  std::string warning;
+  warning.reserve(said.size() + how.size() + 12);
+  warning.append("history: ").append(said).append(" (").append(how).append(")");
+  result.floors.push_back({0, kMemory, floor, "history", "history: " + how, fit(std::move(warning))});
   return result;
 }
 
