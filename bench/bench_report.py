@@ -7,7 +7,8 @@ import re
 import statistics
 
 from load_tools import (BENCH, DISTURBED_PCT, EXTRA_CONNECTIONS, EXTRA_WORKLOADS, HANDLER_TARGET_US, LABELS,
-                        LOAD_CORE, MAIN_WORKLOAD, PROBE_SECONDS, SERVER_CORE, SERVERS, SOURCE, WORKLOADS)
+                        LOAD_CORE, MAIN_WORKLOAD, PROBE_SECONDS, SERVER_CORE, SERVERS, SOURCE, UNPINNED_SERVERS,
+                        UNPINNED_WORKLOADS, WORKLOADS)
 
 
 def fmt_us(us):
@@ -70,6 +71,57 @@ def targets(results):
         per_node = nodes["nodes_relist"]["bytes_per_node"]
         rows.append((f"| inventory memory per node (heap kept by the watch and its snapshot) | {per_node:.0f} B | "
                      f"< 2048 B | {'met' if per_node < 2048 else '**NOT met**'} |", per_node < 2048))
+    return rows + issue30_targets(results)
+
+
+def kb(workload):
+    """A workload's size, `12.4 KB`."""
+    return f"{(WORKLOADS / workload).stat().st_size / 1000:.1f} KB"
+
+
+def issue30_targets(results):
+    """Issue 30's done-when, each a row: gpu-sizer / the Go peer at least 2x on the 12 KB
+    and the small body, pinned (16 connections; the small body pinned only in a full
+    run) and unpinned; gpu-sizer / bare TLS at least 0.6x on the 12 KB body, pinned and
+    unpinned; p99 at the fixed rate at most 0.5x the peer's; idle RSS at most the peer's."""
+    rows = []
+    small = UNPINNED_WORKLOADS[1]
+    cpus = results.get("unpinned_cpus", ("?", "?"))
+    unpinned = results.get("unpinned", {})
+    t = results["throughput"]
+
+    def throughput(what, ours, other, label, bound):
+        text = f"issue 30: throughput, {what}, 16 connections, gpu-sizer / {label}"
+        if ours is None or other is None:
+            return (f"| {text} | not measured (a server did not serve 16 connections) | ≥ {bound:g} | "
+                    "**NOT met** |", False)
+        o, x = ours["rps"], other["rps"]
+        return ratio_row(text, o / x, bound, True, f"{o:.0f} / {x:.0f} = {o / x:.2f}x{mark(ours) or mark(other)}")
+
+    main, unpinned_text = kb(MAIN_WORKLOAD), f"unpinned (CPUs {cpus[0]})"
+    rows.append(throughput(f"{main} body, pinned", t.get(("ours", 16)), t.get(("peer", 16)), "Go peer", 2.0))
+    if results["extra"] or results["extra_not_served"]:  # the other body sizes: a full run only
+        extra = results["extra"]
+        rows.append(throughput(f"{kb(small)} body, pinned", extra.get(("ours", small)), extra.get(("peer", small)),
+                               "Go peer", 2.0))
+    for workload in UNPINNED_WORKLOADS:
+        rows.append(throughput(f"{kb(workload)} body, {unpinned_text}", unpinned.get(("ours", workload)),
+                               unpinned.get(("peer", workload)), "Go peer", 2.0))
+    rows.append(throughput(f"{main} body, pinned", t.get(("ours", 16)), t.get(("bare", 16)), "bare TLS", 0.6))
+    rows.append(throughput(f"{main} body, {unpinned_text}", unpinned.get(("ours", MAIN_WORKLOAD)),
+                           unpinned.get(("bare", MAIN_WORKLOAD)), "bare TLS", 0.6))
+    lat = results["latency"]
+    if ("ours", 16) in lat and ("peer", 16) in lat:
+        ours, peer = lat[("ours", 16)], lat[("peer", 16)]
+        o, p = ours["p99_us"], peer["p99_us"]
+        rows.append(ratio_row(f"issue 30: p99 at {ours['rate']} req/s over 16 connections, gpu-sizer / Go peer",
+                              o / p, 0.5, False, f"{fmt_us(o)} / {fmt_us(p)} = {o / p:.2f}x{mark(ours) or mark(peer)}"))
+    else:
+        rows.append(("| issue 30: p99 at the fixed rate over 16 connections, gpu-sizer / Go peer | not measured (a "
+                     "server did not serve 16 connections) | ≤ 0.5 | **NOT met** |", False))
+    o, p = results["rss_idle"]["ours"], results["rss_idle"]["peer"]
+    rows.append(ratio_row("issue 30: resident memory idle, gpu-sizer / Go peer", o / p, 1.0, False,
+                          f"{fmt_mib(o)} / {fmt_mib(p)} = {o / p:.2f}x"))
     return rows
 
 
@@ -122,6 +174,47 @@ def render_hostile(w, rows):
         w("")
 
 
+def render_unpinned(w, bench, r):
+    """Issue 30: each server alone on all the CPUs, its requests per second per workload, and gpu-sizer's ratios."""
+    cpus, count = r["unpinned_cpus"]
+    runs, not_served = r["unpinned"], r["unpinned_not_served"]
+    w("## Unpinned: all cores, one server at a time")
+    w("")
+    w(f"Each server alone with h2load on all {count} CPUs (`taskset -c {cpus}`), {EXTRA_CONNECTIONS} connections, "
+      f"at saturation for {bench.seconds} s (see Method). Requests per second (server CPU / h2load CPU, as a share "
+      f"of one CPU: the server may use up to {100 * count}%).")
+    w("")
+    w("| server | " + " | ".join(f"`{wl}` ({kb(wl)})" for wl in UNPINNED_WORKLOADS) + " |")
+    w("| --- | " + " | ".join("---:" for _ in UNPINNED_WORKLOADS) + " |")
+
+    def cell(name, wl):
+        run = runs.get((name, wl))
+        if run is None:
+            return f"**not served**: {not_served.get((name, wl), '?')} of {EXTRA_CONNECTIONS} connections"
+        return f"{run['rps']:.0f} ({run['server_cpu_pct']:.0f}% / {run['client_cpu_pct']:.0f}%){mark(run)}"
+
+    for name in UNPINNED_SERVERS:
+        w(f"| {LABELS[name]} | " + " | ".join(cell(name, wl) for wl in UNPINNED_WORKLOADS) + " |")
+    for other in ("peer", "bare"):
+        ratios = []
+        for wl in UNPINNED_WORKLOADS:
+            o, x = runs.get(("ours", wl)), runs.get((other, wl))
+            ratios.append(f"{o['rps'] / x['rps']:.2f}x{mark(o) or mark(x)}" if o and x else "")
+        w(f"| gpu-sizer / {LABELS[other].split(' (')[0]} | " + " | ".join(ratios) + " |")
+    w("")
+    if bench.unpinned_load:
+        other = [o for o, _ in bench.unpinned_load]
+        steal = [st for _, st in bench.unpinned_load]
+        w(f"**Other load** during these {len(bench.unpinned_load)} runs (from /proc/stat; h2load and the server "
+          "may run on any of the CPUs, so everything else is counted on all of them together, as a share of one "
+          f"CPU): other work on average {statistics.mean(other):.0f}% (at most {max(other):.0f}% in one run), "
+          f"steal on average {statistics.mean(steal):.0f}% (at most {max(steal):.0f}%). These runs are left out "
+          "of the pinned runs' figures above. As a pinned run is, an unpinned one is run again when other work and "
+          f"steal took more than {DISTURBED_PCT:g}% of one CPU (here of all of them together), and its number "
+          "marked † if it still was.")
+        w("")
+
+
 def render(bench, results):
     r = results
     m = r["machine"]
@@ -159,15 +252,15 @@ def render(bench, results):
       f"h2load: {tls}), measured in the same run:")
     w("")
     w("- **gpu-sizer**: `gpu-sizer serve` as deployed (its defaults: the asio transport with one event loop per "
-      "CPU it may use, here one as it is pinned to one core; a JSON log line per review written to a file, "
-      "Prometheus metrics, the /status counters).")
+      "CPU it may use, here one as it is pinned to one core, one per CPU unpinned; a JSON log line per review "
+      "written to a file, Prometheus metrics, the /status counters).")
     w("- **gpu-sizer --transport httplib**: the same binary on its other transport, cpp-httplib (a pool of 32 "
       "threads, one per keep-alive connection): what the event-loop transport changed, measured beside it.")
     w("- **Go peer**: `bench/peer-go`, a Go standard-library (`net/http`, `crypto/tls`, `encoding/json`) webhook "
       "for pods, one log line per review written to a file. Pinned to one core, the Go runtime runs with "
-      "GOMAXPROCS=1.")
-    w("- **bare TLS**: `gpu-sizer-bare-tls` (`bench/bare/`), gpu-sizer's own transport (asio, one event loop) "
-      "and TLS set-up answering POST /mutate with a fixed body, "
+      "GOMAXPROCS=1; unpinned, with its default (GOMAXPROCS unset: the CPUs it may use).")
+    w("- **bare TLS**: `gpu-sizer-bare-tls` (`bench/bare/`), gpu-sizer's own transport (asio, an event loop per "
+      "CPU it may use, as gpu-sizer) and TLS set-up answering POST /mutate with a fixed body, "
       "gpu-sizer's exact answer to the workload (checked byte for byte): no parsing, no decision, no logging. "
       "The ceiling of the transport on this machine.")
     w("")
@@ -175,6 +268,16 @@ def render(bench, results):
       f"the server under test on core {SERVER_CORE} (`taskset -c {SERVER_CORE}`); this script and its TLS client "
       f"stay on core {LOAD_CORE}. All the servers run at once, idle but for the one under load.")
     w("")
+    if "unpinned_cpus" in r:
+        cpus, count = r["unpinned_cpus"]
+        w(f"**Unpinned** (issue 30, what users run): gpu-sizer, the Go peer and the bare server, each alone (started "
+          "for its run, the other servers stopped), it and h2load (one thread) on all the CPUs this script was "
+          f"given, {count} here (`taskset -c {cpus}`), so that the servers run their defaults on all of them and "
+          "share them with the load generator; at saturation over "
+          f"{EXTRA_CONNECTIONS} connections for {bench.seconds} s, on "
+          + " and ".join(f"`{wl}` ({kb(wl)})" for wl in UNPINNED_WORKLOADS) + ", the bare server answering "
+          "gpu-sizer's answer to each (checked byte for byte).")
+        w("")
     w(f"**Workload**: `bench/workloads/{MAIN_WORKLOAD}` ({(WORKLOADS / MAIN_WORKLOAD).stat().st_size} bytes, an "
       "AdmissionReview of a pod that is mutated), POSTed to /mutate. Requests that fail, error, time out or "
       "answer other than 2xx make the run fail: they are a benchmark error, never a result.")
@@ -217,7 +320,7 @@ def render(bench, results):
         background = ", ".join(f"core {c} {v:.0f}%" for c, v in sorted(bench.background.items()))
         noisy = max(bench.background.values(), default=0) > 10 or statistics.mean(core1) > 10
         w(f"**Other load** (from /proc/stat): before the run, over 1 s with no server started, the cores were busy "
-          f"{background}. During the {len(bench.other_load)} load runs, everything but the server under test and "
+          f"{background}. During the {len(bench.other_load)} pinned load runs, everything but the server under test and "
           f"h2load (other processes, kernel threads such as ksoftirqd, this script) used on average "
           f"{statistics.mean(core1):.0f}% of core {SERVER_CORE} (at most {max(core1):.0f}% in one run) and "
           f"{statistics.mean(core0):.0f}% of core {LOAD_CORE} (at most {max(core0):.0f}%). The hypervisor "
@@ -249,7 +352,7 @@ def render(bench, results):
                 cells.append(f"{t['rps']:.0f} ({t['server_cpu_pct']:.0f}% / {t['client_cpu_pct']:.0f}%){mark(t)}")
         w(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
     w("")
-    if r["not_served"] or r["extra_not_served"]:
+    if r["not_served"] or r["extra_not_served"] or r.get("unpinned_not_served"):
         w("**Not served**: before each h2load run, that many keep-alive connections are opened at once, each "
           f"POSTing the workload; a server that does not answer all of them within {PROBE_SECONDS:g} s (a thread "
           "per connection: "
@@ -268,6 +371,8 @@ def render(bench, results):
                 f"**not served**: {r['extra_not_served'].get((name, wl), '?')} of {EXTRA_CONNECTIONS} connections"
                 for wl in EXTRA_WORKLOADS) + " |")
         w("")
+    if "unpinned_cpus" in r:
+        render_unpinned(w, bench, r)
 
     w("## Latency at a fixed offered rate")
     w("")
@@ -301,10 +406,12 @@ def render(bench, results):
           + ", ".join(f"{x:.1f}" for x in s["all"]) + " ms |")
     w("")
 
-    w("## Targets (issue #7)")
+    w("## Targets (issues #7 and #30)")
     w("")
     w("Ratios measured in this run; a target not met is reported, never a failure of the run. † marks a ratio "
-      "computed from a disturbed run (see Other load).")
+      "computed from a disturbed run (see Other load). The rows marked issue 30 are its done-when, some of them "
+      "the same measurement as an issue 7 row against another bound; the small body pinned is measured only in a "
+      "full run (not with --quick).")
     w("")
     w("| target | measured | bound | |")
     w("| --- | --- | --- | --- |")

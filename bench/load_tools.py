@@ -1,9 +1,9 @@
 """What the load benchmark (bench/run.py) measures with: the constants shared
 by its modules, starting and stopping the servers, the /proc readers (RSS,
-CPU time, the cores' busy and steal time), the RSS sampler, the TLS client
-and its connection probe, the certificates, h2load (command line, run,
-parsed output, latency log), and the machine's description. Python
-standard library only.
+CPU time, the cores' busy and steal time, what other work took from a run),
+the RSS sampler, the TLS client and its connection probe, the certificates,
+h2load (command line, run, parsed output, latency log), and the machine's
+description. Python standard library only.
 """
 
 import contextlib
@@ -29,6 +29,9 @@ WORKLOADS = BENCH / "workloads"
 MAIN_WORKLOAD = "pod-12k-mutated.json"
 EXTRA_WORKLOADS = ["pod-3k-mutated.json", "pod-60k-mutated.json"]
 EXTRA_CONNECTIONS = 16
+# Issue 30: each of these servers alone on all the CPUs, on these bodies.
+UNPINNED_WORKLOADS = [MAIN_WORKLOAD, "pod-3k-mutated.json"]
+UNPINNED_SERVERS = ["ours", "peer", "bare"]
 LOAD_CORE = 0
 SERVER_CORE = 1
 SERVERS = ["ours", "ours-httplib", "peer", "bare"]
@@ -74,12 +77,13 @@ class Processes:
     def __init__(self):
         self.running = []
 
-    def start(self, argv, log_path, core=SERVER_CORE):
+    def start(self, argv, log_path, core=SERVER_CORE, env=None):
+        """`core`: a core, or a taskset CPU list ("0-3"); `env`: None for this script's environment."""
         full = ["taskset", "-c", str(core)] + [str(a) for a in argv]
         out = open(log_path, "wb")
         try:
             proc = subprocess.Popen(full, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    preexec_fn=_die_with_parent)
+                                    preexec_fn=_die_with_parent, env=env)
         finally:
             out.close()
         proc.log_path = Path(log_path)
@@ -147,6 +151,17 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_list(cpus):
+    """A set of CPUs as taskset writes them: {0, 1, 2, 5} is "0-2,5"."""
+    ranges = []
+    for cpu in sorted(cpus):
+        if ranges and cpu == ranges[-1][1] + 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges)
+
+
 def core_busy_seconds(steal=False):
     """Seconds each core spent on processes (user, nice, system), from /proc/stat; with
     steal=True, the seconds the hypervisor gave the core to someone else instead.
@@ -160,6 +175,29 @@ def core_busy_seconds(steal=False):
                 values = [int(v) for v in fields] + [0] * 8
                 busy[int(name[3:])] = (values[7] if steal else values[0] + values[1] + values[2]) / tick
     return busy
+
+
+def account_disturbance(r, busy, steal, server_cpu, elapsed, cpus=None):
+    """What was taken from a load run `r`, in % of one core, by other work (the cores' busy
+    seconds `busy` less h2load's and the server's CPU time) or by the hypervisor (`steal`
+    seconds), written into `r`; its text for the log. Pinned (cpus None): per core
+    (other_pct, steal_pct: LOAD_CORE, SERVER_CORE), disturbed_pct the worse core. Unpinned
+    (cpus: the set h2load and the server ran on, anywhere in it): other work counted on
+    those CPUs together (other_all_pct, steal_all_pct), disturbed_pct their sum."""
+    if cpus is None:
+        other = [max(0.0, 100.0 * (busy.get(core, 0) - own) / elapsed)
+                 for core, own in ((LOAD_CORE, r["client_cpu_s"]), (SERVER_CORE, server_cpu))]
+        r["other_pct"] = tuple(other)
+        r["steal_pct"] = tuple(100.0 * steal.get(c, 0) / elapsed for c in (LOAD_CORE, SERVER_CORE))
+        r["disturbed_pct"] = max(o + st for o, st in zip(r["other_pct"], r["steal_pct"]))
+        return (f"other work used {other[0]:.0f}% of core {LOAD_CORE} and {other[1]:.0f}% of core "
+                f"{SERVER_CORE}, the hypervisor (steal) {r['steal_pct'][0]:.0f}% and {r['steal_pct'][1]:.0f}%")
+    own = r["client_cpu_s"] + server_cpu
+    r["other_all_pct"] = max(0.0, 100.0 * (sum(busy.get(c, 0) for c in cpus) - own) / elapsed)
+    r["steal_all_pct"] = 100.0 * sum(steal.get(c, 0) for c in cpus) / elapsed
+    r["disturbed_pct"] = r["other_all_pct"] + r["steal_all_pct"]
+    return (f"other work used {r['other_all_pct']:.0f}% of a core on CPUs {cpu_list(cpus)} together, "
+            f"the hypervisor (steal) {r['steal_all_pct']:.0f}%")
 
 
 class RssSampler:
@@ -299,8 +337,8 @@ H2LOAD_STATUS = re.compile(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+
 H2LOAD_FINISHED = re.compile(r"finished in ([\d.]+)(m?s), ([\d.]+) req/s, ([\d.]+)([KMG]?B)/s")
 
 
-def h2load_argv(port, connections, seconds, workload, warm_up, rps=None, log_file=None):
-    argv = ["taskset", "-c", str(LOAD_CORE), "h2load", "--h1", "-t1", "-c", str(connections), "-D", str(seconds)]
+def h2load_argv(port, connections, seconds, workload, warm_up, rps=None, log_file=None, core=LOAD_CORE):
+    argv = ["taskset", "-c", str(core), "h2load", "--h1", "-t1", "-c", str(connections), "-D", str(seconds)]
     if warm_up:
         argv += ["--warm-up-time", str(warm_up)]
     if rps is not None:

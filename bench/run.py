@@ -9,15 +9,25 @@ Four servers, measured in the same run on the same machine:
         answering a fixed body (our exact answer): the ceiling of the transport.
 
 The load generator is h2load (Debian's nghttp2-client) over HTTP/1.1 with
-keep-alive and TLS, pinned to core 0; the servers are pinned to core 1.
-For each server and connection count: throughput at saturation, then the
-latency (p50/p99/max from h2load's per-request log) at one fixed offered
-rate, the same for all the servers (half of the lowest saturation
-throughput at that connection count); resident memory idle and under load;
-start-up time to the first answered POST /mutate; the micro benchmarks
-of the handler; and the handler on hostile reviews (issue 25: the shapes
-that cost it the most per byte, up to 8 MiB). The result is written as a
-Markdown document.
+keep-alive and TLS, pinned to core 0; the servers, all started at once, are
+pinned to core 1. For each server and connection count: throughput at
+saturation, then the latency (p50/p99/max from h2load's per-request log) at
+one fixed offered rate, the same for all the servers (half of the lowest
+saturation throughput at that connection count); the other body sizes at
+16 connections; resident memory idle and under load; start-up time to the
+first answered POST /mutate; the micro benchmarks of the handler; and the
+handler on hostile reviews (issue 25: the shapes that cost it the most per
+byte, up to 8 MiB). The result is written as a Markdown document.
+
+Unpinned (issue 30: what users run): gpu-sizer, the peer and the bare server
+(answering gpu-sizer's answer to each body) each started alone, the others
+stopped, then saturated by h2load (one thread) at 16 connections; the
+server and h2load on every CPU this script was given (`taskset -c 0-N`), so
+gpu-sizer and the bare server run an event loop per CPU and the peer its
+default GOMAXPROCS (unset in its environment). On the 12 KB and the 3.5 KB
+pod bodies. Other work is then counted on all the CPUs together (busy time
+less the server's and h2load's), apart from the pinned runs' per-core
+figures.
 
 Before each h2load run, N keep-alive connections are opened at once: a
 server that cannot answer them all (a thread per connection, N past its
@@ -30,12 +40,15 @@ disturbed; the document reports the other load and the hypervisor's steal.
 
 This file holds the Bench (the servers, the load runs and their order) and
 main; beside it, load_tools.py (processes, /proc, the TLS client, h2load),
+load_phases.py (the other body sizes pinned, and the unpinned runs),
 in_process.py (the micro, node inventory and hostile benchmarks) and
 bench_report.py (the Markdown document and the targets).
 
---quick (a few seconds per server, 1 and 16 connections) writes to a scratch
-file in the build directory (DIR/bench-run/) and is the ctest test bench_short: it checks that everything ran
-(servers answered, no failed requests, the answers agree), never timings.
+--quick (a few seconds per server, 1 and 16 connections, and the unpinned
+runs of 1 s each; no other body sizes pinned) writes to a scratch file in
+the build directory (DIR/bench-run/) and is the ctest test bench_short: it
+checks that everything ran (servers answered, no failed requests, the
+answers agree), never timings.
 
 Exit status: 0 when everything ran, whatever the numbers (a target not met,
 or a server not serving 64 connections, is data, not a failure); 1 when
@@ -56,10 +69,11 @@ import time
 from pathlib import Path
 
 import in_process
+import load_phases
 from bench_report import render, summary
-from load_tools import (BENCH, DISTURBED_PCT, EXTRA_CONNECTIONS, EXTRA_WORKLOADS, LOAD_CORE, MAIN_WORKLOAD,
-                        PROBE_SECONDS, SERVER_CORE, SERVERS, SOURCE, WORKLOADS, BenchError, Processes, RssSampler,
-                        check_answer, core_busy_seconds, cpu_seconds, free_port, h2load_argv, log, machine,
+from load_tools import (BENCH, DISTURBED_PCT, LOAD_CORE, MAIN_WORKLOAD, PROBE_SECONDS, SERVER_CORE, SERVERS, SOURCE,
+                        WORKLOADS, BenchError, Processes, RssSampler, account_disturbance, check_answer,
+                        core_busy_seconds, cpu_list, cpu_seconds, free_port, h2load_argv, log, machine,
                         make_certificates, percentile, post, probe_connections, read_latency_log, run, run_h2load,
                         tls_context, versions, vm_rss_kib, wait_listening)
 
@@ -75,11 +89,15 @@ class Bench:
         self.procs = Processes()
         self.results = {"throughput": {}, "latency": {}, "rss_idle": {}, "rss_load": {}, "startup": {},
                         "not_served": {}, "extra_not_served": {},
-                        "extra": {}, "micro": [], "cpu": {}}
+                        "extra": {}, "micro": [], "cpu": {}, "unpinned": {}, "unpinned_not_served": {}}
         self.commands = []
         self.other_load = []  # (% of core 0, % of core 1) used by other processes, per load run
         self.background = {}
         self.steal = []  # (% of core 0, % of core 1) stolen by the hypervisor, per load run
+        # Per unpinned load run: (other work, steal), all CPUs together, in % of one CPU.
+        self.unpinned_load = []
+        self.all_cpu_set = os.sched_getaffinity(0)  # before run() pins this script
+        self.all_cpus = cpu_list(self.all_cpu_set)
         self.binaries = {
             "ours": self.built("gpu-sizer"),
             "ours-httplib": self.built("gpu-sizer"),
@@ -127,9 +145,9 @@ class Bench:
         return [self.binaries["bare"], "--listen", f"127.0.0.1:{port}", "--cert", self.cert, "--key", self.key,
                 "--body", body_file or self.body_file]
 
-    def start_server(self, name, tag="", body_file=None):
+    def start_server(self, name, tag="", body_file=None, core=SERVER_CORE, env=None):
         port = free_port()
-        proc = self.procs.start(self.server_argv(name, port, body_file), self.work / f"{name}{tag}.log")
+        proc = self.procs.start(self.server_argv(name, port, body_file), self.work / f"{name}{tag}.log", core, env)
         port = wait_listening(proc)
         return proc, port
 
@@ -209,12 +227,14 @@ class Bench:
                 self.procs.stop(proc)
         self.results["startup"][name] = {"median": statistics.median(times), "best": min(times), "all": times}
 
-    def load_run(self, name, proc, label, argv, seconds, parse=None, log_file=None):
+    def load_run(self, name, proc, label, argv, seconds, parse=None, log_file=None, pinned=True):
         """One h2load run against the server `proc`, run again (up to 3 times in all, within
         a retry budget for the whole benchmark, after waiting up to 30 s for the machine to
         calm down) when other work took more than DISTURBED_PCT of a core meanwhile; the
         least disturbed attempt is kept. `parse` adds fields from h2load's log file
-        `log_file`, which h2load appends to: it is removed before each attempt."""
+        `log_file`, which h2load appends to: it is removed before each attempt. With
+        pinned=False (the server and h2load on all the CPUs), other work and steal are
+        counted on all the CPUs together (load_tools.account_disturbance)."""
         attempts = []
         for attempt in range(self.max_attempts):
             if attempt > 0:
@@ -235,28 +255,26 @@ class Bench:
                 r.update(parse(r))
             r["server_cpu_pct"] = 100.0 * server_cpu / elapsed
             r["client_cpu_pct"] = 100.0 * r["client_cpu_s"] / elapsed
-            other = [max(0.0, 100.0 * (busy_after.get(core, 0) - busy_before.get(core, 0) - own) / elapsed)
-                     for core, own in ((LOAD_CORE, r["client_cpu_s"]), (SERVER_CORE, server_cpu))]
-            r["other_pct"] = tuple(other)
-            r["steal_pct"] = tuple(100.0 * (steal_after.get(c, 0) - steal_before.get(c, 0)) / elapsed
-                                   for c in (LOAD_CORE, SERVER_CORE))
-            # Taken from the run: by other work, or by the hypervisor (steal).
-            r["disturbed_pct"] = max(o + st for o, st in zip(r["other_pct"], r["steal_pct"]))
+            busy = {c: busy_after.get(c, 0) - busy_before.get(c, 0) for c in busy_after}
+            steal = {c: steal_after.get(c, 0) - steal_before.get(c, 0) for c in steal_after}
+            disturbance = account_disturbance(r, busy, steal, server_cpu, elapsed,
+                                              None if pinned else self.all_cpu_set)
             attempts.append(r)
             if attempt > 0:
                 self.retry_budget_s -= time.monotonic() - retry_started
             if r["disturbed_pct"] <= DISTURBED_PCT:
                 break
             again = len(attempts) < self.max_attempts and self.retry_budget_s > 0
-            log(f"  disturbed: other work used {other[0]:.0f}% of core {LOAD_CORE} and {other[1]:.0f}% of core "
-                f"{SERVER_CORE} during the run, the hypervisor (steal) {r['steal_pct'][0]:.0f}% and "
-                f"{r['steal_pct'][1]:.0f}%" + ("; running it again" if again else ""))
+            log(f"  disturbed: {disturbance} during the run" + ("; running it again" if again else ""))
             if not again:
                 break
         best = min(attempts, key=lambda a: a["disturbed_pct"])
         best["attempts"] = len(attempts)
-        self.other_load.append(best["other_pct"])
-        self.steal.append(best["steal_pct"])
+        if pinned:
+            self.other_load.append(best["other_pct"])
+            self.steal.append(best["steal_pct"])
+        else:
+            self.unpinned_load.append((best["other_all_pct"], best["steal_all_pct"]))
         return best
 
     @staticmethod
@@ -271,9 +289,13 @@ class Bench:
                 return True
         return False
 
-    def saturation(self, name, proc, port, connections, workload=MAIN_WORKLOAD):
-        argv = h2load_argv(port, connections, self.seconds, WORKLOADS / workload, self.warm_up)
-        return self.load_run(name, proc, f"{name} c={connections} {workload}", argv, self.seconds)
+    def saturation(self, name, proc, port, connections, workload=MAIN_WORKLOAD, cpus=None):
+        """h2load at saturation, pinned to LOAD_CORE; with `cpus` (a taskset CPU list), on those
+        CPUs, unpinned."""
+        argv = h2load_argv(port, connections, self.seconds, WORKLOADS / workload, self.warm_up,
+                           core=cpus if cpus else LOAD_CORE)
+        return self.load_run(name, proc, f"{name} c={connections} {workload}", argv, self.seconds,
+                             pinned=cpus is None)
 
     def fixed_rate(self, name, proc, port, connections, rate):
         log_file = self.work / f"latency-{name}-c{connections}.tsv"
@@ -410,31 +432,7 @@ class Bench:
                     f"steal {r['steal_pct'][0]:.0f}% / {r['steal_pct'][1]:.0f}%)")
 
         if not self.args.quick:
-            for workload in EXTRA_WORKLOADS:
-                body = (WORKLOADS / workload).read_bytes()
-                status, extra_answer = post(ours_port, "/mutate", body, context)
-                check_answer("gpu-sizer", status, extra_answer)
-                extra_body = self.work / f"answer-{workload}"
-                extra_body.write_bytes(extra_answer)
-                extra_bare, extra_port = self.start_server("bare", tag=f"-{workload}", body_file=extra_body)
-                try:
-                    targets = {"ours": (ours, ours_port), "ours-httplib": (httplib, httplib_port),
-                               "peer": (peer, peer_port), "bare": (extra_bare, extra_port)}
-                    for name in SERVERS:
-                        proc, port = targets[name]
-                        answered = probe_connections(port, EXTRA_CONNECTIONS, context, body)
-                        if answered < EXTRA_CONNECTIONS:
-                            self.results["extra_not_served"][(name, workload)] = answered
-                            log(f"{name}: only {answered} of {EXTRA_CONNECTIONS} connections answered: no h2load run")
-                            continue
-                        time.sleep(0.2)
-                        log(f"saturation: {name}, {EXTRA_CONNECTIONS} connections, {workload}, {self.seconds} s")
-                        r = self.saturation(name, proc, port, EXTRA_CONNECTIONS, workload)
-                        self.results["extra"][(name, workload)] = r
-                        log(f"  {r['rps']:.0f} req/s (other work {r['other_pct'][0]:.0f}% / {r['other_pct'][1]:.0f}%, "
-                            f"steal {r['steal_pct'][0]:.0f}% / {r['steal_pct'][1]:.0f}%)")
-                finally:
-                    self.procs.stop(extra_bare)
+            load_phases.extra_workloads(self, servers, context)
 
         for name, kib in self.sampler.max_kib.items():
             self.results["rss_load"][name] = kib
@@ -443,6 +441,9 @@ class Bench:
                 raise BenchError(f"{name} exited during the benchmark ({servers[name][0].returncode})")
         for name, (proc, _) in servers.items():
             self.procs.stop(proc)
+
+        # Issue 30: each server alone on all the CPUs (none of the above is running).
+        load_phases.unpinned(self, context)
 
         for name in SERVERS:
             log(f"start-up to first answer: {name}, {self.starts} start(s)")
