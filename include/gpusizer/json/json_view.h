@@ -103,13 +103,13 @@ class PathReader {
 // object[key] when it is a string, else "".
 inline std::string string_member(JsonView object, std::string_view key) { return std::string(object[key].string()); }
 
-// Parses documents one at a time, reusing its buffers: a review answered on
-// a server thread allocates nothing here once the thread has seen one of
-// its size. Views from a parse stay valid until the next parse.
 // The bytes past a text's end simdjson reads (its SIMDJSON_PADDING): a
 // buffer that has them spares JsonReader::parse a copy of the text.
 inline constexpr std::size_t kJsonPadding = 64;
 
+// Parses documents one at a time, reusing its buffers: a review answered on
+// a server thread allocates nothing here once the thread has seen one of
+// its size. Views from a parse stay valid until the next parse.
 class JsonReader {
  public:
   explicit JsonReader(std::size_t max_depth = kMaxJsonDepth);
