@@ -469,8 +469,10 @@ class PodSizer {
   // Each rule's, in the order run, in place: no allocation per result (a
   // deque took one per rule), and no vector's block of every rule's result
   // (over 1 KiB, which makes glibc consolidate every small block freed
-  // before it: a tenth of a decision's time, docs/performance.md).
-  boost::container::small_vector<RuleResult, kRuleCount> results_;
+  // before it: a tenth of a decision's time, docs/performance.md). Room for
+  // the 8 rules of sizing_rules() and two more; past it, one allocation.
+  static constexpr std::size_t kResultsInPlace = 10;
+  boost::container::small_vector<RuleResult, kResultsInPlace> results_;
   Candidates candidates_;
   PodRequest written_;                       // the pod's request as written, once candidates are known
   mutable std::optional<PodRequest> sized_;  // sized_pod(), once summed

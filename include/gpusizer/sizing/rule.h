@@ -186,7 +186,5 @@ class Rule {
 
 // The rules, in the order they run and explain lists them.
 std::span<const Rule* const> sizing_rules();
-// How many there are: a pod's results fit in place (pod_sizing.cpp).
-inline constexpr std::size_t kRuleCount = 8;
 
 }  // namespace gpusizer
