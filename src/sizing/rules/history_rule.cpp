@@ -47,8 +47,7 @@ RuleResult HistoryRule::evaluate(const RuleInput& input) const {
           said += "; ";
           how += "; ";
         }
-        said.append(input.pod.label).append("container ").append(in_quotes(holder->name));
-        said.append(" ").append(advice.evidence);
+        said.append(who()).append(" ").append(advice.evidence);
         how += advice.arithmetic;
         continue;
       case MemoryAdvice::Kind::kNearLimit:
@@ -73,10 +72,8 @@ RuleResult HistoryRule::evaluate(const RuleInput& input) const {
     return result;
   }
   if (input.explain) explain("memory " + floor.to_string(), said + ": " + how);
-  std::string warning;
-  warning.reserve(said.size() + how.size() + 12);
-  warning.append("history: ").append(said).append(" (").append(how).append(")");
-  result.floors.push_back({0, kMemory, floor, "history", "history: " + how, fit(std::move(warning))});
+  result.floors.push_back(
+      {0, kMemory, floor, "history", "history: " + how, fit("history: " + said + " (" + how + ")")});
   return result;
 }
 
