@@ -1,5 +1,6 @@
 #include "gpusizer/history/prometheus_history.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -9,6 +10,9 @@
 namespace gpusizer {
 
 namespace {
+
+// How long a connection to Prometheus may take to set up.
+constexpr int kConnectSeconds = 5;
 
 // kube-state-metrics' label for an annotation: its key with every
 // character outside [a-zA-Z0-9_] as "_", after "annotation_"
@@ -232,12 +236,56 @@ HistorySnapshot join_history(const HistoryPolicy& policy, const std::vector<std:
   return snapshot;
 }
 
-Result<HistorySnapshot> read_history(const PrometheusSource& source, const HistoryPolicy& policy) {
+void HistoryReadStop::stop() {
+  std::lock_guard lock(mutex_);
+  stopped_ = true;
+  if (active_) active_->stop();
+}
+
+bool HistoryReadStop::stopped() const {
+  std::lock_guard lock(mutex_);
+  return stopped_;
+}
+
+void HistoryReadStop::track(httplib::Client* client) {
+  std::lock_guard lock(mutex_);
+  active_ = client;
+}
+
+namespace {
+
+// The read's client tracked by its HistoryReadStop while the read runs,
+// however it ends.
+class Tracked {
+ public:
+  Tracked(HistoryReadStop* stop, httplib::Client* client) : stop_(stop) {
+    if (stop_) stop_->track(client);
+  }
+  ~Tracked() {
+    if (stop_) stop_->track(nullptr);
+  }
+  Tracked(const Tracked&) = delete;
+  Tracked& operator=(const Tracked&) = delete;
+  Tracked(Tracked&&) = delete;
+  Tracked& operator=(Tracked&&) = delete;
+
+  bool stopped() const { return stop_ && stop_->stopped(); }
+
+ private:
+  HistoryReadStop* stop_;
+};
+
+}  // namespace
+
+Result<HistorySnapshot> read_history(const PrometheusSource& source, const HistoryPolicy& policy,
+                                     HistoryReadStop* stop) {
   httplib::Client client(source.url);
   if (!client.is_valid()) {
     return Status::invalid_argument("--prometheus " + source.url + " is not an http:// or https:// URL");
   }
-  client.set_connection_timeout(source.timeout_seconds, 0);
+  // Connecting holds the client, so a stop() waits it out: a Prometheus in
+  // the cluster answers a connection in milliseconds.
+  client.set_connection_timeout(std::min(source.timeout_seconds, kConnectSeconds), 0);
   client.set_read_timeout(source.timeout_seconds, 0);
   client.set_write_timeout(source.timeout_seconds, 0);
   // The URL's path (a Prometheus behind a proxy at /prometheus) goes before
@@ -249,7 +297,9 @@ Result<HistorySnapshot> read_history(const PrometheusSource& source, const Histo
   }
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   std::vector<std::vector<Sample>> answers;
+  const Tracked tracked(stop, &client);
   for (const HistoryQuery& query : history_queries(policy)) {
+    if (tracked.stopped()) return Status::io_error(source.url + ": stopped");
     std::string body;
     bool too_large = false;
     const httplib::Params params{{"query", query.promql}};

@@ -1,5 +1,6 @@
 #include "gpusizer/server/history_refresher.h"
 
+#include <chrono>
 #include <ctime>
 #include <utility>
 
@@ -25,6 +26,17 @@ void HistoryRefresher::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
+  // A stop that lands between a read taking its client and sending its
+  // query is missed by it (prometheus_history.h): stop again until the
+  // thread is done, as ListWatch does.
+  std::unique_lock lock(mutex_);
+  while (thread_.joinable() && !finished_) {
+    lock.unlock();
+    read_stop_.stop();
+    lock.lock();
+    wake_.wait_for(lock, std::chrono::milliseconds(10), [&] { return finished_; });
+  }
+  lock.unlock();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -41,16 +53,19 @@ void HistoryRefresher::run() {
     lock.lock();
     wake_.wait_for(lock, std::chrono::seconds(refresh_seconds_), [&] { return stopping_; });
   }
+  finished_ = true;
+  wake_.notify_all();
 }
 
 void HistoryRefresher::refresh() {
   const std::shared_ptr<const Policy> policy = policy_.current();
   const HistoryPolicy& history = policy->rule_settings.get<HistoryPolicy>();
   if (history.mode == HistoryPolicy::Mode::kOff) return;
-  auto read = read_history(source_, history);
+  auto read = read_history(source_, history, &read_stop_);
   const auto now = static_cast<int64_t>(std::time(nullptr));
-  if (metrics_) metrics_->count_history_refresh(read.ok());
   std::lock_guard lock(mutex_);
+  if (stopping_) return;  // a read cut by stop() is no outage
+  if (metrics_) metrics_->count_history_refresh(read.ok());
   const bool was_failing = !status_.error.empty();
   status_.last_attempt = now;
   if (!read) {

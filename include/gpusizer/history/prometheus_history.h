@@ -8,11 +8,16 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "gpusizer/sizing/history.h"
 #include "gpusizer/util/result.h"
+
+namespace httplib {
+class Client;
+}  // namespace httplib
 
 namespace gpusizer {
 
@@ -52,9 +57,32 @@ Result<std::vector<Sample>> parse_vector_answer(std::string_view body);
 HistorySnapshot join_history(const HistoryPolicy& policy, const std::vector<std::vector<Sample>>& answers,
                              int64_t fetched_at);
 
+// Ends a read_history in flight from another thread, as ApiClient::stop()
+// does a request to the API server: a Prometheus that accepts and never
+// answers would otherwise hold serve's SIGTERM for its timeout per query.
+class HistoryReadStop {
+ public:
+  // Shuts the connection of the query in flight; that read and every later
+  // one fail at once. A stop() that lands after a read has taken its client
+  // and before the query is sent is missed by that query: call it again
+  // until the reading thread is done.
+  void stop();
+  bool stopped() const;
+
+  // For read_history: the client of the read in flight, nullptr when it
+  // ends.
+  void track(httplib::Client* client);
+
+ private:
+  mutable std::mutex mutex_;
+  httplib::Client* active_ = nullptr;
+  bool stopped_ = false;
+};
+
 // Runs the queries against Prometheus and joins them. Fails naming the URL,
 // the query's role and the reason; an optional query that fails is left
-// empty.
-Result<HistorySnapshot> read_history(const PrometheusSource& source, const HistoryPolicy& policy);
+// empty. `stop` (may be nullptr) ends it from another thread.
+Result<HistorySnapshot> read_history(const PrometheusSource& source, const HistoryPolicy& policy,
+                                     HistoryReadStop* stop = nullptr);
 
 }  // namespace gpusizer

@@ -40,8 +40,9 @@ class HistoryRefresher {
   HistoryRefresher& operator=(const HistoryRefresher&) = delete;
 
   void start();
-  // Idempotent. A read in flight ends first: each query waits at most the
-  // source's timeout, so stop() can take that many times the queries.
+  // Idempotent. A read in flight is cut, not waited out (its connection
+  // shut), so stop() returns at once unless a connection is being set up
+  // (at most 5 s).
   void stop();
 
   // The snapshot decisions use now; nullptr before the first read.
@@ -57,10 +58,12 @@ class HistoryRefresher {
   const int refresh_seconds_;
   Metrics* metrics_;
   Snapshot<HistorySnapshot> snapshot_{nullptr};
-  mutable std::mutex mutex_;  // guards status_ and stopping_
+  HistoryReadStop read_stop_;
+  mutable std::mutex mutex_;  // guards status_, stopping_ and finished_
   std::condition_variable wake_;
   HistoryRefreshStatus status_;
   bool stopping_ = false;
+  bool finished_ = false;  // run() has returned
   std::thread thread_;
 };
 
