@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "gpusizer/admission/review.h"
+#include "gpusizer/json/json_text.h"
 #include "gpusizer/server/log.h"
 #include "gpusizer/util/kubernetes_names.h"
 #include "gpusizer/util/strings.h"
@@ -20,6 +21,8 @@ constexpr std::string_view kText = "text/plain";
 // One line per review: who, what, the decision and what changed; never the
 // body (it may hold secrets in env values).
 void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
+  const auto level = o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info;
+  if (!review_line_wanted(level)) return;
   // Bounded and escaped as /status shows them: a forged review's megabyte
   // namespace, a newline in a uid or a workflow's 80,000 denials stay out
   // of the log.
@@ -29,22 +32,24 @@ void log_review(Endpoint endpoint, const ReviewOutcome& o, double seconds) {
     for (const std::string& change : pod.changes) changes.add(change);
     for (const std::string& denial : pod.denials) denials.add(denial);
   }
-  nlohmann::json fields = {{"endpoint", endpoint == Endpoint::kMutate ? "mutate" : "validate"},
-                           {"uid", printable(o.uid, kQuotedBytes)},
-                           {"kind", shown_kind(o.kind)},
-                           {"operation", shown_operation(o.operation)},
-                           {"object", shown_object(o.namespace_name, o.name)},
-                           {"decision", to_string(o.decision)},
-                           {"dry_run", o.dry_run},
-                           {"duration_us", static_cast<int64_t>(seconds * 1e6)}};
-  if (!changes.empty()) fields["changes"] = std::move(changes).take();
-  if (!denials.empty()) fields["denials"] = std::move(denials).take();
+  // Keys in sorted order, as log_event writes every other line's.
+  LogLine line(log_format(), "review");
+  if (o.bypass) line.add_json("bypass", to_json_text({{"name", o.bypass->name}, {"reason", o.bypass->reason}}));
+  if (!changes.empty()) line.add_strings("changes", std::move(changes).take());
+  line.add_string("decision", to_string(o.decision));
+  if (!denials.empty()) line.add_strings("denials", std::move(denials).take());
+  line.add_bool("dry_run", o.dry_run);
+  line.add_int("duration_us", static_cast<int64_t>(seconds * 1e6));
+  line.add_string("endpoint", endpoint == Endpoint::kMutate ? "mutate" : "validate");
   if (o.problem) {
-    fields["error"] = shown_message(o.problem->message);
-    fields["error_code"] = to_string(o.problem->code);
+    line.add_string("error", shown_message(o.problem->message));
+    line.add_string("error_code", to_string(o.problem->code));
   }
-  if (o.bypass) fields["bypass"] = {{"reason", o.bypass->reason}, {"name", o.bypass->name}};
-  log_review_event(o.decision == ReviewOutcome::Decision::kError ? spdlog::level::warn : spdlog::level::info, fields);
+  line.add_string("kind", shown_kind(o.kind));
+  line.add_string("object", shown_object(o.namespace_name, o.name));
+  line.add_string("operation", shown_operation(o.operation));
+  line.add_string("uid", printable(o.uid, kQuotedBytes));
+  log_review_line(level, line);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // the /status record (bounded, control and bidi characters escaped) and
 // log lines (one line whatever the bytes, valid JSON in JSON format).
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -100,6 +101,30 @@ TEST(LogLine, JsonFormatIsValidJsonForAnyBytes) {
   ASSERT_FALSE(parsed.is_discarded()) << line;
   EXPECT_EQ(parsed["msg"], "review\xef\xbf\xbd");
   EXPECT_EQ(parsed["uid"], "uid\n\"\\" + kNul + kRlo + "\xef\xbf\xbd\xef\xbf\xbd");
+}
+
+TEST(LogLine, FieldsAreWrittenInTheOrderAddedEachAsItsKind) {
+  const std::vector<std::string> changes = {"a\nb", "c"};
+  const auto build = [&](LogFormat format) {
+    LogLine line(format, "review");
+    line.add_json("bypass", R"({"name":"x","reason":"y z"})");
+    line.add_strings("changes", changes);
+    line.add_bool("dry_run", true);
+    line.add_int("duration_us", -42);
+    line.add_string("empty", "");
+    line.add_string("uid", kNul + "\xff");
+    return line.text();
+  };
+  const std::string json_line = build(LogFormat::kJson);
+  EXPECT_EQ(json_line, R"("msg":"review","bypass":{"name":"x","reason":"y z"},"changes":["a\nb","c"],"dry_run":true,)"
+                       R"("duration_us":-42,"empty":"","uid":"\u0000)"
+                       "\xef\xbf\xbd\"");
+  const json parsed = json::parse("{" + json_line + "}", nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << json_line;
+  EXPECT_EQ(parsed["changes"], json(changes));
+  EXPECT_EQ(build(LogFormat::kText),
+            R"(review bypass="{\"name\":\"x\",\"reason\":\"y z\"}" changes="[\"a\\nb\",\"c\"]" dry_run=true )"
+            R"(duration_us=-42 empty="" uid="\u0000\xff")");
 }
 
 }  // namespace

@@ -2,10 +2,16 @@
 // transport sizes itself to the CPUs it may use (server.h).
 #include "gpusizer/server/webhook_routes.h"
 
+#include <chrono>
+#include <string>
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sched.h>
 
+#include "gpusizer/server/log.h"
 #include "gpusizer/server/server.h"
+#include "support/captured_stderr.h"
 #include "support/review_support.h"
 
 namespace gpusizer {
@@ -51,6 +57,50 @@ TEST_F(WebhookRoutesTest, RefusedReviewsNameWhatToChangeAndAreCounted) {
             std::string::npos);
   EXPECT_EQ(routes(true).answer({"POST", "/mutate", "application/json", true, kReview}).status, 200);
   EXPECT_EQ(decisions_.total_added(), 3u);
+}
+
+// The last review line the routes logged, whole, once the batch is written.
+std::string review_line_logged(testing::CapturedStderr& stderr_pipe) {
+  log_event(spdlog::level::info, "after");  // writes the review lines' batch before it
+  const std::string written = stderr_pipe.written();
+  const auto at = written.rfind("review");
+  if (at == std::string::npos) return "no review line in: " + written;
+  const auto begin = written.rfind('\n', at);
+  const auto start = begin == std::string::npos ? 0 : begin + 1;
+  return written.substr(start, written.find('\n', at) - start);
+}
+
+TEST_F(WebhookRoutesTest, EachReviewIsLoggedWithWhoWhatAndTheDecision) {
+  testing::CapturedStderr stderr_pipe;
+  configure_logging(LogFormat::kJson, spdlog::level::info, std::chrono::hours(1));
+  stderr_pipe.written();  // what an earlier configuration's batch held
+  ASSERT_EQ(routes().answer({"POST", "/mutate", "application/json", false, kReview}).status, 200);
+  const std::string line = review_line_logged(stderr_pipe);
+  const nlohmann::json logged = nlohmann::json::parse(line, nullptr, false);
+  ASSERT_TRUE(logged.is_object()) << line;
+  EXPECT_EQ(logged["msg"], "review");
+  EXPECT_EQ(logged["level"], "info");
+  EXPECT_EQ(logged["endpoint"], "mutate");
+  EXPECT_EQ(logged["decision"], "mutated");
+  EXPECT_EQ(logged["kind"], "Pod");
+  EXPECT_EQ(logged["operation"], "CREATE");
+  EXPECT_EQ(logged["object"], "team-a/train-x");
+  EXPECT_EQ(logged["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
+  EXPECT_EQ(logged["dry_run"], false);
+  EXPECT_TRUE(logged["duration_us"].is_number_integer()) << line;
+  ASSERT_TRUE(logged["changes"].is_array()) << line;
+  EXPECT_NE(logged["changes"][0].get<std::string>().find("memory"), std::string::npos) << line;
+  EXPECT_FALSE(logged.contains("error")) << line;
+
+  // In text, the same fields as key=value in sorted order.
+  configure_logging(LogFormat::kText, spdlog::level::info, std::chrono::hours(1));
+  stderr_pipe.written();
+  const std::string refused = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":7})";
+  ASSERT_EQ(routes().answer({"POST", "/validate", "application/json", false, refused}).status, 400);
+  const std::string text = review_line_logged(stderr_pipe);
+  EXPECT_NE(text.find("[warning] review decision=error dry_run=false duration_us="), std::string::npos) << text;
+  EXPECT_NE(text.find(" endpoint=validate error=\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\" error_code="), std::string::npos) << text;
 }
 
 TEST_F(WebhookRoutesTest, ProbesAndUnknownRoutes) {
