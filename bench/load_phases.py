@@ -4,18 +4,20 @@ servers and connection counts on the 12 KB body:
 - extra_workloads: the other body sizes (EXTRA_WORKLOADS), pinned as the
   main runs are, all the servers started, at EXTRA_CONNECTIONS;
 - unpinned (issue 30, what users run): gpu-sizer, the Go peer and the bare
-  server each started alone on every CPU, on the 12 KB and 3.5 KB bodies.
+  server each started alone on every CPU, on the 12 KB and 3.5 KB bodies;
+- startup: the time from a server's start to its first answer.
 
 Each takes the Bench and records into its results.
 """
 
 import os
 import shlex
+import statistics
 import time
 
-from load_tools import (EXTRA_CONNECTIONS, EXTRA_WORKLOADS, PROBE_SECONDS, SERVERS, UNPINNED_SERVERS,
-                        UNPINNED_WORKLOADS, WORKLOADS, BenchError, check_answer, h2load_argv, log, post,
-                        probe_connections)
+from load_tools import (EXTRA_CONNECTIONS, EXTRA_WORKLOADS, MAIN_WORKLOAD, SERVERS, UNPINNED_SERVERS,
+                        UNPINNED_WORKLOADS, WORKLOADS, BenchError, NotServed, check_answer, cpu_list, free_port,
+                        h2load_argv, post, tls_context)
 
 
 def extra_workloads(bench, servers, context):
@@ -33,17 +35,12 @@ def extra_workloads(bench, servers, context):
             targets = dict(servers, bare=(extra_bare, extra_port))
             for name in SERVERS:
                 proc, port = targets[name]
-                answered = probe_connections(port, EXTRA_CONNECTIONS, context, body)
-                if answered < EXTRA_CONNECTIONS:
-                    bench.results["extra_not_served"][(name, workload)] = answered
-                    log(f"{name}: only {answered} of {EXTRA_CONNECTIONS} connections answered: no h2load run")
+                try:
+                    r = bench.saturation(name, proc, port, EXTRA_CONNECTIONS, context, workload)
+                except NotServed as e:
+                    bench.results["extra_not_served"][(name, workload)] = e.answered
                     continue
-                time.sleep(0.2)
-                log(f"saturation: {name}, {EXTRA_CONNECTIONS} connections, {workload}, {bench.seconds} s")
-                r = bench.saturation(name, proc, port, EXTRA_CONNECTIONS, workload)
                 bench.results["extra"][(name, workload)] = r
-                log(f"  {r['rps']:.0f} req/s (other work {r['other_pct'][0]:.0f}% / {r['other_pct'][1]:.0f}%, "
-                    f"steal {r['steal_pct'][0]:.0f}% / {r['steal_pct'][1]:.0f}%)")
         finally:
             bench.procs.stop(extra_bare)
 
@@ -57,7 +54,7 @@ def unpinned(bench, context):
     its default GOMAXPROCS (the CPUs it may use), GOMAXPROCS being taken out of its
     environment. The bare server answers gpu-sizer's answer to the body, checked byte
     for byte. Into results["unpinned"][(name, workload)]."""
-    cpus = bench.all_cpus
+    cpus = cpu_list(bench.all_cpu_set)
     env = {k: v for k, v in os.environ.items() if k != "GOMAXPROCS"}
     bench.results["unpinned_cpus"] = (cpus, len(bench.all_cpu_set))
     for name, label in (("ours", "gpu-sizer"), ("peer", "Go peer"), ("bare", "bare TLS server")):
@@ -83,23 +80,45 @@ def unpinned(bench, context):
                 if name == "ours":
                     answer, answer_file = reply, bench.work / f"answer-unpinned-{workload}"
                     answer_file.write_bytes(answer)
-                answered = probe_connections(port, EXTRA_CONNECTIONS, context, body)
-                if answered < EXTRA_CONNECTIONS:
-                    if bench.args.quick:
-                        raise BenchError(f"{name}, unpinned, did not serve {EXTRA_CONNECTIONS} connections at once "
-                                         f"({answered} answered within {PROBE_SECONDS:g} s)")
-                    bench.results["unpinned_not_served"][(name, workload)] = answered
-                    log(f"{name}, unpinned: only {answered} of {EXTRA_CONNECTIONS} connections answered: no h2load run")
+                try:
+                    r = bench.saturation(f"{name} unpinned", proc, port, EXTRA_CONNECTIONS, context, workload,
+                                         cpus=cpus)
+                except NotServed as e:
+                    bench.results["unpinned_not_served"][(name, workload)] = e.answered
                     continue
-                time.sleep(0.2)
-                log(f"unpinned saturation: {name} alone on CPUs {cpus}, {EXTRA_CONNECTIONS} connections, {workload}, "
-                    f"{bench.seconds} s")
-                r = bench.saturation(f"{name} unpinned", proc, port, EXTRA_CONNECTIONS, workload, cpus=cpus)
                 bench.results["unpinned"][(name, workload)] = r
-                log(f"  {r['rps']:.0f} req/s (server CPU {r['server_cpu_pct']:.0f}%, h2load CPU "
-                    f"{r['client_cpu_pct']:.0f}%, other work {r['other_all_pct']:.0f}%, steal "
-                    f"{r['steal_all_pct']:.0f}%, all CPUs together)")
                 if proc.poll() is not None:
                     raise BenchError(f"{name} exited during its unpinned run ({proc.returncode})")
             finally:
                 bench.procs.stop(proc)
+
+
+def startup(bench, name):
+    """Milliseconds from process start to the first answered POST /mutate, bench.starts times:
+    into results["startup"][name]."""
+    body = (WORKLOADS / MAIN_WORKLOAD).read_bytes()
+    context = tls_context(bench.ca)
+    times = []
+    for i in range(bench.starts):
+        port = free_port()
+        argv = bench.server_argv(name, port)
+        started = time.monotonic()
+        proc = bench.procs.start(argv, bench.work / f"startup-{name}-{i}.log")
+        try:
+            while True:
+                if proc.poll() is not None:
+                    raise BenchError(f"{name} exited with {proc.returncode} while starting: "
+                                     f"{proc.log_path.read_text(errors='replace')[-2000:]}")
+                try:
+                    status, answer = post(port, "/mutate", body, context, timeout=5)
+                except (ConnectionError, OSError):
+                    if time.monotonic() - started > 30:
+                        raise BenchError(f"{name} did not answer within 30 s of starting")
+                    time.sleep(0.002)
+                    continue
+                check_answer(name, status, answer)
+                break
+            times.append((time.monotonic() - started) * 1000.0)
+        finally:
+            bench.procs.stop(proc)
+    bench.results["startup"][name] = {"median": statistics.median(times), "best": min(times), "all": times}

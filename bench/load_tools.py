@@ -52,6 +52,14 @@ class BenchError(Exception):
     """Something did not run, a request failed, or the answers disagree."""
 
 
+class NotServed(Exception):
+    """A server did not answer every connection opened at once: `answered` of them."""
+
+    def __init__(self, answered):
+        super().__init__(f"{answered} connections answered")
+        self.answered = answered
+
+
 def log(message):
     print(f"[bench] {message}", flush=True)
 

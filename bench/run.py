@@ -62,7 +62,6 @@ import datetime
 import os
 import shlex
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -72,8 +71,8 @@ import in_process
 import load_phases
 from bench_report import render, summary
 from load_tools import (BENCH, DISTURBED_PCT, LOAD_CORE, MAIN_WORKLOAD, PROBE_SECONDS, SERVER_CORE, SERVERS, SOURCE,
-                        WORKLOADS, BenchError, Processes, RssSampler, account_disturbance, check_answer,
-                        core_busy_seconds, cpu_list, cpu_seconds, free_port, h2load_argv, log, machine,
+                        WORKLOADS, BenchError, NotServed, Processes, RssSampler, account_disturbance, check_answer,
+                        core_busy_seconds, cpu_seconds, free_port, h2load_argv, log, machine,
                         make_certificates, percentile, post, probe_connections, read_latency_log, run, run_h2load,
                         tls_context, versions, vm_rss_kib, wait_listening)
 
@@ -97,7 +96,6 @@ class Bench:
         # Per unpinned load run: (other work, steal), all CPUs together, in % of one CPU.
         self.unpinned_load = []
         self.all_cpu_set = os.sched_getaffinity(0)  # before run() pins this script
-        self.all_cpus = cpu_list(self.all_cpu_set)
         self.binaries = {
             "ours": self.built("gpu-sizer"),
             "ours-httplib": self.built("gpu-sizer"),
@@ -198,35 +196,6 @@ class Bench:
         lines = (result.stdout + result.stderr).strip().splitlines()
         self.results["compare_summary"] = lines[-1] if lines else ""
 
-    def measure_startup(self, name):
-        """Milliseconds from process start to the first answered POST /mutate."""
-        body = (WORKLOADS / MAIN_WORKLOAD).read_bytes()
-        context = tls_context(self.ca)
-        times = []
-        for i in range(self.starts):
-            port = free_port()
-            argv = self.server_argv(name, port)
-            started = time.monotonic()
-            proc = self.procs.start(argv, self.work / f"startup-{name}-{i}.log")
-            try:
-                while True:
-                    if proc.poll() is not None:
-                        raise BenchError(f"{name} exited with {proc.returncode} while starting: "
-                                         f"{proc.log_path.read_text(errors='replace')[-2000:]}")
-                    try:
-                        status, answer = post(port, "/mutate", body, context, timeout=5)
-                    except (ConnectionError, OSError):
-                        if time.monotonic() - started > 30:
-                            raise BenchError(f"{name} did not answer within 30 s of starting")
-                        time.sleep(0.002)
-                        continue
-                    check_answer(name, status, answer)
-                    break
-                times.append((time.monotonic() - started) * 1000.0)
-            finally:
-                self.procs.stop(proc)
-        self.results["startup"][name] = {"median": statistics.median(times), "best": min(times), "all": times}
-
     def load_run(self, name, proc, label, argv, seconds, parse=None, log_file=None, pinned=True):
         """One h2load run against the server `proc`, run again (up to 3 times in all, within
         a retry budget for the whole benchmark, after waiting up to 30 s for the machine to
@@ -289,13 +258,30 @@ class Bench:
                 return True
         return False
 
-    def saturation(self, name, proc, port, connections, workload=MAIN_WORKLOAD, cpus=None):
+    def saturation(self, name, proc, port, connections, context, workload=MAIN_WORKLOAD, cpus=None):
         """h2load at saturation, pinned to LOAD_CORE; with `cpus` (a taskset CPU list), on those
-        CPUs, unpinned."""
+        CPUs, unpinned. First `connections` keep-alive connections are opened at once, each
+        POSTing the workload: a server that does not answer them all within PROBE_SECONDS is
+        not run with h2load (it would wait on them forever): NotServed, an error under --quick."""
+        answered = probe_connections(port, connections, context, (WORKLOADS / workload).read_bytes())
+        if answered < connections:
+            what = (f"{name} did not serve {connections} connections at once ({answered} answered within "
+                    f"{PROBE_SECONDS:g} s)")
+            if self.args.quick:
+                raise BenchError(what)
+            log(f"{what}: no h2load run")
+            raise NotServed(answered)
+        time.sleep(0.2)  # the probe's connections are closed; let the server see it
+        log(f"saturation: {name}, {connections} connection(s), {workload}, {self.seconds} s"
+            + (f", CPUs {cpus}" if cpus else ""))
         argv = h2load_argv(port, connections, self.seconds, WORKLOADS / workload, self.warm_up,
                            core=cpus if cpus else LOAD_CORE)
-        return self.load_run(name, proc, f"{name} c={connections} {workload}", argv, self.seconds,
-                             pinned=cpus is None)
+        r = self.load_run(name, proc, f"{name} c={connections} {workload}", argv, self.seconds, pinned=cpus is None)
+        log(f"  {r['rps']:.0f} req/s (server CPU {r['server_cpu_pct']:.0f}%, h2load CPU {r['client_cpu_pct']:.0f}%, "
+            + (f"other work {r['other_all_pct']:.0f}%, steal {r['steal_all_pct']:.0f}%, all CPUs together)" if cpus else
+               f"other work {r['other_pct'][0]:.0f}% / {r['other_pct'][1]:.0f}%, "
+               f"steal {r['steal_pct'][0]:.0f}% / {r['steal_pct'][1]:.0f}%)"))
+        return r
 
     def fixed_rate(self, name, proc, port, connections, rate):
         log_file = self.work / f"latency-{name}-c{connections}.tsv"
@@ -398,25 +384,14 @@ class Bench:
             served = []
             for name in SERVERS:
                 proc, port = servers[name]
-                answered = probe_connections(port, connections, context, main_body)
-                if answered < connections:
-                    log(f"{name}: only {answered} of {connections} connections opened at once were answered within "
-                        f"{PROBE_SECONDS:g} s: no h2load run at this connection count (it would hang)")
-                    if self.args.quick:
-                        raise BenchError(f"{name} did not serve {connections} connections at once "
-                                         f"({answered} answered within {PROBE_SECONDS:g} s)")
-                    self.results["not_served"][(name, connections)] = answered
+                try:
+                    r = self.saturation(name, proc, port, connections, context)
+                except NotServed as e:
+                    self.results["not_served"][(name, connections)] = e.answered
                     continue
                 served.append(name)
-                # The probe's connections are closed; let the server see it.
-                time.sleep(0.2)
-                log(f"saturation: {name}, {connections} connection(s), {self.seconds} s")
-                r = self.saturation(name, proc, port, connections)
                 self.results["throughput"][(name, connections)] = r
                 self.results.setdefault("tls", {})[name] = r["tls"]
-                log(f"  {r['rps']:.0f} req/s (server CPU {r['server_cpu_pct']:.0f}%, h2load CPU "
-                    f"{r['client_cpu_pct']:.0f}%, other work {r['other_pct'][0]:.0f}% / {r['other_pct'][1]:.0f}%, "
-                    f"steal {r['steal_pct'][0]:.0f}% / {r['steal_pct'][1]:.0f}%)")
             if not served:
                 continue
             lowest = min(self.results["throughput"][(n, connections)]["rps"] for n in served)
@@ -447,7 +422,7 @@ class Bench:
 
         for name in SERVERS:
             log(f"start-up to first answer: {name}, {self.starts} start(s)")
-            self.measure_startup(name)
+            load_phases.startup(self, name)
             s = self.results["startup"][name]
             log(f"  median {s['median']:.1f} ms, best {s['best']:.1f} ms")
 
