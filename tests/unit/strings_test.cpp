@@ -45,6 +45,11 @@ TEST(Printable, CutsLongTextWithinTheBoundNeverInsideACharacterOrAnEscape) {
   const std::string megabyte(1 << 20, 'a');
   EXPECT_EQ(printable(megabyte, 16), std::string(13, 'a') + "...");
   EXPECT_EQ(printable(std::string(16, 'a'), 16), std::string(16, 'a'));
+  // A cut where plain text meets an escape: neither is split.
+  EXPECT_EQ(printable("abc\ndef", 11), "abc...");
+  EXPECT_EQ(printable("abc\ndef", 12), "abc\\u000adef");
+  EXPECT_EQ(in_quotes("ab\"cd", 3), "\"ab\"... (5 bytes)");
+  EXPECT_EQ(in_quotes("ab\"cd", 4), "\"ab\\\"\"... (5 bytes)");
   // 11 bytes before the "..." end inside the fourth character (3 bytes
   // each): it stops before it.
   EXPECT_EQ(printable("日本日本日本", 14), "日本日...");
