@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "gpusizer/server/log.h"
+#include "gpusizer/server/stop_thread.h"
 
 namespace gpusizer {
 
@@ -26,18 +27,7 @@ void HistoryRefresher::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
-  // A stop that lands between a read taking its client and sending its
-  // query is missed by it (prometheus_history.h): stop again until the
-  // thread is done, as ListWatch does.
-  std::unique_lock lock(mutex_);
-  while (thread_.joinable() && !finished_) {
-    lock.unlock();
-    read_stop_.stop();
-    lock.lock();
-    wake_.wait_for(lock, std::chrono::milliseconds(10), [&] { return finished_; });
-  }
-  lock.unlock();
-  if (thread_.joinable()) thread_.join();
+  stop_until_finished(mutex_, wake_, finished_, thread_, [this] { read_stop_.stop(); });
 }
 
 HistoryRefreshStatus HistoryRefresher::status() const {

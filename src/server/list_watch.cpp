@@ -5,6 +5,7 @@
 #include <random>
 
 #include "gpusizer/server/log.h"
+#include "gpusizer/server/stop_thread.h"
 
 namespace gpusizer {
 
@@ -56,18 +57,7 @@ void ListWatch::stop() {
     if (stopping_.exchange(true)) return;
   }
   wake_.notify_all();
-  // A client_.stop() that lands between a connection's set-up and its
-  // request is missed (kube_client.h), and the watch would run to its
-  // timeout: stop again until the thread is done.
-  std::unique_lock lock(mutex_);
-  while (thread_.joinable() && !finished_) {
-    lock.unlock();
-    client_.stop();
-    lock.lock();
-    wake_.wait_for(lock, std::chrono::milliseconds(10), [&] { return finished_; });
-  }
-  lock.unlock();
-  if (thread_.joinable()) thread_.join();
+  stop_until_finished(mutex_, wake_, finished_, thread_, [this] { client_.stop(); });
 }
 
 WatchStatus ListWatch::status() const {

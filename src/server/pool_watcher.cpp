@@ -4,6 +4,7 @@
 
 #include "gpusizer/nodes/autoscaler_reader.h"
 #include "gpusizer/server/log.h"
+#include "gpusizer/server/stop_thread.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -94,17 +95,7 @@ void PoolWatcher::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
-  // A client stop() that lands between a connection's set-up and its
-  // request is missed (kube_client.h): stop again until discovery is done.
-  std::unique_lock lock(mutex_);
-  while (discovery_.joinable() && !discovered_) {
-    lock.unlock();
-    discovery_client_.stop();
-    lock.lock();
-    wake_.wait_for(lock, std::chrono::milliseconds(10), [&] { return discovered_; });
-  }
-  lock.unlock();
-  if (discovery_.joinable()) discovery_.join();
+  stop_until_finished(mutex_, wake_, discovered_, discovery_, [this] { discovery_client_.stop(); });
   // No watch is made any more.
   for (auto& watch : watches_) {
     if (watch) watch->stop();
