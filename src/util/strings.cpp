@@ -64,18 +64,16 @@ bool append_escaped(std::string& out, std::string_view text, std::size_t max_byt
     // Printable ASCII shows as itself: a run of it is copied at once, where
     // decoding and appending each character cost ~60 instructions a byte
     // (a review's log line and /status record show a few of these texts).
+    // The run is looked at only as far as out has room: a megabyte name
+    // shown cut in each of a review's messages costs the cut, not the name.
+    const std::size_t room = max_bytes > out.size() ? max_bytes - out.size() : 0;
+    const std::size_t scan_end = at + std::min(text.size() - at, room);
     std::size_t run = at;
-    while (run < text.size() && shows_as_itself(text[run], quoting)) ++run;
-    if (run > at) {
-      const std::size_t room = max_bytes > out.size() ? max_bytes - out.size() : 0;
-      if (run - at > room) {
-        out.append(text, at, room);
-        return false;
-      }
-      out.append(text, at, run - at);
-      at = run;
-      continue;
-    }
+    while (run < scan_end && shows_as_itself(text[run], quoting)) ++run;
+    out.append(text, at, run - at);
+    at = run;
+    if (at == text.size()) break;
+    if (shows_as_itself(text[at], quoting)) return false;  // out is full
     const Decoded decoded = decode_utf8(text, at);
     const char32_t c = decoded.code_point;
     std::string_view piece = text.substr(at, decoded.length);
