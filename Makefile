@@ -150,9 +150,12 @@ corpus-check: build
 	python3 tests/corpus/corpus_check.py $(BUILD)/gpu-sizer $(CORPUS) $(ZERO_NODES) $(CHECK_FLAGS)
 
 # The tree's habits: its format (.clang-format), static analysis
-# (.clang-tidy, over the build's compile_commands.json: every source of
-# src/, cmd/, tests/ and bench/ and the headers they include) and the shell
-# scripts (shellcheck). .ci/run runs it after `make test`, with clang-tidy
+# (.clang-tidy: every source of src/, cmd/, tests/ and bench/ and the
+# headers they include) and the shell scripts (shellcheck). clang-tidy reads
+# the compile commands of a configure of its own, $(BUILD)/lint, never
+# built: with the test programs' unity build off (CMakeLists.txt), so that
+# it analyses each test file alone rather than the batches the build
+# compiles. .ci/run runs it after `make test`, with clang-tidy
 # over the product's code only (TIDY_DIRS='src|cmd'): 940 CPU seconds,
 # about 8 minutes on 2 cores, of the whole tree's 20 (docs/testing.md).
 LINT_SOURCES = $(shell git ls-files '*.cpp' '*.h')
@@ -160,9 +163,12 @@ LINT_SOURCES = $(shell git ls-files '*.cpp' '*.h')
 TIDY_DIRS ?= src|cmd|tests|bench
 SHELL_SCRIPTS = .ci/run $(shell git ls-files '*.sh')
 
+LINT_BUILD = $(BUILD)/lint
+
 lint: configure
+	cmake -S . -B $(LINT_BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=ON -DGPU_SIZER_UNITY_TESTS=OFF >/dev/null
 	clang-format --dry-run --Werror $(LINT_SOURCES)
-	run-clang-tidy -p $(BUILD) -quiet -j $(JOBS) '$(CURDIR)/($(TIDY_DIRS))/' >$(BUILD)/clang-tidy.log 2>&1 \
+	run-clang-tidy -p $(LINT_BUILD) -quiet -j $(JOBS) '$(CURDIR)/($(TIDY_DIRS))/' >$(BUILD)/clang-tidy.log 2>&1 \
 		|| { sed 's/\x1b\[[0-9;]*m//g' $(BUILD)/clang-tidy.log | grep -E ': error: ' | sort -u; \
 		     echo "clang-tidy: FAILED (log $(BUILD)/clang-tidy.log)"; exit 1; }
 	shellcheck $(SHELL_SCRIPTS)

@@ -17,7 +17,7 @@
 #include "support/api_validation.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::accelerators_test {
 namespace {
 
 const std::string kAccelerators = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/accelerators/";
@@ -187,4 +187,4 @@ TEST(CliAccelerators, ExplainPrintsTheDemandModel) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::accelerators_test

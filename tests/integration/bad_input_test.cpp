@@ -14,7 +14,7 @@
 #include "integration/shared_webhook.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::bad_input_test {
 namespace {
 
 // The `error` of a 4xx answer; fails the test when the body is not a JSON
@@ -518,4 +518,4 @@ TEST(BadInputTransport, ClientsThatNeverSendAreClosedAndOthersKeepBeingServed) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::bad_input_test

@@ -20,7 +20,7 @@
 #include "integration/webhook_process.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::certificate_rotation_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -217,4 +217,4 @@ TEST(CertificateRotation, AnExpiredCertificateAtStartIsServedAndLogged) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::certificate_rotation_test

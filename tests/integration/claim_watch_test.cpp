@@ -19,7 +19,7 @@
 #include "integration/webhook_process.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::claim_watch_test {
 namespace {
 
 using nlohmann::json;
@@ -189,4 +189,4 @@ TEST_F(ClaimWatch, ServeSizesTheDraPodFromTheWatchedTemplate) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::claim_watch_test

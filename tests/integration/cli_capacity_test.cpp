@@ -13,7 +13,7 @@
 #include "integration/cli_support.h"
 #include "integration/webhook_process.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::cli_capacity_test {
 namespace {
 
 using nlohmann::json;
@@ -199,4 +199,4 @@ spec:
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::cli_capacity_test

@@ -12,7 +12,7 @@
 #include "integration/webhook_process.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::cli_kinds_test {
 namespace {
 
 using namespace cli_test;  // NOLINT(google-build-using-namespace)
@@ -155,4 +155,4 @@ spec:
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::cli_kinds_test

@@ -12,7 +12,7 @@
 #include "integration/cli_support.h"
 #include "integration/webhook_process.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::cli_limits_test {
 namespace {
 
 using namespace cli_test;  // NOLINT(google-build-using-namespace)
@@ -253,4 +253,4 @@ TEST(CliLimits, PolicyFileIsBoundedToo) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::cli_limits_test

@@ -19,7 +19,7 @@
 #include "integration/cli_support.h"
 #include "integration/webhook_process.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::cli_rules_test {
 namespace {
 
 using namespace cli_test;  // NOLINT(google-build-using-namespace)
@@ -238,4 +238,4 @@ TEST(CliExplain, DataLoaderAtUnderAndOverTheTable) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::cli_rules_test

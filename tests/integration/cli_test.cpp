@@ -14,7 +14,7 @@
 #include "integration/cli_support.h"
 #include "integration/webhook_process.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::cli_test {
 namespace {
 
 using namespace cli_test;  // NOLINT(google-build-using-namespace)
@@ -414,4 +414,4 @@ TEST(CliCheck, UsageErrors) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::cli_test

@@ -28,7 +28,7 @@
 #include "integration/webhook_process.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::history_prometheus_test {
 namespace {
 
 using namespace prometheus_test;  // NOLINT(google-build-using-namespace)
@@ -259,4 +259,4 @@ TEST_F(HistoryPrometheus, ServeRaisesTheNextRunAndKeepsItsAnswersWhenPrometheusS
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::history_prometheus_test

@@ -23,7 +23,7 @@
 #include "integration/volume_files.h"
 #include "integration/webhook_process.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::history_refresher_test {
 namespace {
 
 // A server on 127.0.0.1 that accepts connections, holds them open and
@@ -102,4 +102,4 @@ TEST(HistoryReadStop, AReadAfterAStopFailsAtOnceWithoutConnecting) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::history_refresher_test

@@ -14,7 +14,7 @@
 #include "integration/raw_client.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::hostile_clients_test {
 namespace {
 
 const json kFourGpuPod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
@@ -304,4 +304,4 @@ TEST(HostileConnections, ALargeReviewIsDecidedOffTheEventLoop) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::hostile_clients_test

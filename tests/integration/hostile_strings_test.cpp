@@ -10,7 +10,7 @@
 #include "integration/raw_client.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::hostile_strings_test {
 namespace {
 
 const std::string kRlo = "\xe2\x80\xae";  // U+202E RIGHT-TO-LEFT OVERRIDE
@@ -164,4 +164,4 @@ TEST(HostileStrings, StatusEscapesNulAndRightToLeftOverride) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::hostile_strings_test

@@ -16,7 +16,7 @@
 #include "integration/fake_api_server.h"
 #include "integration/webhook_process.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::kube_config_test {
 namespace {
 
 // Sets (or unsets, for nullptr) an environment variable until it goes out of scope.
@@ -274,4 +274,4 @@ TEST(NodeWatchInCluster, FailsOutsideAPodOrWithoutTheAccountFiles) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::kube_config_test

@@ -11,7 +11,7 @@
 
 #include "integration/raw_client.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::metrics_port_test {
 namespace {
 
 const std::string kSlowScrape =
@@ -91,4 +91,4 @@ TEST(MetricsPort, StatusPageIsNotCachedAndOtherPathsAre404NamingTheRoutes) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::metrics_port_test

@@ -14,7 +14,7 @@
 
 #include "integration/node_watch_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::node_watch_sync_test {
 namespace {
 
 using State = NodeWatchStatus::State;
@@ -187,4 +187,4 @@ TEST_F(NodeWatchSync, ANodeWithNegativeAllocatableIsSkipped) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::node_watch_sync_test

@@ -16,7 +16,7 @@
 #include "integration/node_watch_support.h"
 #include "integration/webhook_process.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::node_watch_test {
 namespace {
 
 using State = NodeWatchStatus::State;
@@ -327,4 +327,4 @@ TEST_F(NodeWatch, StopReturnsPromptlyWhileBackingOff) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::node_watch_test

@@ -16,7 +16,7 @@
 #include "integration/node_watch_support.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::pool_watch_test {
 namespace {
 
 using nlohmann::json;
@@ -177,4 +177,4 @@ TEST_F(PoolWatch, ForbiddenDiscoveryIsSaidAndNothingIsLaunched) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::pool_watch_test

@@ -16,7 +16,7 @@
 #include "integration/volume_files.h"
 #include "integration/webhook_process.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::prometheus_dashboard_test {
 namespace {
 
 using namespace prometheus_test;  // NOLINT(google-build-using-namespace)
@@ -390,4 +390,4 @@ tests:
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::prometheus_dashboard_test

@@ -42,7 +42,7 @@
 #include "integration/webhook_process.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::prometheus_live_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -435,4 +435,4 @@ TEST(PrometheusMetrics, NamespacesBeyondTheCapAreCountedAsOther) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::prometheus_live_test

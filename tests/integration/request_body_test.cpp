@@ -14,7 +14,7 @@
 #include "gpusizer/server/transport.h"
 #include "integration/raw_client.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::request_body_test {
 namespace {
 
 struct SeenBody {
@@ -77,4 +77,4 @@ TEST(RequestBody, TheAsioTransportLeavesRoomForTheJsonReaderPastEachBody) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::request_body_test

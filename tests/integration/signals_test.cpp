@@ -12,7 +12,7 @@
 #include "integration/webhook_process.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::signals_test {
 namespace {
 
 const json kFourGpuPod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
@@ -67,4 +67,4 @@ TEST(WebhookSignals, SighupReadsThePolicyAgainAtOnceAndLosesNoRequest) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::signals_test

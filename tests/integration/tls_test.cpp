@@ -9,7 +9,7 @@
 #include "integration/webhook_process.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::tls_test {
 namespace {
 
 // A CA and a client certificate it signs (extendedKeyUsage clientAuth, as
@@ -146,4 +146,4 @@ TEST(Tls, TlsGroupsIsConfigurableAndANameOpenSslDoesNotKnowStopsTheStart) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::tls_test

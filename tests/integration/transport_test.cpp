@@ -13,7 +13,7 @@
 #include "integration/shared_webhook.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::transport_test {
 namespace {
 
 const json kFourGpuPod = gpu_pod("train-x", {{"limits", {{"memory", "64Gi"}, {"nvidia.com/gpu", "4"}}}});
@@ -272,4 +272,4 @@ TEST(TransportShutdown, DuringTheShutdownDelayEveryAnswerClosesItsConnection) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::transport_test

@@ -11,7 +11,7 @@
 #include "integration/webhook_process.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::webhook_test {
 namespace {
 
 json container_resources(const json& pod, std::size_t index = 0) {
@@ -547,4 +547,4 @@ TEST(WebhookShutdown, SigtermDuringStartupStillStops) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::webhook_test

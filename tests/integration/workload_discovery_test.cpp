@@ -12,7 +12,7 @@
 #include "integration/shared_webhook.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::workload_discovery_test {
 namespace {
 
 const std::string kFixtures = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/workloads/";
@@ -133,4 +133,4 @@ TEST(WorkloadPolicy, ServingKindsModelBlocksArePatchedWhenTemplatesArePatched) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::workload_discovery_test

@@ -12,7 +12,7 @@
 #include "support/api_validation.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::workloads_test {
 namespace {
 
 const std::string kFixtures = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/workloads/";
@@ -173,4 +173,4 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::workloads_test

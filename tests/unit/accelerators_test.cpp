@@ -16,7 +16,7 @@
 #include "support/nodes_support.h"
 #include "support/pod_decision_support.h"
 
-namespace gpusizer {
+namespace gpusizer::accelerators_test {
 namespace {
 
 using namespace pod_decision_test;  // NOLINT(google-build-using-namespace)
@@ -215,4 +215,4 @@ TEST(UnsizedAsks, ExplainPrintsEveryAskWithItsField) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::accelerators_test

@@ -18,7 +18,7 @@
 #include "gpusizer/sizing/candidates.h"
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::autoscaler_pools_test {
 namespace {
 
 using nlohmann::json;
@@ -323,4 +323,4 @@ TEST(AutoscalerPools, TheCorpusFleetScaledToZeroLaunchesItsMachines) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::autoscaler_pools_test

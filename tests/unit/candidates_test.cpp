@@ -16,7 +16,7 @@
 #include "support/nodes_support.h"
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::candidates_test {
 namespace {
 
 using testing::inventory_of;
@@ -502,4 +502,4 @@ TEST(CandidateNodes, PoolsAreChosenAsNodeFitChoosesThem) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::candidates_test

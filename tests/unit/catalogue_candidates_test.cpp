@@ -13,7 +13,7 @@
 #include "gpusizer/sizing/pod_sizing.h"
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::catalogue_candidates_test {
 namespace {
 
 using Op = NodeRequirement::Op;
@@ -150,4 +150,4 @@ TEST(CatalogueCandidates, AMoveToALargerMachineThanThePodsOwnRequestFitsIsSaid) 
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::catalogue_candidates_test

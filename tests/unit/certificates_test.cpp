@@ -11,7 +11,7 @@
 
 #include "gpusizer/server/self_signed.h"
 
-namespace gpusizer {
+namespace gpusizer::certificates_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -104,4 +104,4 @@ TEST_F(CertificateValidityTest, TheServedCertificateSaysWhenItIsOutsideItsPeriod
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::certificates_test

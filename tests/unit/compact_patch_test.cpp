@@ -15,7 +15,7 @@
 #include "support/hostile_reviews.h"
 #include "support/review_support.h"
 
-namespace gpusizer {
+namespace gpusizer::compact_patch_test {
 namespace {
 
 using nlohmann::json;
@@ -77,4 +77,4 @@ TEST(CompactPatch, OneOperationOnResourcesKeepsEveryFieldTheUserWrote) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::compact_patch_test

@@ -16,7 +16,7 @@
 #include "support/pod_decision_support.h"
 #include "support/review_support.h"
 
-namespace gpusizer {
+namespace gpusizer::component_fields_test {
 namespace {
 
 using nlohmann::json;
@@ -292,4 +292,4 @@ TEST(GpuNamedFields, AKnownKindsLogicalGpuCountsAreNotAsks) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::component_fields_test

@@ -11,7 +11,7 @@
 #include "gpusizer/util/result.h"
 #include "gpusizer/util/strings.h"
 
-namespace gpusizer {
+namespace gpusizer::contracts_test {
 namespace {
 
 class Contracts : public ::testing::Test {
@@ -40,4 +40,4 @@ TEST_F(Contracts, SizingWithoutGpusAborts) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::contracts_test

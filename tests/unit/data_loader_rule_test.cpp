@@ -7,7 +7,7 @@
 #include "gpusizer/sizing/data_loader.h"
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::data_loader_rule_test {
 namespace {
 
 using testing::evaluate;
@@ -76,4 +76,4 @@ TEST(DataLoaderRule, AProfileWithoutATableStillGetsTheFloor) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::data_loader_rule_test

@@ -15,7 +15,7 @@
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/policy.h"
 
-namespace gpusizer {
+namespace gpusizer::data_loader_test {
 namespace {
 
 constexpr int64_t kMi = int64_t{1} << 20;
@@ -221,4 +221,4 @@ TEST(DataLoaderRule, OverheadFactorComesFromThePolicy) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::data_loader_test

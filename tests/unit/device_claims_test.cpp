@@ -14,7 +14,7 @@
 #include "gpusizer/sizing/accelerator_asks.h"
 #include "support/pod_decision_support.h"
 
-namespace gpusizer {
+namespace gpusizer::device_claims_test {
 namespace {
 
 using namespace pod_decision_test;  // NOLINT(google-build-using-namespace)
@@ -321,4 +321,4 @@ TEST(DraPods, NodeFitAndCapsUseTheNodesLabelledWithGpus) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::device_claims_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpusizer {
+namespace gpusizer::explain_test {
 namespace {
 
 std::vector<std::string> titles(const std::vector<ExplainRow>& rows) {
@@ -46,4 +46,4 @@ TEST(ExplainRows, FloorsFromTheWrittenPassChecksAndContainersFromTheMutated) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::explain_test

@@ -14,7 +14,7 @@
 
 #include "gpusizer/server/self_signed.h"
 
-namespace gpusizer {
+namespace gpusizer::file_reloader_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -86,4 +86,4 @@ TEST(FileReloader, AChangedPolicyIsReadOnTheNextPollUnasked) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::file_reloader_test

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-namespace gpusizer {
+namespace gpusizer::files_test {
 namespace {
 
 class TempFile {
@@ -99,4 +99,4 @@ TEST(ReadStream, AnEndlessStreamIsReadToTheLimitAndOneByte) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::files_test

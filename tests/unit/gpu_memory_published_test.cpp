@@ -15,7 +15,7 @@
 #include "gpusizer/sizing/model_fit.h"
 #include "gpusizer/sizing/policy.h"
 
-namespace gpusizer {
+namespace gpusizer::gpu_memory_published_test {
 namespace {
 
 struct Published {
@@ -127,4 +127,4 @@ TEST(GpuMemoryPublished, TwoBLoraOnTwoA10gsIsAllowedAndSeventyBInferenceOnOne80G
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::gpu_memory_published_test

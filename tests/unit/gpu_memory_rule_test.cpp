@@ -11,7 +11,7 @@
 #include "gpusizer/util/strings.h"
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::gpu_memory_rule_test {
 namespace {
 
 using testing::evaluate;
@@ -261,9 +261,9 @@ TEST(GpuMemoryRule, ThePoolsGpuProductStillNamesTheGpu) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::gpu_memory_rule_test
 
-namespace gpusizer {
+namespace gpusizer::gpu_memory_rule_test {
 namespace {
 
 // A vLLM container's --gpu-memory-utilization is the share the model may
@@ -327,4 +327,4 @@ TEST(GpuMemoryRule, ExplainShowsEachComponentAsItsOwnPart) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::gpu_memory_rule_test

@@ -14,7 +14,7 @@
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
 
-namespace gpusizer {
+namespace gpusizer::gpu_table_test {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
@@ -221,4 +221,4 @@ TEST(GpuTable, ASloppyGlobIsCaught) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::gpu_table_test

@@ -19,7 +19,7 @@
 #include "support/nodes_support.h"
 #include "support/review_support.h"
 
-namespace gpusizer {
+namespace gpusizer::history_test {
 namespace {
 
 using nlohmann::json;
@@ -387,4 +387,4 @@ TEST(HistoryReport, EscapesWhatPrometheusSaid) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::history_test

@@ -12,7 +12,7 @@
 #include "gpusizer/server/status_page.h"
 #include "support/review_support.h"
 
-namespace gpusizer {
+namespace gpusizer::hostile_strings_test {
 namespace {
 
 using nlohmann::json;
@@ -128,4 +128,4 @@ TEST(LogLine, FieldsAreWrittenInTheOrderAddedEachAsItsKind) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::hostile_strings_test

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpusizer {
+namespace gpusizer::instance_types_test {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
@@ -124,4 +124,4 @@ TEST(InstanceTypes, AzureRecomputesAksPublishedReservations) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::instance_types_test

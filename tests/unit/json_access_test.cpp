@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpusizer {
+namespace gpusizer::json_access_test {
 namespace {
 
 using nlohmann::json;
@@ -92,4 +92,4 @@ TEST(ParseErrorQuoting, CutsTheQuotedTextOrLeavesItOut) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::json_access_test

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-namespace gpusizer {
+namespace gpusizer::json_patch_test {
 namespace {
 
 using nlohmann::json;
@@ -389,4 +389,4 @@ TEST(PatchBuilderMerge, SeveralAppendedElementsAreOneOperationOnTheArray) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::json_patch_test

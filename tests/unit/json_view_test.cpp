@@ -12,7 +12,7 @@
 
 #include "gpusizer/json/json_text.h"
 
-namespace gpusizer {
+namespace gpusizer::json_view_test {
 namespace {
 
 using nlohmann::json;
@@ -191,4 +191,4 @@ TEST(ToJsonText, WritesWhatNlohmannDumpWrites) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::json_view_test

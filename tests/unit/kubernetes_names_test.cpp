@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpusizer {
+namespace gpusizer::kubernetes_names_test {
 namespace {
 
 using Strings = std::vector<std::string>;
@@ -73,4 +73,4 @@ TEST(KubernetesNames, RefusedValuesAreQuotedShortAndEscaped) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::kubernetes_names_test

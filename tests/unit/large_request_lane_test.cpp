@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpusizer {
+namespace gpusizer::large_request_lane_test {
 namespace {
 
 TEST(LargeRequestLane, WaitersGetTheLaneOneAtATimeInTheOrderTheyCame) {
@@ -77,4 +77,4 @@ TEST(LargeRequestLane, RunsWorkOnAThreadOfItsOwn) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::large_request_lane_test

@@ -10,7 +10,7 @@
 #include "gpusizer/server/log.h"
 #include "support/captured_stderr.h"
 
-namespace gpusizer {
+namespace gpusizer::log_batching_test {
 namespace {
 
 void log_review_uid(spdlog::level::level_enum level, std::string_view uid) {
@@ -48,4 +48,4 @@ TEST(LogBatching, ConfiguringAgainReplacesTheLoggers) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::log_batching_test

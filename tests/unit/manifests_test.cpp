@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpusizer {
+namespace gpusizer::manifests_test {
 namespace {
 
 InputLimits limits(std::size_t max_documents, std::size_t max_yaml_nodes) {
@@ -68,4 +68,4 @@ TEST(ReadManifests, ARepeatedKeyKeepsItsFirstPlaceAndItsLastValue) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::manifests_test

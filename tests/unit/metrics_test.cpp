@@ -8,7 +8,7 @@
 #include "gpusizer/workloads/workloads.h"
 #include "support/review_support.h"
 
-namespace gpusizer {
+namespace gpusizer::metrics_test {
 namespace {
 
 using testing::admission_review;
@@ -196,9 +196,9 @@ TEST(Metrics, BypassesByReasonNamespaceAndEndpoint) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::metrics_test
 
-namespace gpusizer {
+namespace gpusizer::metrics_test {
 namespace {
 
 ReviewOutcome capped_review(bool dry_run) {
@@ -259,4 +259,4 @@ TEST(Metrics, TheDraWatchIsSeen) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::metrics_test

@@ -14,7 +14,7 @@
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/util/strings.h"
 
-namespace gpusizer {
+namespace gpusizer::model_fit_test {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
@@ -432,4 +432,4 @@ TEST(ModelAnnotation, ErrorReadsAfterThePodAndAnnotationPrefix) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::model_fit_test

@@ -12,7 +12,7 @@
 #include "gpusizer/sizing/model_fit.h"
 #include "gpusizer/sizing/policy.h"
 
-namespace gpusizer {
+namespace gpusizer::model_shape_test {
 namespace {
 
 const GpuMemoryPolicy& policy() { return default_policy().rule_settings.get<GpuMemoryPolicy>(); }
@@ -246,4 +246,4 @@ TEST(ModelShape, ExplainPartsCarryEachComponentWithItsFormula) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::model_shape_test

@@ -18,7 +18,7 @@
 #include "support/nodes_support.h"
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::node_caps_rule_test {
 namespace {
 
 using testing::all;
@@ -331,4 +331,4 @@ TEST(NodeCapsDecision, EnforceModeDeniesAskingForTheCappedMemory) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::node_caps_rule_test

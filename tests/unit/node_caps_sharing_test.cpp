@@ -16,7 +16,7 @@
 #include "support/nodes_support.h"
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::node_caps_sharing_test {
 namespace {
 
 using testing::all;
@@ -250,4 +250,4 @@ TEST(NodeCapsSharing, PoolsStandingInAreNeverAReasonToDeny) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::node_caps_sharing_test

@@ -8,7 +8,7 @@
 #include "gpusizer/sizing/nodes.h"
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::node_fit_rule_test {
 namespace {
 
 using testing::gpu_container;
@@ -80,4 +80,4 @@ TEST(NodeFitRule, JustOverTheLargestNodeIsDeniedOrWarnedByAction) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::node_fit_rule_test

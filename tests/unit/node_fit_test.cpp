@@ -17,7 +17,7 @@
 #include "gpusizer/sizing/policy.h"
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::node_fit_test {
 namespace {
 
 using StringMap = std::map<std::string, std::string, std::less<>>;
@@ -346,4 +346,4 @@ TEST(NodeFit, AResourceTheNodeDoesNotReportHoldsNone) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::node_fit_test

@@ -17,7 +17,7 @@
 #include "gpusizer/check/node_file.h"
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::node_reader_test {
 namespace {
 
 using nlohmann::json;
@@ -334,4 +334,4 @@ TEST(ReadNodeFile, AnErrorNamesTheFileTheDocumentAndTheNode) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::node_reader_test

@@ -13,7 +13,7 @@
 
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::nodes_test {
 namespace {
 
 using testing::q;
@@ -363,4 +363,4 @@ TEST(PoolInventory, EachShapeOfEachPoolIsAClass) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::nodes_test

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpusizer {
+namespace gpusizer::numbers_test {
 namespace {
 
 TEST(ReadWhole, DigitsWithinTheRange) {
@@ -67,4 +67,4 @@ TEST(Arithmetic, ClampSaturatesAtInt64sEnds) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::numbers_test

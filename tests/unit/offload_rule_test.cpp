@@ -8,7 +8,7 @@
 #include "gpusizer/sizing/model_fit.h"
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::offload_rule_test {
 namespace {
 
 using testing::evaluate;
@@ -62,4 +62,4 @@ TEST(OffloadRule, WithoutOffloadOrWithABadAnnotationNothing) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::offload_rule_test

@@ -5,7 +5,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
-namespace gpusizer {
+namespace gpusizer::openssl_error_test {
 namespace {
 
 TEST(OpensslError, NamesWhatFailedAndWhyThenClearsTheQueue) {
@@ -20,4 +20,4 @@ TEST(OpensslError, NamesWhatFailedAndWhyThenClearsTheQueue) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::openssl_error_test

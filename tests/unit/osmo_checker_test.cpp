@@ -5,7 +5,7 @@
 #include "gpusizer/check/osmo/checker.h"
 #include "gpusizer/check/osmo/fields.h"
 
-namespace gpusizer::osmo {
+namespace gpusizer::osmo::osmo_checker_test {
 namespace {
 
 struct Block {
@@ -123,4 +123,4 @@ TEST(FieldSource, TellsALiteralAVariableAndAnExpressionApart) {
 }
 
 }  // namespace
-}  // namespace gpusizer::osmo
+}  // namespace gpusizer::osmo::osmo_checker_test

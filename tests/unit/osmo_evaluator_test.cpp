@@ -4,7 +4,7 @@
 
 #include "gpusizer/check/osmo/evaluator.h"
 
-namespace gpusizer::osmo {
+namespace gpusizer::osmo::osmo_evaluator_test {
 namespace {
 
 using Outcome = Evaluated::Outcome;
@@ -122,4 +122,4 @@ TEST(Evaluate, LeftToRightTheFirstFailureWins) {
 }
 
 }  // namespace
-}  // namespace gpusizer::osmo
+}  // namespace gpusizer::osmo::osmo_evaluator_test

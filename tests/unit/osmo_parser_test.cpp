@@ -4,7 +4,7 @@
 
 #include "gpusizer/check/osmo/parser.h"
 
-namespace gpusizer::osmo {
+namespace gpusizer::osmo::osmo_parser_test {
 namespace {
 
 using Kind = Expression::Kind;
@@ -95,4 +95,4 @@ TEST(ParseExpression, APlainVariableIsOneNameWithValueKeepingFilters) {
 }
 
 }  // namespace
-}  // namespace gpusizer::osmo
+}  // namespace gpusizer::osmo::osmo_parser_test

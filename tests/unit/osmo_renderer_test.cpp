@@ -5,7 +5,7 @@
 #include "gpusizer/check/input_limits.h"
 #include "gpusizer/check/osmo/renderer.h"
 
-namespace gpusizer::osmo {
+namespace gpusizer::osmo::osmo_renderer_test {
 namespace {
 
 Variables with(std::initializer_list<std::pair<const char*, int64_t>> values) {
@@ -177,4 +177,4 @@ TEST(Render, StatementErrorsNameTheLine) {
 }
 
 }  // namespace
-}  // namespace gpusizer::osmo
+}  // namespace gpusizer::osmo::osmo_renderer_test

@@ -3,7 +3,7 @@
 
 #include "gpusizer/check/osmo_workflow.h"
 
-namespace gpusizer {
+namespace gpusizer::osmo_report_test {
 namespace {
 
 OsmoReport undersized() {
@@ -65,4 +65,4 @@ TEST(OsmoReport, AllFitSaysSo) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::osmo_report_test

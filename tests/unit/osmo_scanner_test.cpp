@@ -4,7 +4,7 @@
 
 #include "gpusizer/check/osmo/scanner.h"
 
-namespace gpusizer::osmo {
+namespace gpusizer::osmo::osmo_scanner_test {
 namespace {
 
 using Kind = TemplatePiece::Kind;
@@ -97,4 +97,4 @@ TEST(ScanExpression, UnterminatedStringsAndHugeNumbersCannotBeEvaluated) {
 }
 
 }  // namespace
-}  // namespace gpusizer::osmo
+}  // namespace gpusizer::osmo::osmo_scanner_test

@@ -4,7 +4,7 @@
 
 #include "gpusizer/check/osmo/template.h"
 
-namespace gpusizer::osmo {
+namespace gpusizer::osmo::osmo_template_test {
 namespace {
 
 using Kind = TemplateNode::Kind;
@@ -58,4 +58,4 @@ TEST(ParseTemplate, MismatchedOrUnknownStatementsNameTheirLine) {
 }
 
 }  // namespace
-}  // namespace gpusizer::osmo
+}  // namespace gpusizer::osmo::osmo_template_test

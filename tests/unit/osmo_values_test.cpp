@@ -3,7 +3,7 @@
 
 #include "gpusizer/check/osmo/values.h"
 
-namespace gpusizer::osmo {
+namespace gpusizer::osmo::osmo_values_test {
 namespace {
 
 TEST(OsmoValues, SetValuesAreTypedAsOsmoSubmitTypesThem) {
@@ -49,4 +49,4 @@ TEST(OsmoValues, PythonIntRefusesWhatPythonRefuses) {
 }
 
 }  // namespace
-}  // namespace gpusizer::osmo
+}  // namespace gpusizer::osmo::osmo_values_test

@@ -13,7 +13,7 @@
 #include "gpusizer/check/osmo_workflow.h"
 #include "support/osmo_workflow_support.h"
 
-namespace gpusizer {
+namespace gpusizer::osmo_workflow_gaps_test {
 namespace {
 
 using namespace osmo_workflow_test;  // NOLINT(google-build-using-namespace)
@@ -268,4 +268,4 @@ TEST(OsmoNvidiaShapes, BadStatementsAreErrorsNamingTheLine) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::osmo_workflow_gaps_test

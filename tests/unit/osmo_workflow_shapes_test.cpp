@@ -14,7 +14,7 @@
 #include "gpusizer/sizing/policy.h"
 #include "support/osmo_workflow_support.h"
 
-namespace gpusizer {
+namespace gpusizer::osmo_workflow_shapes_test {
 namespace {
 
 using namespace osmo_workflow_test;  // NOLINT(google-build-using-namespace)
@@ -406,4 +406,4 @@ TEST(OsmoErrors, TasksAndGroupsTogetherOrNeither) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::osmo_workflow_shapes_test

@@ -16,7 +16,7 @@
 #include "gpusizer/sizing/policy.h"
 #include "support/osmo_workflow_support.h"
 
-namespace gpusizer {
+namespace gpusizer::osmo_workflow_test {
 namespace {
 
 using namespace osmo_workflow_test;  // NOLINT(google-build-using-namespace)
@@ -237,4 +237,4 @@ TEST(OsmoDay0, RenderStaysAtOneGpu) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::osmo_workflow_test

@@ -12,7 +12,7 @@
 #include "gpusizer/sizing/candidates.h"
 #include "support/nodes_support.h"
 
-namespace gpusizer {
+namespace gpusizer::placement_test {
 namespace {
 
 using testing::inventory_of;
@@ -153,4 +153,4 @@ TEST(Placement, AWorkflowsFieldsPlaceATemplateAsIfWrittenInIt) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::placement_test

@@ -21,7 +21,7 @@
 // Beyond the table through decide_pod: the data-loader floor, GPU memory
 // fit and node fit, as the webhook applies them.
 
-namespace gpusizer {
+namespace gpusizer::pod_decision_beyond_tables_test {
 namespace {
 
 using namespace pod_decision_test;  // NOLINT(google-build-using-namespace)
@@ -315,4 +315,4 @@ TEST(Explain, RulesNameEveryFloorAndTheBindingOne) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::pod_decision_beyond_tables_test

@@ -13,7 +13,7 @@
 #include "support/api_validation.h"
 #include "support/pod_decision_support.h"
 
-namespace gpusizer {
+namespace gpusizer::pod_decision_pod_level_test {
 namespace {
 
 using namespace pod_decision_test;  // NOLINT(google-build-using-namespace)
@@ -154,4 +154,4 @@ TEST(ApiValidation, CatchesWhatTheApiServerRefuses) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::pod_decision_pod_level_test

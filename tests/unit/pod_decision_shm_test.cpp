@@ -21,7 +21,7 @@
 // /dev/shm: training pods need a memory-backed emptyDir of >= 16Gi (mutate
 // adds 32Gi); a sizeLimit above the 32Gi the table includes raises memory.
 
-namespace gpusizer {
+namespace gpusizer::pod_decision_shm_test {
 namespace {
 
 using namespace pod_decision_test;  // NOLINT(google-build-using-namespace)
@@ -256,4 +256,4 @@ TEST(ShmRule, ArgoTemplatesUseWorkflowVolumesOrGetTheirOwn) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::pod_decision_shm_test

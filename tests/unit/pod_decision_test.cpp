@@ -20,7 +20,7 @@
 #include "gpusizer/sizing/sizing.h"
 #include "support/pod_decision_support.h"
 
-namespace gpusizer {
+namespace gpusizer::pod_decision_test {
 namespace {
 
 using namespace pod_decision_test;  // NOLINT(google-build-using-namespace)
@@ -450,4 +450,4 @@ TEST(DecidePodMutate, EveryInitContainerWithMoreGpusThanTheAppIsSizedOnItsOwnCou
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::pod_decision_test

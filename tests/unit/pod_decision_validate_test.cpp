@@ -18,7 +18,7 @@
 #include "gpusizer/sizing/sizing.h"
 #include "support/pod_decision_support.h"
 
-namespace gpusizer {
+namespace gpusizer::pod_decision_validate_test {
 namespace {
 
 using namespace pod_decision_test;  // NOLINT(google-build-using-namespace)
@@ -465,4 +465,4 @@ TEST(QuantityFromJson, StringsNumbersAndOthers) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::pod_decision_validate_test

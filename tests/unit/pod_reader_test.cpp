@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-namespace gpusizer {
+namespace gpusizer::pod_reader_test {
 namespace {
 
 using nlohmann::json;
@@ -327,4 +327,4 @@ TEST(PodReader, TheOptOutAnnotationIsRead) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::pod_reader_test

@@ -10,7 +10,7 @@
 #include "gpusizer/sizing/model_fit.h"
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::pod_sizing_test {
 namespace {
 
 using testing::add_shm;
@@ -146,4 +146,4 @@ TEST(PodSizing, EveryReasonAndRuleHasItsOwnName) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::pod_sizing_test

@@ -11,7 +11,7 @@
 
 #include "gpusizer/sizing/policy.h"
 
-namespace gpusizer {
+namespace gpusizer::policy_errors_test {
 namespace {
 
 TEST(ParsePolicy, DuplicateKeysAreErrors) {
@@ -488,4 +488,4 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.what; });
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::policy_errors_test

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-namespace gpusizer {
+namespace gpusizer::policy_store_test {
 namespace {
 
 struct PolicyFile {
@@ -53,4 +53,4 @@ TEST(PolicyStore, TheEmbeddedDefaultNeverReloads) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::policy_store_test

@@ -19,7 +19,7 @@
 #include "gpusizer/sizing/rules/shared_memory_rule.h"
 #include "gpusizer/util/digest.h"
 
-namespace gpusizer {
+namespace gpusizer::policy_test {
 namespace {
 
 constexpr int64_t kGi = int64_t{1} << 30;
@@ -405,4 +405,4 @@ TEST(ParsePolicy, FileMayNameAProfileOnlyTheDefaultDefines) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::policy_test

@@ -9,7 +9,7 @@
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
 
-namespace gpusizer {
+namespace gpusizer::profile_by_kind_test {
 namespace {
 
 std::string profile_of(const SelectionInput& input) {
@@ -79,4 +79,4 @@ TEST(ProfileByKind, AnInRuleNeedsAList) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::profile_by_kind_test

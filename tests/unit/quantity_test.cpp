@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpusizer {
+namespace gpusizer::quantity_test {
 namespace {
 
 using Format = Quantity::Format;
@@ -52,7 +52,7 @@ std::ostream& operator<<(std::ostream& os, const Canonical& c) {
   return os << '"' << c.text << "\" -> \"" << c.canonical << "\" " << format_name(c.format);
 }
 
-class CanonicalTest : public testing::TestWithParam<Canonical> {};
+class CanonicalTest : public ::testing::TestWithParam<Canonical> {};
 
 TEST_P(CanonicalTest, PrintsCanonicallyAndRoundTrips) {
   const Canonical& c = GetParam();
@@ -69,51 +69,52 @@ TEST_P(CanonicalTest, PrintsCanonicallyAndRoundTrips) {
 
 INSTANTIATE_TEST_SUITE_P(
     BinarySuffixes, CanonicalTest,
-    testing::Values(Canonical{"1Ki", "1Ki", Format::kBinarySI}, Canonical{"1Mi", "1Mi", Format::kBinarySI},
-                    Canonical{"1Gi", "1Gi", Format::kBinarySI}, Canonical{"1Ti", "1Ti", Format::kBinarySI},
-                    Canonical{"1Pi", "1Pi", Format::kBinarySI}, Canonical{"1Ei", "1Ei", Format::kBinarySI},
-                    Canonical{"7Ei", "7Ei", Format::kBinarySI}, Canonical{"1023Ki", "1023Ki", Format::kBinarySI},
-                    Canonical{"2048Ki", "2Mi", Format::kBinarySI}, Canonical{"1024Gi", "1Ti", Format::kBinarySI},
-                    Canonical{"1.5Gi", "1536Mi", Format::kBinarySI}, Canonical{"-1.5Gi", "-1536Mi", Format::kBinarySI},
-                    Canonical{"-2048Ki", "-2Mi", Format::kBinarySI},
-                    // 1536 bytes: whole, but 1536/1024 is not, so no suffix.
-                    Canonical{"1.5Ki", "1536", Format::kBinarySI},
-                    // Below 1024 bytes binary quantities print as decimal.
-                    Canonical{"0.5Ki", "512", Format::kBinarySI}, Canonical{"1023", "1023", Format::kDecimalSI},
-                    // Not whole bytes: printed as decimal so nothing is lost.
-                    Canonical{"0.9Gi", "966367641600m", Format::kBinarySI},
-                    Canonical{"1.1Ki", "1126400m", Format::kBinarySI},
-                    // Below one byte Kubernetes switches the format itself.
-                    Canonical{"0.0001Ki", "102400u", Format::kDecimalSI}, Canonical{"0Ki", "0", Format::kBinarySI}));
+    ::testing::Values(Canonical{"1Ki", "1Ki", Format::kBinarySI}, Canonical{"1Mi", "1Mi", Format::kBinarySI},
+                      Canonical{"1Gi", "1Gi", Format::kBinarySI}, Canonical{"1Ti", "1Ti", Format::kBinarySI},
+                      Canonical{"1Pi", "1Pi", Format::kBinarySI}, Canonical{"1Ei", "1Ei", Format::kBinarySI},
+                      Canonical{"7Ei", "7Ei", Format::kBinarySI}, Canonical{"1023Ki", "1023Ki", Format::kBinarySI},
+                      Canonical{"2048Ki", "2Mi", Format::kBinarySI}, Canonical{"1024Gi", "1Ti", Format::kBinarySI},
+                      Canonical{"1.5Gi", "1536Mi", Format::kBinarySI},
+                      Canonical{"-1.5Gi", "-1536Mi", Format::kBinarySI},
+                      Canonical{"-2048Ki", "-2Mi", Format::kBinarySI},
+                      // 1536 bytes: whole, but 1536/1024 is not, so no suffix.
+                      Canonical{"1.5Ki", "1536", Format::kBinarySI},
+                      // Below 1024 bytes binary quantities print as decimal.
+                      Canonical{"0.5Ki", "512", Format::kBinarySI}, Canonical{"1023", "1023", Format::kDecimalSI},
+                      // Not whole bytes: printed as decimal so nothing is lost.
+                      Canonical{"0.9Gi", "966367641600m", Format::kBinarySI},
+                      Canonical{"1.1Ki", "1126400m", Format::kBinarySI},
+                      // Below one byte Kubernetes switches the format itself.
+                      Canonical{"0.0001Ki", "102400u", Format::kDecimalSI}, Canonical{"0Ki", "0", Format::kBinarySI}));
 
 INSTANTIATE_TEST_SUITE_P(
     DecimalSuffixes, CanonicalTest,
-    testing::Values(Canonical{"1n", "1n", Format::kDecimalSI}, Canonical{"1u", "1u", Format::kDecimalSI},
-                    Canonical{"1m", "1m", Format::kDecimalSI}, Canonical{"1", "1", Format::kDecimalSI},
-                    Canonical{"1k", "1k", Format::kDecimalSI}, Canonical{"1M", "1M", Format::kDecimalSI},
-                    Canonical{"1G", "1G", Format::kDecimalSI}, Canonical{"1T", "1T", Format::kDecimalSI},
-                    Canonical{"1P", "1P", Format::kDecimalSI},
-                    Canonical{"1E", "1E", Format::kDecimalSI},  // exa, not an exponent
-                    Canonical{"100M", "100M", Format::kDecimalSI}, Canonical{"1000", "1k", Format::kDecimalSI},
-                    Canonical{"12000", "12k", Format::kDecimalSI}, Canonical{"1500000", "1500k", Format::kDecimalSI},
-                    Canonical{"1000m", "1", Format::kDecimalSI}, Canonical{"1000n", "1u", Format::kDecimalSI},
-                    Canonical{"1.5k", "1500", Format::kDecimalSI}, Canonical{"10", "10", Format::kDecimalSI},
-                    Canonical{"0.5m", "500u", Format::kDecimalSI}, Canonical{"0", "0", Format::kDecimalSI},
-                    Canonical{"9223372036854775807", "9223372036854775807", Format::kDecimalSI},
-                    Canonical{"-9223372036854775807", "-9223372036854775807", Format::kDecimalSI}));
+    ::testing::Values(Canonical{"1n", "1n", Format::kDecimalSI}, Canonical{"1u", "1u", Format::kDecimalSI},
+                      Canonical{"1m", "1m", Format::kDecimalSI}, Canonical{"1", "1", Format::kDecimalSI},
+                      Canonical{"1k", "1k", Format::kDecimalSI}, Canonical{"1M", "1M", Format::kDecimalSI},
+                      Canonical{"1G", "1G", Format::kDecimalSI}, Canonical{"1T", "1T", Format::kDecimalSI},
+                      Canonical{"1P", "1P", Format::kDecimalSI},
+                      Canonical{"1E", "1E", Format::kDecimalSI},  // exa, not an exponent
+                      Canonical{"100M", "100M", Format::kDecimalSI}, Canonical{"1000", "1k", Format::kDecimalSI},
+                      Canonical{"12000", "12k", Format::kDecimalSI}, Canonical{"1500000", "1500k", Format::kDecimalSI},
+                      Canonical{"1000m", "1", Format::kDecimalSI}, Canonical{"1000n", "1u", Format::kDecimalSI},
+                      Canonical{"1.5k", "1500", Format::kDecimalSI}, Canonical{"10", "10", Format::kDecimalSI},
+                      Canonical{"0.5m", "500u", Format::kDecimalSI}, Canonical{"0", "0", Format::kDecimalSI},
+                      Canonical{"9223372036854775807", "9223372036854775807", Format::kDecimalSI},
+                      Canonical{"-9223372036854775807", "-9223372036854775807", Format::kDecimalSI}));
 
 INSTANTIATE_TEST_SUITE_P(
     SignsAndFractions, CanonicalTest,
-    testing::Values(Canonical{"1.5", "1500m", Format::kDecimalSI}, Canonical{"-1.5", "-1500m", Format::kDecimalSI},
-                    Canonical{"+1", "1", Format::kDecimalSI}, Canonical{"-1", "-1", Format::kDecimalSI},
-                    Canonical{"-0", "0", Format::kDecimalSI}, Canonical{"1.", "1", Format::kDecimalSI},
-                    Canonical{".5", "500m", Format::kDecimalSI}, Canonical{"-.5", "-500m", Format::kDecimalSI},
-                    Canonical{"0.1", "100m", Format::kDecimalSI}, Canonical{"001.500", "1500m", Format::kDecimalSI},
-                    Canonical{"1.Gi", "1Gi", Format::kBinarySI}));
+    ::testing::Values(Canonical{"1.5", "1500m", Format::kDecimalSI}, Canonical{"-1.5", "-1500m", Format::kDecimalSI},
+                      Canonical{"+1", "1", Format::kDecimalSI}, Canonical{"-1", "-1", Format::kDecimalSI},
+                      Canonical{"-0", "0", Format::kDecimalSI}, Canonical{"1.", "1", Format::kDecimalSI},
+                      Canonical{".5", "500m", Format::kDecimalSI}, Canonical{"-.5", "-500m", Format::kDecimalSI},
+                      Canonical{"0.1", "100m", Format::kDecimalSI}, Canonical{"001.500", "1500m", Format::kDecimalSI},
+                      Canonical{"1.Gi", "1Gi", Format::kBinarySI}));
 
 INSTANTIATE_TEST_SUITE_P(
     Exponents, CanonicalTest,
-    testing::Values(
+    ::testing::Values(
         Canonical{"1e3", "1e3", Format::kDecimalExponent}, Canonical{"1E3", "1e3", Format::kDecimalExponent},
         Canonical{"1e+3", "1e3", Format::kDecimalExponent}, Canonical{"1E+2", "100", Format::kDecimalExponent},
         Canonical{"1e-2", "10e-3", Format::kDecimalExponent}, Canonical{"1e-3", "1e-3", Format::kDecimalExponent},
@@ -127,7 +128,7 @@ INSTANTIATE_TEST_SUITE_P(
 const std::string k399Zeros(399, '0');
 
 INSTANTIATE_TEST_SUITE_P(RoundingAndLongInput, CanonicalTest,
-                         testing::Values(
+                         ::testing::Values(
                              // Finer than 1n rounds the magnitude up, for either sign.
                              Canonical{"0.0000000001", "1n", Format::kDecimalSI},
                              Canonical{"-0.0000000001", "-1n", Format::kDecimalSI},
@@ -192,7 +193,7 @@ struct Invalid {
 
 std::ostream& operator<<(std::ostream& os, const Invalid& c) { return os << "quantity " << c.shown; }
 
-class InvalidTest : public testing::TestWithParam<Invalid> {};
+class InvalidTest : public ::testing::TestWithParam<Invalid> {};
 
 TEST_P(InvalidTest, FailsNamingTheInputAndReason) {
   const Invalid& c = GetParam();
@@ -207,7 +208,7 @@ const std::string kSuffixList = "(use Ki, Mi, Gi, Ti, Pi, Ei, or n, u, m, k, M, 
 
 INSTANTIATE_TEST_SUITE_P(
     Malformed, InvalidTest,
-    testing::Values(
+    ::testing::Values(
         Invalid{"", R"("")", "empty"}, Invalid{"1KB", R"("1KB")", R"(unknown suffix "KB" )" + kSuffixList},
         Invalid{"1Kib", R"("1Kib")", R"(unknown suffix "Kib" )" + kSuffixList},
         Invalid{"1m5", R"("1m5")", R"(unknown suffix "m5")"}, Invalid{"1i", R"("1i")", R"(unknown suffix "i")"},
@@ -237,7 +238,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 INSTANTIATE_TEST_SUITE_P(
     TooLarge, InvalidTest,
-    testing::Values(
+    ::testing::Values(
         Invalid{"9223372036854775808", R"("9223372036854775808")",
                 "exceeds the maximum magnitude of 9223372036854775807"},
         Invalid{"-9223372036854775808", R"("-9223372036854775808")", "exceeds the maximum"},
@@ -295,7 +296,7 @@ struct Rounded {
 
 std::ostream& operator<<(std::ostream& os, const Rounded& c) { return os << c.text; }
 
-class RoundedTest : public testing::TestWithParam<Rounded> {};
+class RoundedTest : public ::testing::TestWithParam<Rounded> {};
 
 TEST_P(RoundedTest, RoundsTowardPositiveInfinity) {
   const Rounded& c = GetParam();
@@ -306,18 +307,18 @@ TEST_P(RoundedTest, RoundsTowardPositiveInfinity) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, RoundedTest,
-                         testing::Values(Rounded{"0", 0, 0, true}, Rounded{"1", 1000, 1, true},
-                                         Rounded{"400m", 400, 1, false},  // 400m of memory is 1 byte
-                                         Rounded{"1.5", 1500, 2, false}, Rounded{"1000m", 1000, 1, true},
-                                         Rounded{"1n", 1, 1, false}, Rounded{"1.000001m", 2, 1, false},
-                                         Rounded{"-400m", -400, 0, false}, Rounded{"-1.5", -1500, -1, false},
-                                         Rounded{"-1n", 0, 0, false}, Rounded{"-2", -2000, -2, true},
-                                         Rounded{"1Gi", 1073741824000, 1073741824, true},
-                                         Rounded{"0.5Ki", 512000, 512, true},
-                                         // Milli-units no longer fit in int64: saturate.
-                                         Rounded{"9223372036854775807", kInt64Max, kInt64Max, true},
-                                         Rounded{"-9223372036854775807", kInt64Min, -kInt64Max, true},
-                                         Rounded{"9223372036854775.808", kInt64Max, 9223372036854776, false}));
+                         ::testing::Values(Rounded{"0", 0, 0, true}, Rounded{"1", 1000, 1, true},
+                                           Rounded{"400m", 400, 1, false},  // 400m of memory is 1 byte
+                                           Rounded{"1.5", 1500, 2, false}, Rounded{"1000m", 1000, 1, true},
+                                           Rounded{"1n", 1, 1, false}, Rounded{"1.000001m", 2, 1, false},
+                                           Rounded{"-400m", -400, 0, false}, Rounded{"-1.5", -1500, -1, false},
+                                           Rounded{"-1n", 0, 0, false}, Rounded{"-2", -2000, -2, true},
+                                           Rounded{"1Gi", 1073741824000, 1073741824, true},
+                                           Rounded{"0.5Ki", 512000, 512, true},
+                                           // Milli-units no longer fit in int64: saturate.
+                                           Rounded{"9223372036854775807", kInt64Max, kInt64Max, true},
+                                           Rounded{"-9223372036854775807", kInt64Min, -kInt64Max, true},
+                                           Rounded{"9223372036854775.808", kInt64Max, 9223372036854776, false}));
 
 // ---------------------------------------------------------------------------
 // Constructors and arithmetic.
@@ -394,7 +395,7 @@ std::ostream& operator<<(std::ostream& os, const Share& c) {
   return os << c.value << " * " << c.numerator << "/" << c.denominator << " to " << c.granule;
 }
 
-class ShareTest : public testing::TestWithParam<Share> {};
+class ShareTest : public ::testing::TestWithParam<Share> {};
 
 TEST_P(ShareTest, RoundsUpToGranule) {
   const Share& c = GetParam();
@@ -403,28 +404,28 @@ TEST_P(ShareTest, RoundsUpToGranule) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ShareTest,
-                         testing::Values(Share{"144Gi", 2, 3, "1Mi", "96Gi"}, Share{"32", 1, 3, "1m", "10667m"},
-                                         Share{"100Gi", 1, 3, "1Mi", "34134Mi"}, Share{"144Gi", 3, 2, "1Gi", "216Gi"},
-                                         Share{"10", 1, 4, "1", "3"}, Share{"10", 1, 5, "1", "2"},
-                                         Share{"1", 1, 3, "1n", "333333334n"},
-                                         Share{"1", 1, 1, "1Gi", "1073741824"},  // keeps this quantity's format
-                                         Share{"0", 1, 3, "1Mi", "0"}, Share{"5", 0, 3, "1", "0"},
-                                         // Negative shares round toward +infinity, i.e. toward zero.
-                                         Share{"-10", 1, 4, "1", "-2"}, Share{"10", -1, 4, "1", "-2"},
-                                         Share{"10", 1, -4, "1", "-2"}, Share{"-10", -1, 4, "1", "3"},
-                                         // Exact although value * numerator needs more than 128 bits.
-                                         Share{"1Ei", kInt64Max, kInt64Max, "1n", "1Ei"},
-                                         Share{"7Ei", kInt64Max - 1, kInt64Max, "1n", "8070450532247928831125m"},
-                                         // Saturation.
-                                         Share{"9223372036854775807", 2, 1, "1", "9223372036854775807"},
-                                         Share{"9223372036854775807", kInt64Max, 1, "1", "9223372036854775807"},
-                                         Share{"-9223372036854775807", kInt64Max, 1, "1", "-9223372036854775807"},
-                                         Share{"9223372036854775807", 1, 1, "1Ei", "9223372036854775807"},
-                                         // Outside the REQUIRES: a zero denominator saturates, a zero granule
-                                         // rounds to the nano.
-                                         Share{"5", 1, 0, "1", "9223372036854775807"},
-                                         Share{"-5", 1, 0, "1", "-9223372036854775807"},
-                                         Share{"10", 1, 3, "", "3333333334n"}));
+                         ::testing::Values(Share{"144Gi", 2, 3, "1Mi", "96Gi"}, Share{"32", 1, 3, "1m", "10667m"},
+                                           Share{"100Gi", 1, 3, "1Mi", "34134Mi"}, Share{"144Gi", 3, 2, "1Gi", "216Gi"},
+                                           Share{"10", 1, 4, "1", "3"}, Share{"10", 1, 5, "1", "2"},
+                                           Share{"1", 1, 3, "1n", "333333334n"},
+                                           Share{"1", 1, 1, "1Gi", "1073741824"},  // keeps this quantity's format
+                                           Share{"0", 1, 3, "1Mi", "0"}, Share{"5", 0, 3, "1", "0"},
+                                           // Negative shares round toward +infinity, i.e. toward zero.
+                                           Share{"-10", 1, 4, "1", "-2"}, Share{"10", -1, 4, "1", "-2"},
+                                           Share{"10", 1, -4, "1", "-2"}, Share{"-10", -1, 4, "1", "3"},
+                                           // Exact although value * numerator needs more than 128 bits.
+                                           Share{"1Ei", kInt64Max, kInt64Max, "1n", "1Ei"},
+                                           Share{"7Ei", kInt64Max - 1, kInt64Max, "1n", "8070450532247928831125m"},
+                                           // Saturation.
+                                           Share{"9223372036854775807", 2, 1, "1", "9223372036854775807"},
+                                           Share{"9223372036854775807", kInt64Max, 1, "1", "9223372036854775807"},
+                                           Share{"-9223372036854775807", kInt64Max, 1, "1", "-9223372036854775807"},
+                                           Share{"9223372036854775807", 1, 1, "1Ei", "9223372036854775807"},
+                                           // Outside the REQUIRES: a zero denominator saturates, a zero granule
+                                           // rounds to the nano.
+                                           Share{"5", 1, 0, "1", "9223372036854775807"},
+                                           Share{"-5", 1, 0, "1", "-9223372036854775807"},
+                                           Share{"10", 1, 3, "", "3333333334n"}));
 
 // A share rounded down: the most a pod may take of a node's allocatable
 // without taking another pod's GPU's share.
@@ -444,4 +445,4 @@ TEST(QuantityMinus, SubtractsKeepingTheFormat) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::quantity_test

@@ -14,7 +14,7 @@
 #include "gpusizer/sizing/policy.h"
 #include "support/handle_review_support.h"
 
-namespace gpusizer {
+namespace gpusizer::review_malformed_test {
 namespace {
 
 using nlohmann::json;
@@ -176,4 +176,4 @@ TEST(HandleReview, ParseErrorsDoNotQuoteTheBody) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::review_malformed_test

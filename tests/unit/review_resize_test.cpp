@@ -13,7 +13,7 @@
 #include "support/pod_decision_support.h"
 #include "support/review_support.h"
 
-namespace gpusizer {
+namespace gpusizer::review_resize_test {
 namespace {
 
 using nlohmann::json;
@@ -63,4 +63,4 @@ TEST(Resize, ARaiseOrAnotherSubresourceIsLeftAlone) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::review_resize_test

@@ -17,7 +17,7 @@
 #include "support/handle_review_support.h"
 #include "support/review_support.h"
 
-namespace gpusizer {
+namespace gpusizer::review_test {
 namespace {
 
 using nlohmann::json;
@@ -514,4 +514,4 @@ TEST(CapWarnings, ManyShortWarningsAlsoCapped) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::review_test

@@ -17,7 +17,7 @@
 #include "support/handle_review_support.h"
 #include "support/nodes_support.h"
 
-namespace gpusizer {
+namespace gpusizer::review_tolerations_test {
 namespace {
 
 using nlohmann::json;
@@ -77,4 +77,4 @@ TEST(ReviewTolerations, TheReviewHandlerSaysThePodWasAdmitted) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::review_tolerations_test

@@ -6,7 +6,7 @@
 
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::shared_memory_rule_test {
 namespace {
 
 using testing::add_shm;
@@ -173,4 +173,4 @@ TEST(SharedMemoryRule, AnOptedOutPodIsToldHowToLetGpuSizerSetIt) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::shared_memory_rule_test

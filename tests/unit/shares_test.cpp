@@ -11,7 +11,7 @@
 
 #include "support/pod_facts_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::shares_test {
 namespace {
 
 // A phase of these holders (their GPUs summed).
@@ -104,4 +104,4 @@ TEST(HolderNeeds, CpuIsSharedInMillicores) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::shares_test

@@ -17,7 +17,7 @@
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/policy.h"
 
-namespace gpusizer {
+namespace gpusizer::sizing_test {
 namespace {
 
 constexpr int64_t kGi = int64_t{1} << 30;
@@ -411,4 +411,4 @@ TEST(GlobMatch, LongHostileInputsFinishQuickly) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::sizing_test

@@ -18,7 +18,7 @@
 #include "support/pod_decision_support.h"
 #include "support/review_support.h"
 
-namespace gpusizer {
+namespace gpusizer::slice_gpus_test {
 namespace {
 
 using nlohmann::json;
@@ -165,4 +165,4 @@ TEST(SliceGpus, AClaimedGpuPodIsCappedByTheNodeItsSlicesShowGpusOn) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::slice_gpus_test

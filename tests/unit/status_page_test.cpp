@@ -22,7 +22,7 @@
 #include "gpusizer/sizing/policy.h"
 #include "support/review_support.h"
 
-namespace gpusizer {
+namespace gpusizer::status_page_test {
 namespace {
 
 using nlohmann::json;
@@ -497,4 +497,4 @@ TEST_F(StatusPage, LoadsNothingFromElsewhere) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::status_page_test

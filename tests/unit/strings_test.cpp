@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpusizer {
+namespace gpusizer::strings_test {
 namespace {
 
 const std::string kRlo = "\xe2\x80\xae";  // U+202E RIGHT-TO-LEFT OVERRIDE
@@ -94,4 +94,4 @@ TEST(PartError, QuotesThePartShort) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::strings_test

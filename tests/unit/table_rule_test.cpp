@@ -6,7 +6,7 @@
 
 #include "support/pod_facts_support.h"
 
-namespace gpusizer {
+namespace gpusizer::table_rule_test {
 namespace {
 
 using testing::evaluate;
@@ -82,4 +82,4 @@ TEST(TableRule, ExplainsTheRowOfTheAppPhase) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::table_rule_test

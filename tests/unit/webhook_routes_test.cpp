@@ -14,7 +14,7 @@
 #include "support/captured_stderr.h"
 #include "support/review_support.h"
 
-namespace gpusizer {
+namespace gpusizer::webhook_routes_test {
 namespace {
 
 using testing::admission_review;
@@ -157,4 +157,4 @@ TEST(AvailableCpus, NeverMoreThanTheAffinityMaskAllows) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::webhook_routes_test

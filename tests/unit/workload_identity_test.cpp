@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpusizer {
+namespace gpusizer::workload_identity_test {
 namespace {
 
 PodOrigin owned_by(std::string kind, std::string name, std::map<std::string, std::string, std::less<>> labels = {}) {
@@ -99,4 +99,4 @@ TEST(WorkloadIdentity, TheLabelWinsAndABarePodIsItself) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::workload_identity_test

@@ -15,7 +15,7 @@
 #include "gpusizer/workloads/workloads.h"
 #include "support/review_support.h"
 
-namespace gpusizer::testing {
+namespace gpusizer::testing::workload_kinds_test {
 namespace {
 
 const std::string kFixtures = std::string(GPU_SIZER_SOURCE_DIR) + "/tests/data/workloads/";
@@ -321,4 +321,4 @@ TEST(PolicyWorkloads, RefusesPathsThatCannotHoldAPodTemplateNamingWhere) {
 }
 
 }  // namespace
-}  // namespace gpusizer::testing
+}  // namespace gpusizer::testing::workload_kinds_test

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpusizer {
+namespace gpusizer::yaml_load_test {
 namespace {
 
 YamlBudget budget(std::size_t max_nodes, std::size_t max_depth = 100) {
@@ -106,4 +106,4 @@ TEST(LoadYaml, ParseErrorsAreYamlCppsOwn) {
 }
 
 }  // namespace
-}  // namespace gpusizer
+}  // namespace gpusizer::yaml_load_test
