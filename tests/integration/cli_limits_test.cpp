@@ -11,13 +11,12 @@
 
 #include "integration/cli_support.h"
 #include "integration/webhook_process.h"
+#include "support/text_support.h"
 
 namespace gpusizer::testing::cli_limits_test {
 namespace {
 
 using namespace cli_test;  // NOLINT(google-build-using-namespace)
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // "Billion laughs": l0 is one scalar, each level a list of nine aliases of
 // the level below, so l9 alone expands to 9^9 (387 million) scalars.

@@ -23,13 +23,12 @@
 #include <unistd.h>
 
 #include "integration/webhook_process.h"
+#include "support/text_support.h"
 
 namespace gpusizer::testing {
 
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
-
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 class RawClient {
  public:

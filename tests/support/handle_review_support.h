@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/review_support.h"
+#include "support/text_support.h"
 
 namespace gpusizer::review_test {
 
@@ -47,6 +48,6 @@ inline json review(json object, const std::string& operation = "CREATE", const s
             {"dryRun", false}}}};
 }
 
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::contains;
 
 }  // namespace gpusizer::review_test

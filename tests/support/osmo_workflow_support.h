@@ -17,6 +17,7 @@
 #include "gpusizer/check/osmo_workflow.h"
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/policy.h"
+#include "support/text_support.h"
 
 namespace gpusizer::osmo_workflow_test {
 
@@ -80,7 +81,7 @@ inline Sets parse_set_line(const std::string& line) {
   return sets;
 }
 
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::contains;
 
 // The 1-based line of the first line containing `part`.
 inline int line_of(const std::string& text, const std::string& part) {

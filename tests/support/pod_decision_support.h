@@ -16,6 +16,7 @@
 #include "gpusizer/admission/pod_decision.h"
 #include "gpusizer/json/json_patch.h"
 #include "gpusizer/sizing/policy.h"
+#include "support/text_support.h"
 
 namespace gpusizer::pod_decision_test {
 
@@ -71,7 +72,7 @@ inline Policy policy_from(const std::string& yaml) {
   return parsed.ok() ? parsed.value() : default_policy();
 }
 
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::contains;
 
 // A container asking for `gpus` GPUs with equal requests and limits.
 inline json gpu_container(const std::string& name, json gpus, json cpu, json memory,

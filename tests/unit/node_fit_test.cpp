@@ -16,6 +16,7 @@
 #include "gpusizer/sizing/nodes.h"
 #include "gpusizer/sizing/policy.h"
 #include "support/pod_facts_support.h"
+#include "support/text_support.h"
 
 namespace gpusizer::node_fit_test {
 namespace {
@@ -90,7 +91,7 @@ PoolFit check_node_fit(const NodeFitPolicy& pools, const PodRequest& request, co
   return out;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::contains;
 
 TEST(NodeFit, PodEqualToTheLargestNodeFits) {
   const PoolFit fit = check_node_fit(two_pools(), dgx_a100(), in_pool("a100"), {});
