@@ -6,7 +6,7 @@ FROM debian:bookworm AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake make pkg-config ca-certificates \
       libcpp-httplib-dev libssl-dev nlohmann-json3-dev libspdlog-dev prometheus-cpp-dev libyaml-cpp-dev \
-      libsimdjson-dev libboost1.81-dev \
+      libsimdjson-dev libboost1.81-dev ninja-build \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -14,7 +14,7 @@ COPY cmd cmd
 COPY include include
 COPY src src
 COPY deploy/image deploy/image
-RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+RUN cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
     && cmake --build build -j"$(nproc)" --target gpu-sizer \
     && strip build/gpu-sizer \
     && deploy/image/assemble-rootfs.sh build/gpu-sizer /rootfs

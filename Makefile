@@ -16,7 +16,7 @@ CERT_DIR ?= /tmp/gpu-sizer
 # (tests/e2e/make_run_packages.sh checks `make run` stays without them).
 BUILD_PACKAGES := g++ cmake make pkg-config \
 	libcpp-httplib-dev libssl-dev nlohmann-json3-dev libspdlog-dev \
-	prometheus-cpp-dev libyaml-cpp-dev libsimdjson-dev libboost1.81-dev
+	prometheus-cpp-dev libyaml-cpp-dev libsimdjson-dev libboost1.81-dev ninja-build
 TEST_PACKAGES := curl openssl libgtest-dev libgmock-dev \
 	prometheus chromium python3 python3-yaml fonts-dejavu-core fonts-liberation libgl1-mesa-dri \
 	golang-go etcd-server dpkg-dev rsync jq clang libclang-rt-14-dev \
@@ -57,13 +57,24 @@ deps-build:
 deps:
 	$(call install-missing,$(PACKAGES) $(KUBECTL_PACKAGE))
 
+# Every build directory is generated for Ninja, which compiles a layer's
+# files while the layers below it still compile, where Make waits for each
+# library before starting the next (the build is a chain of layers:
+# docs/testing.md). A directory configured before with another generator is
+# configured afresh, since CMake refuses to switch.
+# $(call cmake-configure,DIR,FLAGS)
+define cmake-configure
+	@grep -qsx 'CMAKE_GENERATOR:INTERNAL=Ninja' $(1)/CMakeCache.txt || rm -rf $(1)/CMakeCache.txt $(1)/CMakeFiles
+	cmake -G Ninja -S . -B $(1) $(2) >/dev/null
+endef
+
 # BUILD_TESTING is always given, since the build directory is shared with
 # `make run`, which turns it off: the tests' targets (and their packages,
 # GoogleTest and Google Benchmark, required when it is on) are configured
 # here, so a missing test package fails the configure instead of leaving
 # `make test` with fewer tests.
 configure: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=ON $(WERROR) >/dev/null
+	$(call cmake-configure,$(BUILD),-DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=ON $(WERROR))
 
 # Each step of `make test` says how long it took (docs/testing.md keeps the
 # breakdown): bash's `time`, in whole seconds.
@@ -75,7 +86,7 @@ build: configure
 # Only the binary: neither the tests nor their packages are needed to run
 # it (timed on a fresh machine in docs/testing.md).
 run: deps-build
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=OFF $(WERROR) >/dev/null
+	$(call cmake-configure,$(BUILD),-DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=OFF $(WERROR))
 	cmake --build $(BUILD) -j$(JOBS) --target gpu-sizer
 	@echo "Try it from another shell once it is listening:"
 	@echo "  curl --cacert $(CERT_DIR)/ca.crt -H 'Content-Type: application/json' --data @tests/data/review-4gpu-64gi.json https://$(LISTEN)/mutate"
@@ -166,7 +177,7 @@ SHELL_SCRIPTS = .ci/run $(shell git ls-files '*.sh')
 LINT_BUILD = $(BUILD)/lint
 
 lint: configure
-	cmake -S . -B $(LINT_BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=ON -DGPU_SIZER_UNITY_TESTS=OFF >/dev/null
+	$(call cmake-configure,$(LINT_BUILD),-DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=ON -DGPU_SIZER_UNITY=OFF)
 	clang-format --dry-run --Werror $(LINT_SOURCES)
 	run-clang-tidy -p $(LINT_BUILD) -quiet -j $(JOBS) '$(CURDIR)/($(TIDY_DIRS))/' >$(BUILD)/clang-tidy.log 2>&1 \
 		|| { sed 's/\x1b\[[0-9;]*m//g' $(BUILD)/clang-tidy.log | grep -E ': error: ' | sort -u; \
@@ -183,12 +194,12 @@ SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=prin
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 test-sanitize: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_SIZER_SANITIZE=address $(WERROR) >/dev/null
+	$(call cmake-configure,build-asan,-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_SIZER_SANITIZE=address $(WERROR))
 	cmake --build build-asan -j$(JOBS) --target gpu-sizer unit_tests integration_tests
 	cd build-asan && $(SANITIZER_ENV) ctest --output-on-failure -j$(JOBS) -L 'unit|integration'
 
 test-tsan: deps
-	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_SIZER_SANITIZE=thread $(WERROR) >/dev/null
+	$(call cmake-configure,build-tsan,-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPU_SIZER_SANITIZE=thread $(WERROR))
 	cmake --build build-tsan -j$(JOBS) --target gpu-sizer integration_tests gpu-sizer-loadtest gpu-sizer-floodtest
 	cd build-tsan && $(SANITIZER_ENV) ctest --output-on-failure -j$(JOBS) -L 'integration|load'
 
@@ -236,9 +247,10 @@ FUZZ_SMOKE_SECONDS ?= 15
 FUZZ_TARGETS := quantity policy review manifests nodes
 FUZZ_FLAGS = -dict=tests/fuzz/$$t.dict -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ -timeout=60
 
+FUZZ_CONFIGURE = -DGPU_SIZER_FUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Debug $(WERROR)
+
 fuzz-build: deps
-	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=clang++ \
-		-DGPU_SIZER_FUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Debug $(WERROR) >/dev/null
+	$(call cmake-configure,$(FUZZ_BUILD),-DCMAKE_CXX_COMPILER=clang++ $(FUZZ_CONFIGURE))
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzzers
 
 # Progress lines (NEW, REDUCE, pulse) are left out; the start, the end and

@@ -6,6 +6,7 @@
 
 #include "gpusizer/json/json_access.h"
 #include "gpusizer/json/paths.h"
+#include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 
@@ -229,9 +230,6 @@ Result<std::vector<std::pair<std::string, int>>> split_documents(std::string_vie
   if (too_many()) return error();
   return documents;
 }
-
-// What an error quotes of the input at most: enough to find it.
-constexpr std::size_t kQuotedBytes = 64;
 
 // Thrown by parse_bounded_json past a bound.
 struct JsonBoundPassed {

@@ -22,7 +22,7 @@ const char* collection(DraKind kind) {
 
 // One object as read; nullopt for one that is not kept (a pod's own claim)
 // or cannot be read (logged).
-std::optional<DraObject> read_logged(JsonView object) {
+std::optional<DraObject> read_dra_object_logged(JsonView object) {
   auto read = read_dra_object(object);
   if (!read) {
     log_event(spdlog::level::warn, "DRA object skipped: " + read.error(),
@@ -88,7 +88,7 @@ void ClaimWatcher::publish_locked() {
 }
 
 void ClaimWatcher::KindSink::listed(JsonView item) {
-  if (auto read = read_logged(item)) listing_.push_back(std::move(*read));
+  if (auto read = read_dra_object_logged(item)) listing_.push_back(std::move(*read));
 }
 
 void ClaimWatcher::KindSink::list_completed() {
@@ -106,7 +106,7 @@ bool ClaimWatcher::KindSink::changed_by(std::string_view type, JsonView object) 
     if (kind_ != DraKind::kDeviceClass && namespace_name.empty()) namespace_name = "default";
     return owner_.builder_.remove(kind_, namespace_name, string_member(metadata, "name"));
   }
-  auto read = read_logged(object);
+  auto read = read_dra_object_logged(object);
   if (!read) return false;
   owner_.builder_.upsert(std::move(*read));
   return true;

@@ -51,7 +51,7 @@ Result<std::string> served_collection(ApiClient& client, const PoolKind& kind) {
 }
 
 // One object as read, under its name; nullopt for one that cannot be read (logged).
-std::optional<AutoscalerObjects> read_logged(JsonView object) {
+std::optional<AutoscalerObjects> read_autoscaler_object_logged(JsonView object) {
   AutoscalerObjects read;
   if (Status status = add_autoscaler_object(object, read); !status.ok()) {
     log_event(spdlog::level::warn, "autoscaler object skipped: " + status.message(),
@@ -170,7 +170,8 @@ void PoolWatcher::publish_locked() {
 }
 
 void PoolWatcher::KindSink::listed(JsonView item) {
-  if (auto read = read_logged(item)) listing_[string_member(item["metadata"], "name")] = std::move(*read);
+  if (auto read = read_autoscaler_object_logged(item))
+    listing_[string_member(item["metadata"], "name")] = std::move(*read);
 }
 
 void PoolWatcher::KindSink::list_completed() {
@@ -185,7 +186,7 @@ bool PoolWatcher::KindSink::changed_by(std::string_view type, JsonView object) {
   std::lock_guard lock(owner_.mutex_);
   if (type == "DELETED") {
     owner_.objects_[kind_].erase(name);
-  } else if (auto read = read_logged(object)) {
+  } else if (auto read = read_autoscaler_object_logged(object)) {
     owner_.objects_[kind_][name] = std::move(*read);
   } else {
     return false;

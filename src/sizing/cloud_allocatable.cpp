@@ -13,8 +13,6 @@
 namespace gpusizer {
 namespace {
 
-constexpr int64_t kMiB = int64_t{1} << 20;
-
 // Karpenter's VM memory overhead, the fraction of the machine's memory a
 // node does not report as capacity (--vm-memory-overhead-percent, default
 // 0.075: aws/karpenter-provider-aws pkg/operator/options/options.go;

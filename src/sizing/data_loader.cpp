@@ -23,7 +23,6 @@ constexpr std::size_t kMaxDimensions = 8;
 // small enough that gpus x (buffer + perGpuBase) + podBase stays exact in
 // int128 for every int64 GPU count.
 constexpr int128 kMaxBytes = int128{1} << 62;
-constexpr int64_t kMebibyte = int64_t{1} << 20;
 
 // a x b when it is at most kMaxBytes. REQUIRES: a, b >= 0.
 std::optional<int128> times_within(int128 a, int128 b) {
@@ -156,7 +155,7 @@ DataLoaderFloor data_loader_floor(const DataLoaderPolicy& policy, const DataLoad
   const int128 rounded = ceil_div(bytes, granule) * granule;
 
   // The batch in whole mebibytes, rounded up, as seed 001 writes it ("147 MB").
-  const std::string batch_mi = std::to_string(clamp_to_int64(ceil_div(batch, kMebibyte))) + "Mi";
+  const std::string batch_mi = std::to_string(clamp_to_int64(ceil_div(batch, kMiB))) + "Mi";
   const std::string g = std::to_string(gpus);
   const std::string w = std::to_string(spec.workers);
   const std::string p = std::to_string(spec.prefetch);

@@ -11,8 +11,6 @@
 namespace gpusizer {
 namespace {
 
-constexpr int64_t kMiB = int64_t{1} << 20;
-
 // The labels that name a node's GPU model, most specific first: GPU Feature
 // Discovery (NVIDIA GPU Operator), GKE, EKS Karpenter, the AMD labeller.
 constexpr std::string_view kProductLabels[] = {"nvidia.com/gpu.product", "cloud.google.com/gke-accelerator",

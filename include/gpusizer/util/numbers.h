@@ -19,8 +19,9 @@ __extension__ typedef __int128 int128;
 // products of a few of them stay exact.
 inline constexpr int64_t kMaxWhole = 999'999'999;
 
-// A gigabyte as the seeds write GB (10^9 bytes), and a gibibyte.
+// A gigabyte as the seeds write GB (10^9 bytes), a mebibyte and a gibibyte.
 inline constexpr int64_t kGB = 1'000'000'000;
+inline constexpr int64_t kMiB = int64_t{1} << 20;
 inline constexpr int64_t kGiB = int64_t{1} << 30;
 
 // "a whole number from 1 to 1024"; with the maximum kMaxWhole, "a whole

@@ -209,7 +209,7 @@ class Capper {
     // table's per-rank memory is what a rank needs to run at all.
     if (resource != kMemory && gpus > phase.gpus) room = room * phase.gpus / gpus;
     // Rounded down to a value people write: a tenth of a core, a whole Gi.
-    const int64_t granule = resource == kCpu ? 100 : int64_t{1} << 30;
+    const int64_t granule = resource == kCpu ? 100 : kGiB;
     room = room / granule * granule;
     // The phase's other containers take their part: the app's containers
     // without GPUs; for an init container, the sidecars beside it.
