@@ -3,31 +3,12 @@
 // under tests/data/workloads.
 #pragma once
 
-#include <array>
-#include <cstddef>
-#include <cstdio>
 #include <string>
 
-#include <sys/wait.h>
-
+#include "integration/commands.h"
 #include "integration/webhook_process.h"
 
 namespace gpusizer::testing::cli_test {
-
-struct CommandResult {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-// Runs a shell command line; its stdout is the output.
-inline CommandResult run_shell(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
 
 // Runs gpu-sizer with args through the shell; stderr joins stdout unless
 // the args redirect it themselves.

@@ -1,8 +1,7 @@
 // Shared by the Prometheus tests (prometheus_dashboard_test.cpp and
 // prometheus_live_test.cpp): the Debian package's binaries, the monitoring
-// files under deploy/monitoring read as Grafana and Prometheus read them, a
-// command run with its output, and a Prometheus server run as a child
-// process.
+// files under deploy/monitoring read as Grafana and Prometheus read them,
+// and a Prometheus server run as a child process.
 #pragma once
 
 #include <chrono>
@@ -29,6 +28,8 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include "integration/commands.h"
+
 namespace gpusizer::testing::prometheus_test {
 
 using nlohmann::json;
@@ -43,16 +44,6 @@ inline constexpr const char* kMissingPrometheus =
 inline std::string repo_file(const std::string& relative) { return std::string(GPU_SIZER_SOURCE_DIR) + "/" + relative; }
 inline std::string dashboard_file() { return repo_file("deploy/monitoring/grafana-dashboard.json"); }
 inline std::string alerts_file() { return repo_file("deploy/monitoring/alerts.yaml"); }
-
-// In a forked child: runs argv[0] with argv, or exits 127 when it cannot.
-[[noreturn]] inline void exec_or_exit(const std::vector<std::string>& argv) {
-  std::vector<std::string> copy = argv;
-  std::vector<char*> raw;
-  for (auto& a : copy) raw.push_back(a.data());
-  raw.push_back(nullptr);
-  ::execv(raw[0], raw.data());
-  ::_exit(127);
-}
 
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -77,33 +68,6 @@ inline int free_port() {
   }
   ::close(fd);
   return ntohs(address.sin_port);
-}
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-inline CommandResult run_command(const std::vector<std::string>& argv) {
-  int out[2];
-  if (::pipe(out) != 0) throw std::runtime_error("pipe");
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out[1], STDOUT_FILENO);
-    ::dup2(out[1], STDERR_FILENO);
-    ::close(out[0]);
-    exec_or_exit(argv);
-  }
-  ::close(out[1]);
-  CommandResult result;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::read(out[0], buffer, sizeof(buffer))) > 0) result.output.append(buffer, static_cast<std::size_t>(n));
-  ::close(out[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
 }
 
 // Grafana's variables as this test evaluates them; ${datasource} only appears
