@@ -183,8 +183,8 @@ corpus-check: build
 # (.clang-tidy: every source of src/, cmd/, tests/ and bench/ and the
 # headers they include) and the shell scripts (shellcheck). clang-tidy reads
 # the compile commands of a configure of its own, $(BUILD)/lint, never
-# built: with the test programs' unity build off (CMakeLists.txt), so that
-# it analyses each test file alone rather than the batches the build
+# built: with the unity build off (CMakeLists.txt), so that
+# it analyses each source file alone rather than the batches the build
 # compiles. .ci/run runs it after `make test`, with clang-tidy
 # over the product's code only (TIDY_DIRS='src|cmd'): 940 CPU seconds,
 # about 8 minutes on 2 cores, of the whole tree's 20 (docs/testing.md).
