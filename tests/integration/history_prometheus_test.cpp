@@ -46,7 +46,7 @@ struct RunSeries {
   int64_t limit_bytes = 0;
   bool oom_killed = false;
   int64_t start = 0;  // Unix seconds
-  int64_t seconds = 2 * 3600;
+  int64_t seconds = int64_t{2} * 3600;
 };
 
 // OpenMetrics text for runs: every family's samples together, each series
@@ -84,7 +84,7 @@ std::string openmetrics(const std::vector<RunSeries>& runs) {
     if (r.oom_killed) {
       // restartPolicy Never: the container's last state, for as long as the Pod exists.
       const int64_t end = r.start + samples * kStep;
-      for (int64_t at = end; at < end + 10 * kStep; at += kStep) {
+      for (int64_t at = end; at < end + int64_t{10} * kStep; at += kStep) {
         add("kube_pod_container_status_terminated_reason", "gauge", container + ",reason=\"OOMKilled\"", at, 1);
       }
     }
@@ -105,7 +105,7 @@ class HistoryPrometheus : public ::testing::Test {
     dir_ = new TempDir();
     // Two days back, well inside the default 15-day retention, which counts
     // from the newest block (docs/research/history-sources.md).
-    const int64_t start = static_cast<int64_t>(std::time(nullptr)) - 2 * 86400;
+    const int64_t start = static_cast<int64_t>(std::time(nullptr)) - int64_t{2} * 86400;
     std::vector<RunSeries> runs;
     for (const auto& [suffix, peak, oom] : std::vector<std::tuple<std::string, int64_t, bool>>{
              {"x7k2p", 190, true}, {"q4z9t", 150, false}, {"m2n8s", 191, true}}) {
@@ -132,7 +132,7 @@ class HistoryPrometheus : public ::testing::Test {
   }
 
   static std::string policy_file(const std::string& yaml) {
-    const std::string path = dir_->path() + "/policy.yaml";
+    std::string path = dir_->path() + "/policy.yaml";
     replace_file(path, yaml);
     return path;
   }
