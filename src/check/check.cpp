@@ -14,6 +14,7 @@
 #include "gpusizer/check/osmo_workflow.h"
 #include "gpusizer/json/json_access.h"
 #include "gpusizer/json/json_view.h"
+#include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -348,7 +349,7 @@ json parts_json(const ExplainRow& row) {
     parts.push_back({{"name", part.name},
                      {"kind", part.kind},
                      {"bytes", part.bytes},
-                     {"gib", static_cast<double>(part.bytes) / static_cast<double>(int64_t{1} << 30)},
+                     {"gib", static_cast<double>(part.bytes) / static_cast<double>(kGiB)},
                      {"formula", part.formula}});
   }
   return parts;

@@ -6,6 +6,7 @@
 
 #include "gpusizer/sizing/catalogue_candidates.h"
 #include "gpusizer/sizing/placement.h"
+#include "gpusizer/util/numbers.h"
 
 namespace gpusizer {
 namespace {
@@ -28,7 +29,7 @@ bool launchable(const AutoscalerPool& pool, const InstanceType& machine, const N
   if (pool.cloud && machine.cloud != *pool.cloud) return false;
   if (machine.vcpus < pool.min_vcpus || machine.memory_mib < pool.min_memory_mib) return false;
   if (pool.limit_cpu_millis && machine.vcpus * 1000 > *pool.limit_cpu_millis) return false;
-  if (pool.limit_memory_bytes && machine.memory_mib * (int64_t{1} << 20) > *pool.limit_memory_bytes) return false;
+  if (pool.limit_memory_bytes && machine.memory_mib * kMiB > *pool.limit_memory_bytes) return false;
   if (pool.limit_gpus && machine.gpus > *pool.limit_gpus) return false;
   return std::all_of(pool.requirements.begin(), pool.requirements.end(), [&](const NodeRequirement& requirement) {
     return !is_machine_label(requirement.key) || requirement_holds(requirement, node.label(requirement.key));

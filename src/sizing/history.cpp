@@ -3,6 +3,7 @@
 #include <set>
 
 #include "gpusizer/sizing/policy_fields.h"
+#include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
@@ -142,7 +143,7 @@ void advise(HistorySnapshot& snapshot, const HistoryPolicy& policy) {
 MemoryAdvice memory_advice(const HistoryPolicy& policy, const ContainerHistory& history) {
   MemoryAdvice advice;
   if (history.runs.empty()) return advice;
-  const Quantity mi = Quantity::from_bytes(int64_t{1} << 20);
+  const Quantity mi = Quantity::from_bytes(kMiB);
   const auto bumped = [&](const Quantity& usage, std::string_view what) {
     const Quantity ratio = usage.share_ceil(policy.bump_ratio, 1000, mi);
     const Quantity minimum = usage.plus(policy.bump_minimum).share_ceil(1, 1, mi);

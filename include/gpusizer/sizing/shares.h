@@ -9,12 +9,13 @@
 #include "gpusizer/quantity/quantity.h"
 #include "gpusizer/sizing/pod_facts.h"
 #include "gpusizer/sizing/rule.h"
+#include "gpusizer/util/numbers.h"
 
 namespace gpusizer {
 
 // The smallest step a share is rounded to: a millicore, a MiB.
 inline Quantity share_granule(std::string_view resource) {
-  return resource == kCpu ? Quantity::from_milli(1) : Quantity::from_bytes(int64_t{1} << 20);
+  return resource == kCpu ? Quantity::from_milli(1) : Quantity::from_bytes(kMiB);
 }
 
 // A GPU holder's share of its phase's floor, by its GPUs, rounded up to a
