@@ -128,12 +128,14 @@ test-unit: configure
 # the end-to-end tests can start sooner after CTest. Those wait on the
 # control plane most of the time (10-20% of a core), so the fuzzers' clang
 # build and smoke take the CPU they leave, niced so the control plane is
-# never kept waiting. --output-sync keeps each one's lines together.
+# never kept waiting, and the fuzzers run side by side in the job slots
+# the two e2e tests leave of -j4. --output-sync keeps each one's lines
+# together.
 KUBERNETES_LOG = $(BUILD)/kubernetes-build.log
 
 test:
 	$(MAKE) --no-print-directory -j2 test-suites kubernetes-niced
-	$(call TIMED,e2e and fuzzers) $(MAKE) --no-print-directory -j3 --output-sync=target e2e fuzz-smoke-niced
+	$(call TIMED,e2e and fuzzers) $(MAKE) --no-print-directory -j4 --output-sync=target e2e fuzz-smoke-niced
 
 # The rest of the build after the unit tests' (one build directory, one
 # build at a time), then CTest.
@@ -196,7 +198,7 @@ SHELL_SCRIPTS = .ci/run $(shell git ls-files '*.sh')
 LINT_BUILD = $(BUILD)/lint
 
 lint: configure
-	$(call cmake-configure,$(LINT_BUILD),-DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=ON -DGPU_SIZER_UNITY=OFF)
+	$(call cmake-configure,$(LINT_BUILD),-DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=ON -DGPU_SIZER_UNITY=OFF -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON)
 	clang-format --dry-run --Werror $(LINT_SOURCES)
 	run-clang-tidy -p $(LINT_BUILD) -quiet -j $(JOBS) '$(CURDIR)/($(TIDY_DIRS))/' >$(BUILD)/clang-tidy.log 2>&1 \
 		|| { sed 's/\x1b\[[0-9;]*m//g' $(BUILD)/clang-tidy.log | grep -E ': error: ' | sort -u; \
@@ -283,17 +285,21 @@ fuzz: fuzz-build
 			|| { echo "fuzz $$t: FAILED, input in $(FUZZ_BUILD)/artifacts/$$t/"; exit 1; }; \
 	done
 
-fuzz-smoke: fuzz-build
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		fuzzer=$(FUZZ_BUILD)/tests/fuzz/$${t}_fuzz; log=$(FUZZ_BUILD)/fuzz-smoke-$$t.log; \
-		inputs=$$(find tests/fuzz/corpus/$$t tests/fuzz/regressions/$$t -type f 2>/dev/null | sort); \
-		rm -rf $(FUZZ_BUILD)/smoke-corpus/$$t; mkdir -p $(FUZZ_BUILD)/smoke-corpus/$$t $(FUZZ_BUILD)/artifacts/$$t; \
-		if ! { $$fuzzer $(FUZZ_FLAGS) $$inputs && $$fuzzer $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SMOKE_SECONDS) \
-				$(FUZZ_BUILD)/smoke-corpus/$$t tests/fuzz/corpus/$$t; } >$$log 2>&1; then \
-			tail -n 40 $$log; echo "fuzz-smoke $$t: FAILED (log $$log, input in $(FUZZ_BUILD)/artifacts/$$t/)"; exit 1; \
-		fi; \
-		echo "fuzz-smoke $$t: $$(echo $$inputs | wc -w) seed and regression inputs pass; $$(grep -a 'DONE' $$log | tail -n 1)"; \
-	done
+# One target per fuzzer, so that `make -j` runs them side by side (make
+# test does, in the CPU the end-to-end tests leave).
+FUZZ_SMOKE_TARGETS := $(FUZZ_TARGETS:%=fuzz-smoke-%)
+.PHONY: $(FUZZ_SMOKE_TARGETS)
+fuzz-smoke: $(FUZZ_SMOKE_TARGETS)
+
+$(FUZZ_SMOKE_TARGETS): fuzz-smoke-%: fuzz-build
+	@t=$*; fuzzer=$(FUZZ_BUILD)/tests/fuzz/$${t}_fuzz; log=$(FUZZ_BUILD)/fuzz-smoke-$$t.log; \
+	inputs=$$(find tests/fuzz/corpus/$$t tests/fuzz/regressions/$$t -type f 2>/dev/null | sort); \
+	rm -rf $(FUZZ_BUILD)/smoke-corpus/$$t; mkdir -p $(FUZZ_BUILD)/smoke-corpus/$$t $(FUZZ_BUILD)/artifacts/$$t; \
+	if ! { $$fuzzer $(FUZZ_FLAGS) $$inputs && $$fuzzer $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SMOKE_SECONDS) \
+			$(FUZZ_BUILD)/smoke-corpus/$$t tests/fuzz/corpus/$$t; } >$$log 2>&1; then \
+		tail -n 40 $$log; echo "fuzz-smoke $$t: FAILED (log $$log, input in $(FUZZ_BUILD)/artifacts/$$t/)"; exit 1; \
+	fi; \
+	echo "fuzz-smoke $$t: $$(echo $$inputs | wc -w) seed and regression inputs pass; $$(grep -a 'DONE' $$log | tail -n 1)"
 
 # The load benchmark over TLS (bench/run.py, results in docs/performance.md):
 # gpu-sizer, the Go peer (bench/peer-go) and the bare TLS server
