@@ -199,6 +199,10 @@ fi
 # the three commands compile in about 420 CPU s instead of 690
 # (docs/testing.md).
 export GOFLAGS=-tags=providerless
+# The Go compiler collects its garbage 4 times less often: kube-scheduler
+# alone took 160 CPU s instead of 204 (22% less), each compile holding more
+# memory (under 0.8 GB at the most; 800 saved nothing more).
+export GOGC=400
 # Of the generated files, only the OpenAPI definitions are not in the
 # source package (deepcopy, conversion, defaults, bindata... are), so only
 # their generator runs; `make WHAT=...`, Debian's debian/rules invocation,
