@@ -60,7 +60,7 @@ deps:
 # Every build directory is generated for Ninja, which compiles a layer's
 # files while the layers below it still compile, where Make waits for each
 # library before starting the next (the build is a chain of layers:
-# docs/testing.md). A directory configured before with another generator is
+# docs/make-test-time.md). A directory configured before with another generator is
 # configured afresh, since CMake refuses to switch.
 # $(call cmake-configure,DIR,FLAGS)
 define cmake-configure
@@ -76,7 +76,7 @@ endef
 configure: deps
 	$(call cmake-configure,$(BUILD),-DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DBUILD_TESTING=ON $(WERROR))
 
-# Each step of `make test` says how long it took (docs/testing.md keeps the
+# Each step of `make test` says how long it took (docs/make-test-time.md keeps the
 # breakdown): bash's `time`, in whole seconds.
 TIMED = TIMEFORMAT='make: $@ $(1): %0R s'; time
 
@@ -96,7 +96,7 @@ run: deps-build
 
 # The end-to-end tests on a real Kubernetes v1.20 control plane
 # (kube-apiserver, kube-scheduler, kube-controller-manager), built once from
-# Debian's source package (about 4 minutes on 2 cores) and cached in
+# Debian's source package (about 7 CPU minutes; docs/e2e-control-plane.md) and cached in
 # $${GPU_SIZER_CACHE:-~/.cache/gpu-sizer} outside the repo. The scheduler's
 # also runs the corpus's GPU workloads on its fleet (CORPUS and NODES,
 # below) when they are there. The two run side by side (each on its own
@@ -124,7 +124,7 @@ test-unit: configure
 # tests beside a short run of each fuzzer over its seeds and regressions.
 # Kubernetes (built once per machine, then cached) builds niced beside the
 # C++ build and CTest, on the CPU they leave (CTest waits on timers: about
-# 60% of both cores; docs/testing.md), its log in $(KUBERNETES_LOG), so
+# 60% of both cores; docs/make-test-time.md), its log in $(KUBERNETES_LOG), so
 # the end-to-end tests can start sooner after CTest. Those wait on the
 # control plane most of the time (10-20% of a core), so the fuzzers' clang
 # build and smoke take the CPU they leave, niced so the control plane is

@@ -197,7 +197,7 @@ fi
 # providerless leaves out the in-tree cloud providers (the AWS, Azure, GCE,
 # OpenStack and vSphere SDKs), which no control plane of the tests uses:
 # the three commands compile in about 420 CPU s instead of 690
-# (docs/testing.md).
+# (docs/make-test-time.md).
 export GOFLAGS=-tags=providerless
 # The Go compiler collects its garbage 4 times less often: kube-scheduler
 # alone took 160 CPU s instead of 204 (22% less), each compile holding more
