@@ -302,10 +302,9 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
     if (const std::size_t bad = first_invalid_character(body, true); bad != std::string_view::npos) {
       YAML::Mark mark;
       mark.line = static_cast<int>(std::count(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
-      static constexpr char kHex[] = "0123456789abcdef";
       const auto byte = static_cast<unsigned char>(body[bad]);
       return fail(ProblemCode::kSyntax,
-                  where(mark) + "not UTF-8 text at byte 0x" + kHex[byte >> 4] + kHex[byte & 0xf] +
+                  where(mark) + "not UTF-8 text at byte 0x" + kHexDigits[byte >> 4] + kHexDigits[byte & 0xf] +
                       ": control characters, invalid UTF-8 and UTF-16 or UTF-32 files are not read");
     }
     ManifestDocument document;

@@ -4,10 +4,11 @@
 
 #include <simdjson.h>
 
+#include "gpusizer/util/strings.h"
+
 namespace gpusizer {
 
 namespace {
-constexpr char kHex[] = "0123456789abcdef";
 
 // The bytes a JSON string escapes: control characters, '"' and '\\'. A
 // table lookup per byte is the whole test for the others.
@@ -44,8 +45,8 @@ void append_json_string(std::string& out, std::string_view text) {
       case '\t': out += "\\t"; break;
       default:
         out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 0xf];
+        out += kHexDigits[c >> 4];
+        out += kHexDigits[c & 0xf];
     }
   }
   out.append(text, run, text.size() - run);

@@ -6,8 +6,6 @@ namespace gpusizer {
 
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
-
 // The code point of the UTF-8 sequence at text[at], and its length; length 0
 // when the bytes there are not UTF-8 (a stray continuation byte, a cut or
 // overlong sequence, a surrogate, past U+10FFFF).
@@ -81,11 +79,11 @@ bool append_escaped(std::string& out, std::string_view text, std::size_t max_byt
     if (decoded.length == 0) {
       const auto bad = static_cast<unsigned char>(text[at]);
       piece = std::string_view(escape, 4);
-      escape[0] = '\\', escape[1] = 'x', escape[2] = kHex[bad >> 4], escape[3] = kHex[bad & 0xF];
+      escape[0] = '\\', escape[1] = 'x', escape[2] = kHexDigits[bad >> 4], escape[3] = kHexDigits[bad & 0xF];
     } else if (hides_or_reorders(c)) {
       piece = std::string_view(escape, 6);
       escape[0] = '\\', escape[1] = 'u';
-      for (int i = 0; i < 4; ++i) escape[2 + i] = kHex[(c >> (12 - 4 * i)) & 0xF];
+      for (int i = 0; i < 4; ++i) escape[2 + i] = kHexDigits[(c >> (12 - 4 * i)) & 0xF];
     } else if (quoting && (c == '"' || c == '\\')) {
       piece = std::string_view(escape, 2);
       escape[0] = '\\', escape[1] = static_cast<char>(c);

@@ -12,6 +12,9 @@
 
 namespace gpusizer {
 
+// Lowercase hexadecimal digits: a byte b is kHexDigits[b >> 4], kHexDigits[b & 0xf].
+inline constexpr char kHexDigits[] = "0123456789abcdef";
+
 // The text with its ASCII letters in lower case.
 inline std::string lowercase(std::string_view text) {
   std::string out(text);
