@@ -125,8 +125,8 @@ test-unit: configure
 # Kubernetes (built once per machine, then cached) builds niced beside the
 # C++ build and CTest, on the CPU they leave (CTest waits on timers: about
 # 60% of both cores; docs/make-test-time.md), its log in $(KUBERNETES_LOG), so
-# the end-to-end tests can start sooner after CTest. Those wait on the
-# control plane most of the time (10-20% of a core), so the fuzzers' clang
+# the end-to-end tests can start sooner after CTest. Those take about one
+# core of the two (their control planes and kubectl), so the fuzzers' clang
 # build and smoke take the CPU they leave, niced so the control plane is
 # never kept waiting, and the fuzzers run side by side in the job slots
 # the two e2e tests leave of -j4. --output-sync keeps each one's lines

@@ -49,13 +49,13 @@ import unittest
 from pathlib import Path
 
 import yaml
+from apiserver_objects import NAMESPACE, container, node, server_pod, sized_resources
 from control_plane import (WEBHOOK_USER, Cluster, for_v1_20, has_pod_level_resources, load_documents, open_crd,
                            print_once, run, wait_until, warnings_of)
 
 KUBERNETES_BIN = Path(sys.argv[1]) if len(sys.argv) > 1 else None
 GPU_SIZER = Path(sys.argv[2]) if len(sys.argv) > 2 else None
 SOURCE = Path(sys.argv[3]) if len(sys.argv) > 3 else None
-NAMESPACE = "ml-team"  # the namespace of every fixture in tests/data/workloads
 
 
 CLUSTER = None
@@ -168,10 +168,6 @@ def dry_run_apply(obj):
     if returned is not None and returned.get("kind") == "List":
         returned = returned["items"][0]
     return result, returned
-
-
-def container(pod_spec, name):
-    return next(c for c in pod_spec["containers"] + pod_spec.get("initContainers", []) if c["name"] == name)
 
 
 def served_resources():
@@ -344,41 +340,6 @@ class WebhookTest(unittest.TestCase):
                                  set(expected_report["changes"] + expected_report["warnings"]))
 
 
-SIZED = ("cpu", "memory", "ephemeral-storage")
-
-
-def sized_resources(obj, where=""):
-    """{path of each container: its cpu/memory/ephemeral-storage requests and
-    limits} anywhere in OBJ (pod specs' containers and initContainers, Argo
-    templates' container and script, and a container whose pod an operator
-    builds: KServe's model block, NIMService's spec, TrainJob's trainer with
-    its resourcesPerNode); paths use container names so the API server's
-    defaulting of other fields does not matter."""
-    def sized(container, key="resources"):
-        resources = container.get(key, {})
-        return {kind: {r: v for r, v in resources.get(kind, {}).items() if r in SIZED}
-                for kind in ("requests", "limits")}
-
-    found = {}
-    if isinstance(obj, dict):
-        for key in ("resources", "resourcesPerNode"):
-            if isinstance(obj.get(key), dict) and where:
-                found[f"{where}.{key}"] = sized(obj, key)
-        for key, value in obj.items():
-            if key in ("containers", "initContainers") and isinstance(value, list):
-                for item in value:
-                    if isinstance(item, dict) and "name" in item:
-                        found[f"{where}.{key}[{item['name']}]"] = sized(item)
-            elif key in ("container", "script") and isinstance(value, dict):  # Argo templates
-                found[f"{where}.{key}"] = sized(value)
-            else:
-                found.update(sized_resources(value, f"{where}.{key}"))
-    elif isinstance(obj, list):
-        for index, item in enumerate(obj):
-            found.update(sized_resources(item, f"{where}[{index}]"))
-    return found
-
-
 def register_fixture_crds():
     """An open-schema CRD for every custom kind among the fixtures, so the
     API server routes them through the workload webhook as it would with
@@ -394,30 +355,6 @@ def register_fixture_crds():
         crd = open_crd(group, version, kind, "Cluster" if kind.startswith("Cluster") else "Namespaced")
         crds[crd["metadata"]["name"]] = crd
     CLUSTER.install_crds(list(crds.values()))
-
-
-def node(name, instance_type, gpus, cpu, memory, storage, product="NVIDIA-L4"):
-    """A GKE-like GPU node: labels as GKE and GPU Feature Discovery set them,
-    the GPU taint GKE puts on GPU nodes."""
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {
-                "kubernetes.io/hostname": name, "node.kubernetes.io/instance-type": instance_type,
-                "cloud.google.com/gke-accelerator": "nvidia-l4", "nvidia.com/gpu.product": product}},
-            "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
-            "status": {"allocatable": {"cpu": cpu, "memory": memory, "ephemeral-storage": storage,
-                                       "nvidia.com/gpu": str(gpus), "pods": "110"}}}
-
-
-def server_pod(name):
-    """The pod of a 1-GPU inference server Deployment: owned by its
-    ReplicaSet, asking for what most serving examples ask."""
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": NAMESPACE,
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "vllm-abc",
-                                              "uid": "5d8f1c2e-0000-4000-8000-000000000001", "controller": True}]},
-            "spec": {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
-                     "containers": [{"name": "vllm", "image": "vllm/vllm-openai",
-                                     "resources": {"limits": {"nvidia.com/gpu": "1", "cpu": "2", "memory": "10Gi"}}}]}}
 
 
 def sized_pod(pod):
