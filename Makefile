@@ -145,7 +145,7 @@ test-suites: test-unit
 
 kubernetes-niced: deps
 	@mkdir -p $(BUILD)
-	@nice -n 19 $(MAKE) --no-print-directory kubernetes >$(KUBERNETES_LOG) 2>&1 \
+	@GPU_SIZER_KUBE_BUILD_NICE=19 $(MAKE) --no-print-directory kubernetes >$(KUBERNETES_LOG) 2>&1 \
 		|| { tail -n 40 $(KUBERNETES_LOG); echo "kubernetes build: FAILED (log $(KUBERNETES_LOG))"; exit 1; }
 	@tail -n 1 $(KUBERNETES_LOG)
 
