@@ -44,6 +44,20 @@ def run(args, check=True, **kwargs):
     return result
 
 
+def in_memory_directory():
+    """/dev/shm where the machine has room there, else None (the temporary
+    directory): etcd syncs every write to disk, which costs block-device
+    CPU and waits a test's data, which lives as long as the test, does
+    not need. Room: etcd preallocates 64 MiB write-ahead log files, and a
+    container's /dev/shm is often 64 MiB in all."""
+    try:
+        shm = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    room = shm.f_bavail * shm.f_frsize
+    return "/dev/shm" if room >= 1 << 30 and os.access("/dev/shm", os.W_OK) else None
+
+
 def wait_until(what, probe, seconds):
     deadline = time.monotonic() + seconds
     while True:
@@ -64,11 +78,7 @@ class Cluster:
         tests/e2e/build-kube-control-plane.sh built."""
         self.bin = Path(kubernetes_bin)
         self.gpu_sizer = Path(gpu_sizer)
-        # In memory where the machine has a tmpfs: etcd syncs every write
-        # to disk, which costs block-device CPU and waits the test does
-        # not need (the data lives as long as the test).
-        in_memory = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-        self.dir = Path(tempfile.mkdtemp(prefix="gpu-sizer-e2e.", dir=in_memory))
+        self.dir = Path(tempfile.mkdtemp(prefix="gpu-sizer-e2e.", dir=in_memory_directory()))
         self.processes = {}
         self.logs = {}
         self.connections = threading.local()  # .connection: the thread's to the API server (api())
@@ -190,8 +200,8 @@ class Cluster:
         """One REST call as the admin: for what kubectl 1.20 cannot do (the
         status subresource), and where a kubectl process per call is slow.
         Over one kept-alive connection per thread: the tests poll the API
-        server thousands of times, and a TLS handshake per call was a third
-        of its CPU time (docs/make-test-time.md). Raises
+        server thousands of times, and TLS handshakes (a call's, a kubectl
+        process's) were 29% of its CPU time (docs/make-test-time.md). Raises
         urllib.error.HTTPError for an answer that is not 2xx."""
         data = json.dumps(body).encode() if body is not None else None
         headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": content_type}
