@@ -46,9 +46,9 @@ def run(args, check=True, **kwargs):
 
 def in_memory_directory():
     """/dev/shm where the machine has room there, else None (the temporary
-    directory): etcd syncs every write to disk, which costs block-device
-    CPU and waits a test's data, which lives as long as the test, does
-    not need. Room: etcd preallocates 64 MiB write-ahead log files, and a
+    directory). etcd syncs every write to disk, which costs block-device
+    CPU and waits; a test's data lives only as long as the test and needs
+    neither. Room: etcd preallocates 64 MiB write-ahead log files, and a
     container's /dev/shm is often 64 MiB in all."""
     try:
         shm = os.statvfs("/dev/shm")
