@@ -9,6 +9,7 @@ import http.client
 import io
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -31,10 +32,33 @@ WEBHOOK_TOKEN = "e2e-gpu-sizer-service-account-token"
 WEBHOOK_USER = "system:serviceaccount:gpu-sizer:gpu-sizer"
 
 
+_HANDED_OUT = set()
+_HANDED_OUT_LOCK = threading.Lock()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now, for a server that binds it a moment later.
+
+    Taken below the kernel's ephemeral range: a port from bind(0) is one
+    that any outgoing connection (kubectl's, the API server's to etcd) may
+    take as its own before the server binds it, and every other test binds
+    port 0. Never the same port twice in this process (the scheduler e2e
+    runs several clusters side by side)."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    candidates = list(range(max(1024, low - 12000), low))
+    random.shuffle(candidates)
+    with _HANDED_OUT_LOCK:
+        for port in candidates:
+            if port in _HANDED_OUT:
+                continue
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            _HANDED_OUT.add(port)
+            return port
+    raise RuntimeError(f"no free port below the ephemeral range ({low})")
 
 
 def run(args, check=True, **kwargs):
