@@ -95,7 +95,8 @@ Usage:
       as osmo workflow submit does. --fix writes the corrected manifests to
       stdout (the report then goes to stderr), or over the files with
       --in-place. Exit 0: all admitted unchanged;
-      1: something would be changed or denied; 2: unreadable input.
+      1: something would be changed or denied; 2: unreadable input, or
+      GPUs asked where no pod gpu-sizer can size holds them (UNSIZED).
       --nodes FILE sizes against those nodes (what `kubectl get nodes -o
       yaml` prints, with any Karpenter NodePools, EC2NodeClasses,
       AKSNodeClasses and GKE ComputeClasses: the machines they may launch):
@@ -111,7 +112,8 @@ Usage:
       For every pod template, what check decides and why: its GPUs and
       profile, each rule's floor (table, /dev/shm, data loader), cap (node
       caps) and check (GPU memory, node fit), which rule binds memory, and
-      the changes, denials and warnings. Exit 0, or 2 on unreadable input.
+      the changes, denials and warnings. Exit 0, or 2 on unreadable input
+      or UNSIZED GPUs (as check).
 
   gpu-sizer report --prometheus URL [--since WINDOW] [--output text|json|html] [--policy FILE]
                    [--timeout SECONDS]

@@ -237,6 +237,11 @@ class PodReader {
     for (const auto& resource : policy_.gpu_resources) {
       reading_.spec_patch_names_gpu = reading_.spec_patch_names_gpu || patch.find(resource) != std::string::npos;
     }
+    // Argo gives the pod the template's resourceClaims, else the
+    // workflow's (spec.resourceClaims; argo-workflows
+    // examples/resource-claims.yaml): read before the containers' uses.
+    pod_claims_ = pod()["resourceClaims"];
+    if (pod_claims_.is_null()) pod_claims_ = target_.ref.workflow_spec["resourceClaims"];
     for (const char* key : {"container", "script"}) {
       const JsonView item = pod()[key];
       if (item.is_null()) continue;

@@ -155,9 +155,23 @@ void describe_object(const ObjectIdentity& id, const std::string& object_text, J
   // A kind no table names may write its GPU count in a field of its own.
   const UnknownKind unknown{id.group, id.kind};
   const GpuAsks asks = gpu_asks_outside(object, refs, is_gpu, discovered || id.kind.empty() ? &unknown : nullptr);
+  const auto listed = [](const std::vector<std::string>& paths, std::size_t count) {
+    std::string where = join(paths, ", ");
+    if (count > paths.size()) where += " and " + std::to_string(count - paths.size()) + " more";
+    return where;
+  };
+  // A claim may hold a GPU or another device (a NIC, a compute domain's
+  // channel): said, never denied. Its Pods' claims are read when they are
+  // created. What to do first: the webhook's warnings are cut at 120
+  // characters.
+  if (asks.claim_count > 0 && !id.kind.empty()) {
+    out.warnings.push_back(kind + " " + object_text +
+                           ": if its DRA claims hold GPUs, set CPU and memory for them here (gpu-sizer table --gpus "
+                           "N; its Pods are sized when created); claims not read: " +
+                           listed(asks.claim_paths, asks.claim_count));
+  }
   if (asks.count == 0) return;
-  std::string where = join(asks.paths, ", ");
-  if (asks.count > asks.paths.size()) where += " and " + std::to_string(asks.count - asks.paths.size()) + " more";
+  const std::string where = listed(asks.paths, asks.count);
   if (id.kind.empty()) {
     // Not a workload, so not an error: a chart's values, say, next to its manifests.
     out.warnings.push_back("not a Kubernetes object (no kind), but asks for GPUs at " + where +

@@ -279,7 +279,8 @@ void print_text(const std::vector<FileReport>& files, std::ostream& out) {
       unsized += !object.unsized.empty();
       changed += object.changed();
       denied += object.denied();
-      unchanged += !object.changed() && !object.denied();
+      // An UNSIZED object is admitted unchanged too, but said apart.
+      unchanged += !object.changed() && !object.denied() && object.unsized.empty();
       const std::string where = file.path + ":" + std::to_string(object.line) + " (document " +
                                 std::to_string(object.document) + ") " + object.kind + " " + object.name;
       const char* verdict = !object.unsized.empty() ? "UNSIZED  "

@@ -227,25 +227,35 @@ bool asks_some(JsonView value) {
 // subtrees at `skip`.
 class GpuAskScan {
  public:
-  GpuAskScan(const IsGpuResource& is_gpu, std::size_t named, bool by_name = false)
-      : is_gpu_(is_gpu), named_(named), by_name_(by_name) {}
+  // claims_anywhere: the object has pods that are read, so a claim
+  // anywhere else in it is one they may not get; otherwise (a PodGroup's
+  // claims, which pods read on their own share) only a claim in a pod spec
+  // no one reads is said.
+  GpuAskScan(const IsGpuResource& is_gpu, std::size_t named, bool by_name, bool claims_anywhere)
+      : is_gpu_(is_gpu), named_(named), by_name_(by_name), claims_anywhere_(claims_anywhere) {}
 
-  // `skip` is the tree of paths not to look at below `path`, or nullptr.
-  void scan(JsonView node, std::vector<std::string>& path, const PathTree* skip) {
+  // `skip` is the tree of paths not to look at below `path`, or nullptr;
+  // `pod_claims`: `node` is in a pod spec's resourceClaims.
+  void scan(JsonView node, std::vector<std::string>& path, const PathTree* skip, bool pod_claims = false) {
     if (skip && skip->ends_here()) return;
     const auto below = [&](std::string_view token) { return skip ? skip->below(token) : nullptr; };
     if (node.is_array()) {
-      for_each_indexed(node, path, [&](JsonView element) { scan(element, path, below(path.back())); });
+      for_each_indexed(node, path, [&](JsonView element) { scan(element, path, below(path.back()), pod_claims); });
       return;
     }
     node.for_each_member([&](std::string_view key, JsonView value) {
       const bool ask = asks(path, key, value);
+      const bool claim = !ask && (claims_anywhere_ || pod_claims) && names_claim(key, value);
+      const bool into_pod_claims = pod_claims || (key == "resourceClaims" && node["containers"].is_array());
       path.emplace_back(key);
       if (ask) {
         if (asks_.paths.size() < named_) asks_.paths.push_back(field_path(path));
         ++asks_.count;
+      } else if (claim) {
+        if (asks_.claim_paths.size() < named_) asks_.claim_paths.push_back(field_path(path));
+        ++asks_.claim_count;
       } else if (value.is_object() || value.is_array()) {
-        scan(value, path, below(key));
+        scan(value, path, below(key), into_pod_claims);
       }
       path.pop_back();
     });
@@ -271,15 +281,27 @@ class GpuAskScan {
     return lowercase(key).find("gpu") != std::string::npos;
   }
 
+  // A DRA claim named: a pod's resourceClaims entry (resourceClaimName,
+  // resourceClaimTemplateName; DRA v1alpha2's source block has the same
+  // keys) or a NIMService's draResources entry, which may instead write
+  // the claim inline (claimCreationSpec).
+  static bool names_claim(std::string_view key, JsonView value) {
+    if (key == "resourceClaimName" || key == "resourceClaimTemplateName") {
+      return value.is_string() && !value.string().empty();
+    }
+    return key == "claimCreationSpec" && value.is_object();
+  }
+
   const IsGpuResource& is_gpu_;
   std::size_t named_;
   bool by_name_;  // GPU-named count fields ask too
+  bool claims_anywhere_;
   GpuAsks asks_;
 };
 
 // What gpu_asks_outside does not look at in a pod read: what its reader
-// reads (a pod template or Argo template whole; a pod spec's containers;
-// a container's resources). The rest of an inline pod spec or container
+// reads (a pod template or Argo template whole; a pod spec's containers
+// and claims; a container's resources). The rest of an inline pod spec or container
 // (a KServe predictor's workerSpec, a NIMService's other fields) is looked at.
 PathTree read_parts(const std::vector<PodTemplateRef>& read) {
   PathTree parts;
@@ -290,11 +312,19 @@ PathTree read_parts(const std::vector<PodTemplateRef>& read) {
       parts.add(path);
     };
     switch (ref.shape) {
-      case PodShape::kPod:
-      case PodShape::kArgoTemplate: parts.add(ref.path); break;
+      case PodShape::kPod: parts.add(ref.path); break;
+      case PodShape::kArgoTemplate: {
+        parts.add(ref.path);
+        // The workflow's claims, which its templates' pods get.
+        std::vector<std::string> claims = ref.workflow_spec_path;
+        claims.emplace_back("resourceClaims");
+        parts.add(claims);
+        break;
+      }
       case PodShape::kPodSpec:
         below("containers");
         below("initContainers");
+        below("resourceClaims");
         break;
       case PodShape::kContainer: below(ref.resources_key); break;
       case PodShape::kFields:
@@ -310,7 +340,7 @@ PathTree read_parts(const std::vector<PodTemplateRef>& read) {
 
 bool asks_for_gpus(JsonView node, const IsGpuResource& is_gpu) {
   std::vector<std::string> path;
-  GpuAskScan scan(is_gpu, 0);
+  GpuAskScan scan(is_gpu, 0, false, false);
   scan.scan(node, path, nullptr);
   return std::move(scan).found().count > 0;
 }
@@ -392,7 +422,7 @@ GpuAsks gpu_asks_outside(JsonView object, const std::vector<PodTemplateRef>& rea
       skip.add({parts.begin(), parts.end()});
     }
   }
-  GpuAskScan scan(is_gpu, kMostNamed, unknown != nullptr);
+  GpuAskScan scan(is_gpu, kMostNamed, unknown != nullptr, !read.empty());
   object.for_each_member([&](std::string_view key, JsonView value) {
     if (reports_only(key)) return;
     path.emplace_back(key);

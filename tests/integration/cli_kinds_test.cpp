@@ -119,6 +119,30 @@ spec:
   EXPECT_EQ(run("check " + file).exit_code, 0);
 }
 
+TEST(CliCheckKinds, DraClaimsNoPodHoldsAreWarnedAboutNamingThePath) {
+  // NVIDIA/k8s-nim-operator config/samples/nim/serving/advanced/dra/manual/llm.yaml
+  // (@f63f74d), cut to what check reads: the claim's template holds a GPU,
+  // but the NIMService names it in a field of its own.
+  TempDir dir;
+  const std::string file = dir.path() + "/llm.yaml";
+  std::ofstream(file) << R"(apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMService
+metadata: {name: meta-llama3-2-1b-instruct, namespace: nim-service}
+spec:
+  image: {repository: nvcr.io/nim/meta/llama-3.2-1b-instruct, tag: "1.12.0"}
+  replicas: 1
+  draResources:
+  - resourceClaimTemplateName: gpu-resourceclaimtemplate
+)";
+  const auto checked = run("check " + file);
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_NE(checked.output.find("NIMService nim-service/meta-llama3-2-1b-instruct: if its DRA claims hold GPUs, set "
+                                "CPU and memory for them here (gpu-sizer table --gpus N; its Pods are sized when "
+                                "created); claims not read: spec.draResources[0].resourceClaimTemplateName"),
+            std::string::npos)
+      << checked.output;
+}
+
 TEST(CliCheckKinds, GpuAsksNothingCouldSizeExitTwoNamingThePath) {
   TempDir dir;
   const std::string runtime = dir.path() + "/runtime.yaml";
@@ -140,6 +164,11 @@ spec:
             std::string::npos)
       << checked.output;
   EXPECT_EQ(checked.output.find("hold no pods"), std::string::npos) << checked.output;
+  // Said apart from the objects admitted unchanged.
+  EXPECT_NE(checked.output.find("1 objects with pods checked: 0 would be changed, 0 denied, 0 admitted unchanged; 1 "
+                                "ask for GPUs gpu-sizer could not size"),
+            std::string::npos)
+      << checked.output;
   // A Helm values file is not a Kubernetes object: not an error, but it
   // says to check the rendered chart.
   const std::string values = dir.path() + "/values.yaml";

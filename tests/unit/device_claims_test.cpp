@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "gpusizer/admission/review.h"
+#include "gpusizer/json/json_patch.h"
 #include "gpusizer/nodes/claim_reader.h"
 #include "gpusizer/nodes/node_reader.h"
 #include "gpusizer/sizing/accelerator_asks.h"
@@ -189,6 +191,38 @@ TEST(DraPods, AKnownTemplateIsSizedAsItsGpus) {
   EXPECT_EQ(unknown.decision.gpus, 0);
   EXPECT_TRUE(unknown.decision.denials.empty());
   EXPECT_TRUE(has_line(unknown.decision.warnings, {"DRA claim \"gpus\" (template \"four-gpus\") is not sized"}));
+}
+
+TEST(DraPods, AnArgoTemplatesPodGetsItsOwnClaimsElseTheWorkflows) {
+  // argo-workflows examples/resource-claims.yaml: spec.resourceClaims
+  // applies to every template that sets none of its own.
+  const auto claims = inventory_of({claim_template("four-gpus", json::array({exactly("gpus", "gpu.nvidia.com", 4)})),
+                                    claim_template("one-gpu", json::array({exactly("gpu", "gpu.nvidia.com", 1)}))});
+  const json user = claim_user("main", "accelerator");
+  const json workflow = {
+      {"apiVersion", "argoproj.io/v1alpha1"},
+      {"kind", "Workflow"},
+      {"metadata", {{"name", "claims"}, {"namespace", "default"}}},
+      {"spec",
+       {{"entrypoint", "both"},
+        {"resourceClaims", json::array({{{"name", "accelerator"}, {"resourceClaimTemplateName", "four-gpus"}}})},
+        {"templates",
+         json::array({{{"name", "inherits"}, {"container", user}},
+                      {{"name", "own"},
+                       {"container", user},
+                       {"resourceClaims",
+                        json::array({{{"name", "accelerator"}, {"resourceClaimTemplateName", "one-gpu"}}})}}})}}}};
+  JsonReader reader;
+  const JsonView object = reader.view_of(workflow);
+  PatchBuilder patch(object);
+  const ObjectIdentity id{"argoproj.io", "Workflow", "default", "claims"};
+  const ObjectDecision decided =
+      decide_object(default_policy(), Endpoint::kValidate, id, object, patch, {}, false, {nullptr, claims.get()});
+  ASSERT_EQ(decided.pods.size(), 2u);
+  EXPECT_EQ(decided.pods[0].gpus, 4);
+  EXPECT_EQ(decided.pods[1].gpus, 1);
+  // Read, so not said as claims no pod gets.
+  for (const std::string& warning : decided.warnings) EXPECT_EQ(warning.find("DRA claims"), std::string::npos);
 }
 
 TEST(DraPods, AClaimSharedByContainersCountsOnceAmongThemAndOnceInEachInitContainer) {

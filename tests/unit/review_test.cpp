@@ -236,6 +236,27 @@ TEST(HandleReview, GpuAsksOutsideTheKindsTemplatesAreWarnedAboutNotSized) {
       << warned.response.dump();
 }
 
+// A GPU through a DRA claim no pod gpu-sizer reads holds (a NIMService's
+// draResources) is not passed with no word: whether the claim holds a GPU
+// is not known there, so it is said, never denied.
+TEST(HandleReview, DraClaimsOutsideTheKindsPodsAreSaid) {
+  const json nim_kind = {{"group", "apps.nvidia.com"}, {"version", "v1alpha1"}, {"kind", "NIMService"}};
+  const json service = {{"apiVersion", "apps.nvidia.com/v1alpha1"},
+                        {"kind", "NIMService"},
+                        {"metadata", {{"name", "llm"}, {"namespace", "team-a"}}},
+                        {"spec",
+                         {{"image", {{"repository", "nvcr.io/nim/meta/llama-3.2-1b-instruct"}}},
+                          {"resources", {{"limits", {{"memory", "8Gi"}}}}},
+                          {"draResources", {{{"resourceClaimTemplateName", "gpu-resourceclaimtemplate"}}}}}}};
+  expect_unchanged(handle(review(service, "CREATE", "team-a", nim_kind), Endpoint::kMutate));
+  const Answer validated = handle(review(service, "CREATE", "team-a", nim_kind), Endpoint::kValidate);
+  EXPECT_TRUE(validated.response["allowed"].get<bool>());
+  EXPECT_NE(validated.response["warnings"].dump().find(
+                "NIMService team-a/train-x: if its DRA claims hold GPUs, set CPU and memory for them here"),
+            std::string::npos)
+      << validated.response.dump();
+}
+
 TEST(HandleReview, ExemptNamespacesAreAllowedUnchangedAndRecorded) {
   for (const char* ns : {"kube-system", "kube-public"}) {
     for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {

@@ -263,6 +263,59 @@ TEST(GpuAsks, AnInlinePodSpecOrContainerIsReadOnlyWhereItsReaderReads) {
   EXPECT_EQ(asks.count, 10u);
 }
 
+TEST(GpuAsks, DraClaimsOutsideWhatIsReadAreFoundApartFromGpuAsks) {
+  // A NIMService's draResources (its operator gives every claim to the
+  // main container) and a Dynamo v1alpha1 component's extraPodSpec claims
+  // are not read; the claims of a pod spec that is read (a KServe
+  // predictor's) are. A claim may hold any device, so it is no GPU ask.
+  const json service = parse(R"({"kind": "NIMService", "spec": {
+      "resources": {"limits": {"cpu": "4"}},
+      "draResources": [{"resourceClaimTemplateName": "gpu-template"},
+                       {"claimCreationSpec": {"devices": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com"}]}},
+                       {"resourceClaimName": ""}]}})");
+  JsonReader reader;
+  const JsonView view = reader.view_of(service);
+  const auto read = find_pod_templates("apps.nvidia.com", "NIMService", view);
+  ASSERT_EQ(read.size(), 1u);
+  const GpuAsks asks = gpu_asks_outside(view, read, default_gpus());
+  EXPECT_EQ(asks.count, 0u);
+  EXPECT_EQ(asks.claim_paths, (std::vector<std::string>{"spec.draResources[0].resourceClaimTemplateName",
+                                                        "spec.draResources[1].claimCreationSpec"}));
+  EXPECT_EQ(asks.claim_count, 2u);
+
+  const json dynamo = parse(R"({"kind": "DynamoGraphDeployment", "spec": {"services": {"worker": {
+      "resources": {"limits": {"gpu": "1"}},
+      "extraPodSpec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "xpu"}],
+                       "mainContainer": {"resources": {"claims": [{"name": "gpu"}]}}}}}}})");
+  JsonReader dynamo_reader;
+  const JsonView dynamo_view = dynamo_reader.view_of(dynamo);
+  const auto components = find_pod_templates("nvidia.com", "DynamoGraphDeployment", dynamo_view);
+  EXPECT_EQ(gpu_asks_outside(dynamo_view, components, default_gpus()).claim_paths,
+            std::vector<std::string>{"spec.services.worker.extraPodSpec.resourceClaims[0].resourceClaimTemplateName"});
+
+  const json predictor = parse(R"({"kind": "InferenceService", "spec": {"predictor": {
+      "containers": [{"name": "c", "resources": {"claims": [{"name": "gpu"}]}}],
+      "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}}})");
+  JsonReader predictor_reader;
+  const JsonView predictor_view = predictor_reader.view_of(predictor);
+  const auto predictors = find_pod_templates("serving.kserve.io", "InferenceService", predictor_view);
+  EXPECT_EQ(gpu_asks_outside(predictor_view, predictors, default_gpus()).claim_count, 0u);
+
+  // An object with no pods read says only the claims of a pod spec no one
+  // reads: a PodGroup's claims are shared by pods read on their own
+  // (kubernetes-sigs/dra-example-driver demo/examples/podgroup-resourceclaimtemplate).
+  const json group = parse(R"({"kind": "PodGroup", "spec": {
+      "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}})");
+  JsonReader group_reader;
+  EXPECT_EQ(gpu_asks_outside(group_reader.view_of(group), {}, default_gpus()).claim_count, 0u);
+  const json storm = parse(R"({"kind": "StormService", "spec": {"roles": [{"template": {"spec": {
+      "containers": [{"name": "c", "resources": {"claims": [{"name": "neuron"}]}}],
+      "resourceClaims": [{"name": "neuron", "resourceClaimTemplateName": "neuron-devices"}]}}}]}})");
+  JsonReader storm_reader;
+  EXPECT_EQ(gpu_asks_outside(storm_reader.view_of(storm), {}, default_gpus()).claim_paths,
+            std::vector<std::string>{"spec.roles[0].template.spec.resourceClaims[0].resourceClaimTemplateName"});
+}
+
 TEST(LocationProblem, AcceptsTemplatePathsAndNamesWhatIsWrongWithOthers) {
   EXPECT_EQ(location_problem("spec.workers[].template"), "");
   EXPECT_EQ(location_problem("spec.replicaSpecs.*.template"), "");

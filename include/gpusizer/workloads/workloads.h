@@ -81,9 +81,16 @@ std::vector<PodTemplateRef> discover_pod_templates(JsonView object, const IsGpuR
 // as well, except where a kind describes machines (a
 // DynamoGraphDeploymentRequest's spec.hardware, a ComputeClass's
 // spec.priorities).
+//
+// Apart from those, the DRA claims named outside the pods read (a
+// resourceClaimName or resourceClaimTemplateName, a NIMService's
+// claimCreationSpec): whether they hold GPUs is not known there, so
+// they are said, not counted as asks.
 struct GpuAsks {
   std::vector<std::string> paths;  // field paths, the first few
   std::size_t count = 0;           // all of them
+  std::vector<std::string> claim_paths;
+  std::size_t claim_count = 0;
 };
 struct UnknownKind {
   std::string_view group;
