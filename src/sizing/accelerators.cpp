@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "gpusizer/sizing/sizing.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
 
@@ -50,9 +51,9 @@ std::string_view to_string(AcceleratorSizing sizing) {
 
 bool AcceleratorClass::matches(std::string_view name) const {
   const std::string_view pattern = resource.empty() ? std::string_view(device_class) : std::string_view(resource);
-  if (pattern.empty()) return false;
-  if (pattern.back() == '*') return name.substr(0, pattern.size() - 1) == pattern.substr(0, pattern.size() - 1);
-  return name == pattern;
+  // A '*' anywhere matches any run of characters: a prefix
+  // ("huawei.com/Ascend*") or a name around a model ("huawei.com/Ascend*-memory").
+  return !pattern.empty() && glob_match(pattern, name);
 }
 
 const AcceleratorClass* unknown_accelerator_class(std::string_view resource) {

@@ -41,6 +41,14 @@ TEST(ClassifyResource, TheDefaultPolicyNamesEachForm) {
       {"habana.ai/gaudi", AcceleratorForm::kDevice},
       {"aws.amazon.com/neuroncore", AcceleratorForm::kFraction},
       {"huawei.com/Ascend910", AcceleratorForm::kDevice},
+      // HAMi's memory and compute shares of other vendors' devices are not
+      // devices, though their vendors' wildcards would match them.
+      {"huawei.com/Ascend910B3-memory", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
+      {"hygon.com/dcumem", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
+      {"hygon.com/dcunum", AcceleratorForm::kDevice},
+      {"cambricon.com/mlu.smlu.vmemory", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
+      {"metax-tech.com/vmemory", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
+      {"kunlunxin.com/vxpu-memory", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
       // Not listed, but named for GPUs, or a DRA extended resource: warned.
       {"example.com/my-GPU", AcceleratorForm::kUnknown},
       {"deviceclass.resource.kubernetes.io/gpu.example.com", AcceleratorForm::kUnknown},
@@ -113,6 +121,15 @@ TEST(UnsizedAsks, HamisMemoryShareDescribesTheGpuItComesWith) {
   const Outcome alone = validate(pod_asking({{"nvidia.com/gpumem", "3000"}}));
   EXPECT_TRUE(has_line(alone.decision.warnings, {"3000 nvidia.com/gpumem (MiB of GPU memory) not sized"}))
       << all(alone.decision.warnings);
+}
+
+TEST(UnsizedAsks, AnAscendNpuWithHamisMemoryShareIsWarnedAsItsNpusOnly) {
+  // HAMi's example (Project-HAMi/HAMi examples/ascend/job-910B3.yaml): one
+  // NPU with 2000 MiB of its memory is one NPU, not 2001.
+  const Outcome v = validate(pod_asking({{"huawei.com/Ascend910B3", "1"}, {"huawei.com/Ascend910B3-memory", "2000"}}));
+  EXPECT_TRUE(has_line(v.decision.warnings, {"1 huawei.com/Ascend910B3 (NPU) not sized; as 1 GPU"}))
+      << all(v.decision.warnings);
+  EXPECT_FALSE(has_line(v.decision.warnings, {"2000"})) << all(v.decision.warnings);
 }
 
 TEST(UnsizedAsks, APodWithGpusAndSlicesIsSizedAndWarned) {
