@@ -65,8 +65,10 @@ NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) 
   NodeFit fit;
   if (!candidates.known()) return fit;
   const bool pools = candidates.inventory->source == InventorySource::kPools;
-  const std::string where =
-      pools ? (candidates.pool ? "pool " + in_quotes(candidates.pool->name) : "any pool") : "any node it may run on";
+  // "... fit no node of pool "a100"", "... fit none of the nodes it may run on".
+  const std::string none_of =
+      pools ? "no node of " + (candidates.pool ? "pool " + in_quotes(candidates.pool->name) : std::string("any pool"))
+            : "none of the nodes it may run on";
   const std::string pod =
       gpus_text(request.gpus) + ", cpu " + request.cpu.to_string() + ", memory " + request.memory.to_string();
   if (candidates.placeable.empty()) {
@@ -117,7 +119,7 @@ NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) 
 
   const std::string storage = ", ephemeral-storage " + request.ephemeral_storage.to_string();
   const std::string tail =
-      " fit no node of " + where + "; largest " + in_quotes(largest.shape) + " has " + join(short_has, ", ");
+      " fit " + none_of + "; largest " + in_quotes(largest.shape) + " has " + join(short_has, ", ");
   // The brief shows the pod as its GPUs, cpu and memory, as people size
   // it; when ephemeral storage is short (not in that list) or the line is
   // too long, only what is short; cut as a last resort (long names).
@@ -143,10 +145,10 @@ NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) 
   }
   const std::string largest_where =
       pools && !candidates.pool && !largest.pool.empty() ? " (pool " + in_quotes(largest.pool) + ")" : "";
-  fit.message = "node fit: " + pod + storage + " fit no node of " + where + "; the largest, " +
-                in_quotes(largest.shape) + largest_where + ", has " + gpus_text(largest_gpus) + ", cpu " +
-                shown(largest.cpu) + ", memory " + shown(largest.memory) + ", ephemeral-storage " +
-                shown(largest.ephemeral_storage) + " (short: " + join(short_compared, ", ") + "); " + remedy;
+  fit.message = "node fit: " + pod + storage + " fit " + none_of + "; the largest, " + in_quotes(largest.shape) +
+                largest_where + ", has " + gpus_text(largest_gpus) + ", cpu " + shown(largest.cpu) + ", memory " +
+                shown(largest.memory) + ", ephemeral-storage " + shown(largest.ephemeral_storage) +
+                " (short: " + join(short_compared, ", ") + "); " + remedy;
   return fit;
 }
 

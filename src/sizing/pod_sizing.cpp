@@ -245,8 +245,8 @@ class PodSizer {
     if (!before || holds(*before, sized_pod(), candidates_.gpu_resource)) return {};
     const NodeClass* after = smallest_holding(candidates_, sized_pod());
     if (!after || before->shape == after->shape) return {};
-    return fit(pod_.label + "node fit: raises the smallest fitting instance from " + before->shape + " to " +
-               after->shape);
+    // The instance it now needs first: a long label cuts the end.
+    return fit(pod_.label + "node fit: smallest fitting instance now " + after->shape + " (was " + before->shape + ")");
   }
 
   std::string holder_gpus(const Shortfall& s) const {

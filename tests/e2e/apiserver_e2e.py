@@ -468,7 +468,7 @@ class NodeInventoryTest(unittest.TestCase):
         self.assertEqual(requests["cpu"], "15300m")
         self.assertIn("node cap: cpu 16 (train profile) capped to 15300m: g6e.4xlarge of NodePool gpu-l40s has cpu "
                       "15890m", warnings)
-        self.assertIn("node fit: raises the smallest fitting instance from g6e.2xlarge to g6e.4xlarge", warnings)
+        self.assertIn("node fit: smallest fitting instance now g6e.4xlarge (was g6e.2xlarge)", warnings)
 
 
 class FailurePolicyTest(unittest.TestCase):

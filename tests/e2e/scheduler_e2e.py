@@ -338,8 +338,8 @@ class ControllersTest(unittest.TestCase):
         self.assertIn('spec.template container "evaluator": memory request unset->64Gi, limit 24Gi->64Gi '
                       "(1 GPU, train profile)", warnings)
         # 64Gi leaves the L4 node behind: kubectl says which machine it takes now.
-        self.assertIn("spec.template node fit: raises the smallest fitting instance from g2-standard-12 to "
-                      "p4de.24xlarge", warnings)
+        self.assertIn("spec.template node fit: smallest fitting instance now p4de.24xlarge (was "
+                      "g2-standard-12)", warnings)
         # The controller's Job comes at the next minute (it looks every 10 s).
         wait_until("the cronjob controller to make a Job", lambda: len(pods_in(CLUSTER, "cron")) >= 2, 80)
         pods = settle(CLUSTER, "cron")

@@ -131,8 +131,7 @@ spec:
   EXPECT_NE(output.find("cpu request 6->15300m (1 GPU, train profile, node cap)"), std::string::npos) << output;
   EXPECT_NE(output.find("capped to 15300m: g6e.4xlarge has cpu 15890m"), std::string::npos) << output;
   // Its own 6 CPU fit the smaller machine: the move to the larger is said.
-  EXPECT_NE(output.find("node fit: raises the smallest fitting instance from g6e.2xlarge to g6e.4xlarge"),
-            std::string::npos)
+  EXPECT_NE(output.find("node fit: smallest fitting instance now g6e.4xlarge (was g6e.2xlarge)"), std::string::npos)
       << output;
   EXPECT_NE(output.find("of the instance catalogue, as none of " + dir.path() + "/nodes.json may run it now"),
             std::string::npos)

@@ -144,7 +144,7 @@ TEST(CatalogueCandidates, AMoveToALargerMachineThanThePodsOwnRequestFitsIsSaid) 
   const PodSizing sizing = size_pod(default_policy(), pod, pod_phases(pod), {}, {.fix = true});
   ASSERT_FALSE(sizing.fixes.empty());
   EXPECT_NE(testing::all(sizing.fixes[0].warnings)
-                .find("node fit: raises the smallest fitting instance from g6e.2xlarge to g6e.4xlarge"),
+                .find("node fit: smallest fitting instance now g6e.4xlarge (was g6e.2xlarge)"),
             std::string::npos)
       << testing::all(sizing.fixes[0].warnings);
 }

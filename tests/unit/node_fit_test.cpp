@@ -124,6 +124,26 @@ TEST(NodeFit, OneMilliCpuOverFitsNoNodeAndNamesTheLargest) {
             "with larger nodes");
 }
 
+TEST(NodeFit, KnownNodesAreNamedAsTheNodesItMayRunOn) {
+  // The same shapes as the cluster's nodes (or check --nodes) rather than
+  // as pools: the message names no pool.
+  Policy policy = default_policy();
+  policy.rule_settings.edit<NodeFitPolicy>() = two_pools();
+  auto nodes = std::make_shared<NodeInventory>(*pool_inventory(policy));
+  nodes->source = InventorySource::kCluster;
+  nodes->id = NodeInventory::next_id();
+  PodFacts facts;
+  ContainerFacts trainer;
+  trainer.gpus = 16;
+  trainer.gpu_resource = "nvidia.com/gpu";
+  facts.app.push_back(trainer);
+  const NodeFit fit = check_node_fit(pod(16, 128000, 768 * kGi), candidate_nodes(*nodes, policy, facts, 16));
+  EXPECT_EQ(fit.verdict, NodeFit::Verdict::kNoFit);
+  EXPECT_EQ(fit.brief,
+            "node fit: 16 GPUs, cpu 128, memory 768Gi fit none of the nodes it may run on; largest "
+            "\"dgx-h100\" has 8 GPUs");
+}
+
 TEST(NodeFit, OneMebibyteOverInMemoryOrStorageFitsNoNode) {
   PodRequest memory = dgx_a100();
   memory.memory = Quantity::from_bytes(1960 * kGi + kMi);
