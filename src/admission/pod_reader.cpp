@@ -465,6 +465,16 @@ class PodReader {
               true);
       return 0;
     }
+    // The API server refuses it in a pod ("Limit must be set for non
+    // overcommitable resources"); an operator building one may set it.
+    if (request && !limit && target_.ref.shape != PodShape::kContainer && target_.ref.shape != PodShape::kFields) {
+      problem(ProblemCode::kInconsistent, where(),
+              std::string(resource) + " request " + request->to_string() +
+                  " has no limit, which the API server refuses for GPUs: set limits." + std::string(resource) + " to " +
+                  request->to_string() + " (the request may then be left out)",
+              true);
+      return 0;
+    }
     const Quantity& count = limit ? *limit : *request;
     if (!count.is_whole()) {
       problem(ProblemCode::kBadValue, where(),

@@ -257,6 +257,21 @@ TEST(HandleReview, DraClaimsOutsideTheKindsPodsAreSaid) {
       << validated.response.dump();
 }
 
+// A GPU request without a limit is refused by the API server in a pod's
+// own container (tests/integration/bad_input_test.cpp), but a lone
+// container an operator turns into a pod may get its limit there: sized.
+TEST(HandleReview, AnOperatorsContainerMayAskForGpusByRequestAlone) {
+  const json nim_kind = {{"group", "apps.nvidia.com"}, {"version", "v1alpha1"}, {"kind", "NIMService"}};
+  const json service = {{"apiVersion", "apps.nvidia.com/v1alpha1"},
+                        {"kind", "NIMService"},
+                        {"metadata", {{"name", "llm"}, {"namespace", "team-a"}}},
+                        {"spec", {{"resources", {{"requests", {{"nvidia.com/gpu", "2"}}}}}}}};
+  const Answer validated = handle(review(service, "CREATE", "team-a", nim_kind), Endpoint::kValidate);
+  EXPECT_TRUE(validated.response["allowed"].get<bool>()) << validated.response.dump();
+  ASSERT_EQ(validated.reply.outcome.pods.size(), 1u) << validated.response.dump();
+  EXPECT_EQ(validated.reply.outcome.pods[0].gpus, 2) << validated.response.dump();
+}
+
 TEST(HandleReview, ExemptNamespacesAreAllowedUnchangedAndRecorded) {
   for (const char* ns : {"kube-system", "kube-public"}) {
     for (Endpoint endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
