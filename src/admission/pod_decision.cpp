@@ -216,6 +216,7 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
     decision.undecided = true;
     if (endpoint == Endpoint::kValidate) {
       decision.warnings.push_back(fit(target.context.description + ": " + why + "; its Pod is checked when created"));
+      append(decision.warnings, std::move(reading.notes));
     }
     return decision;
   }
@@ -255,6 +256,7 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
     decision.denial_reasons = std::move(sizing.report.denial_reasons);
     decision.warnings = std::move(sizing.report.warnings);
     if (asks_other_accelerators(reading.facts)) append(decision.warnings, unsized_ask_warnings(policy, reading.facts));
+    append(decision.warnings, std::move(reading.notes));
   }
   return decision;
 }

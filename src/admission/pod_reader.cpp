@@ -11,6 +11,7 @@
 #include "gpusizer/admission/workload_identity.h"
 #include "gpusizer/sizing/accelerator_asks.h"
 #include "gpusizer/sizing/data_loader.h"
+#include "gpusizer/sizing/messages.h"
 #include "gpusizer/sizing/model_fit.h"
 #include "gpusizer/sizing/node_fit.h"
 #include "gpusizer/sizing/sizing.h"
@@ -237,11 +238,11 @@ class PodReader {
     for (const auto& resource : policy_.gpu_resources) {
       reading_.spec_patch_names_gpu = reading_.spec_patch_names_gpu || patch.find(resource) != std::string::npos;
     }
-    // Argo gives the pod the template's resourceClaims, else the
-    // workflow's (spec.resourceClaims; argo-workflows
+    // Argo gives the pod the template's resourceClaims, else (none, or an
+    // empty list) the workflow's (spec.resourceClaims; argo-workflows
     // examples/resource-claims.yaml): read before the containers' uses.
     pod_claims_ = pod()["resourceClaims"];
-    if (pod_claims_.is_null()) pod_claims_ = target_.ref.workflow_spec["resourceClaims"];
+    if (pod_claims_.child("0").is_absent()) pod_claims_ = target_.ref.workflow_spec["resourceClaims"];
     for (const char* key : {"container", "script"}) {
       const JsonView item = pod()[key];
       if (item.is_null()) continue;
@@ -465,15 +466,15 @@ class PodReader {
               true);
       return 0;
     }
-    // The API server refuses it in a pod ("Limit must be set for non
-    // overcommitable resources"); an operator building one may set it.
-    if (request && !limit && target_.ref.shape != PodShape::kContainer && target_.ref.shape != PodShape::kFields) {
-      problem(ProblemCode::kInconsistent, where(),
-              std::string(resource) + " request " + request->to_string() +
-                  " has no limit, which the API server refuses for GPUs: set limits." + std::string(resource) + " to " +
-                  request->to_string() + " (the request may then be left out)",
-              true);
-      return 0;
+    // "Limit must be set for non overcommitable resources", unless a
+    // LimitRange or the pod's operator sets it: said, counted as asked.
+    // Native names (no domain, kubernetes.io: DRA's) may be requested alone.
+    const bool native =
+        resource.find('/') == std::string_view::npos || resource.find("kubernetes.io/") != std::string_view::npos;
+    if (request && !limit && !native && !request->is_zero()) {
+      reading_.notes.push_back(fit(target_.context.description + ": set " + where() + ".limits." +
+                                   std::string(resource) + ": " + request->to_string() +
+                                   " (a GPU request alone is refused unless a LimitRange sets the limit)"));
     }
     const Quantity& count = limit ? *limit : *request;
     if (!count.is_whole()) {

@@ -233,9 +233,9 @@ class PodSizer {
   bool is_pod_level(const ContainerFacts& c) const { return pod_.pod_level && &c == &*pod_.pod_level; }
 
   // Sizing that moves the pod to a larger machine than its own request
-  // fits costs more per pod (issue 28): "node fit: raises the smallest
-  // fitting instance from g6e.2xlarge to g6e.4xlarge"; empty when the
-  // same machine holds both, or the candidates are all one shape.
+  // fits costs more per pod (issue 28): "node fit: smallest fitting
+  // instance now g6e.4xlarge (was g6e.2xlarge)"; empty when the same
+  // machine holds both, or the candidates are all one shape.
   std::string larger_machine() const {
     if (candidates_.shapes.size() < 2) return {};
     const NodeClass* before = smallest_holding(candidates_, written_);

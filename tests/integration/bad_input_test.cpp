@@ -364,16 +364,6 @@ TEST_F(BadInputTest, GpuRequestDifferentFromLimitIsDenied) {
                             "4 differ; GPUs are not overcommitted: set both to the same number");
 }
 
-TEST_F(BadInputTest, GpuRequestWithoutALimitIsDenied) {
-  // The API server refuses it ("Limit must be set for non overcommitable
-  // resources"); the denial says what to write. Seen in Kueue's
-  // site/static/examples/serving-workloads/sample-leaderworkerset-tas.yaml.
-  expect_denied_not_patched(*webhook_, gpu_pod("train-x", {{"requests", {{"cpu", "200m"}, {"nvidia.com/gpu", "1"}}}}),
-                            "pod team-a/train-x: spec.containers[0].resources nvidia.com/gpu request 1 has no limit, "
-                            "which the API server refuses for GPUs: set limits.nvidia.com/gpu to 1 (the request may "
-                            "then be left out)");
-}
-
 TEST_F(BadInputTest, DuplicateKeysAre400NamingTheKeyAndWhere) {
   const std::string review_text = admission_review(kFourGpuPod).dump();
   // Which "memory" wins would be a guess; the API server never sends two.

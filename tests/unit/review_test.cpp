@@ -257,19 +257,30 @@ TEST(HandleReview, DraClaimsOutsideTheKindsPodsAreSaid) {
       << validated.response.dump();
 }
 
-// A GPU request without a limit is refused by the API server in a pod's
-// own container (tests/integration/bad_input_test.cpp), but a lone
-// container an operator turns into a pod may get its limit there: sized.
-TEST(HandleReview, AnOperatorsContainerMayAskForGpusByRequestAlone) {
-  const json nim_kind = {{"group", "apps.nvidia.com"}, {"version", "v1alpha1"}, {"kind", "NIMService"}};
-  const json service = {{"apiVersion", "apps.nvidia.com/v1alpha1"},
-                        {"kind", "NIMService"},
-                        {"metadata", {{"name", "llm"}, {"namespace", "team-a"}}},
-                        {"spec", {{"resources", {{"requests", {{"nvidia.com/gpu", "2"}}}}}}}};
-  const Answer validated = handle(review(service, "CREATE", "team-a", nim_kind), Endpoint::kValidate);
-  EXPECT_TRUE(validated.response["allowed"].get<bool>()) << validated.response.dump();
-  ASSERT_EQ(validated.reply.outcome.pods.size(), 1u) << validated.response.dump();
-  EXPECT_EQ(validated.reply.outcome.pods[0].gpus, 2) << validated.response.dump();
+// A GPU request without a limit is refused by the API server ("Limit must
+// be set for non overcommitable resources") unless a LimitRange's default,
+// or the operator that builds the pod, sets one: sized as asked, and said
+// with the limit to write. Seen in Kueue's
+// site/static/examples/serving-workloads/sample-leaderworkerset-tas.yaml.
+TEST(HandleReview, AGpuRequestWithoutALimitIsSizedAndSaid) {
+  json pod = testing::gpu_pod("train-x", {{"requests", {{"cpu", "200m"}, {"nvidia.com/gpu", "2"}}}});
+  const Answer mutated = handle(review(pod));
+  EXPECT_TRUE(mutated.response.contains("patch")) << mutated.response.dump();
+  ASSERT_EQ(mutated.reply.outcome.pods.size(), 1u);
+  EXPECT_EQ(mutated.reply.outcome.pods[0].gpus, 2);
+  // The pod as written (its memory is then denied, as without the note).
+  const Answer validated = handle(review(pod), Endpoint::kValidate);
+  EXPECT_NE(validated.response["warnings"].dump().find(
+                "pod team-a/train-x: set spec.containers[0].resources.limits.nvidia.com/gpu: 2 (a GPU request alone is "
+                "refused unless"),
+            std::string::npos)
+      << validated.response.dump();
+  // DRA's extended resource names are Kubernetes-native: a request alone
+  // is valid there.
+  json claimed =
+      testing::gpu_pod("train-x", {{"requests", {{"deviceclass.resource.kubernetes.io/gpu.nvidia.com", "1"}}}});
+  EXPECT_EQ(handle(review(claimed), Endpoint::kValidate).response["warnings"].dump().find("request alone"),
+            std::string::npos);
 }
 
 TEST(HandleReview, ExemptNamespacesAreAllowedUnchangedAndRecorded) {

@@ -64,6 +64,9 @@ struct PodReading {
   bool unresolved_gpu = false;          // ... among them a GPU count
   bool spec_patched = false;            // an Argo podSpecPatch may change any of it
   bool spec_patch_names_gpu = false;    // ... and its text names a GPU resource
+  // Said by /validate, the pod sized as read: a GPU request with no limit,
+  // which the API server refuses unless a LimitRange's default sets one.
+  std::vector<std::string> notes;
 };
 
 // REQUIRES: the reviewed document outlives the reading (names point into it).

@@ -39,8 +39,8 @@ std::string_view to_string(AcceleratorSizing sizing);
 
 // One entry of the policy's `accelerators` list.
 struct AcceleratorClass {
-  // An extended resource; a trailing '*' matches every name with that prefix
-  // ("nvidia.com/mig-*"). Empty for an annotation.
+  // An extended resource; a '*' matches any run of characters
+  // ("nvidia.com/mig-*", "huawei.com/Ascend*-memory"). Empty for an annotation.
   std::string resource;
   std::string annotation;  // a pod annotation key (KAI's gpu-fraction); empty for a resource
   // A DRA DeviceClass name, matched as resource is ("gpu.nvidia.com",
