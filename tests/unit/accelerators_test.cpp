@@ -49,6 +49,10 @@ TEST(ClassifyResource, TheDefaultPolicyNamesEachForm) {
       {"cambricon.com/mlu.smlu.vmemory", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
       {"metax-tech.com/vmemory", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
       {"kunlunxin.com/vxpu-memory", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
+      {"enflame.com/vgcu-percentage", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
+      {"enflame.com/vgcu", AcceleratorForm::kDevice},
+      // Named for GPUs, so warned as unknown GPUs without an entry.
+      {"mthreads.com/sgpu-memory", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
       // Not listed, but named for GPUs, or a DRA extended resource: warned.
       {"example.com/my-GPU", AcceleratorForm::kUnknown},
       {"deviceclass.resource.kubernetes.io/gpu.example.com", AcceleratorForm::kUnknown},
