@@ -200,7 +200,7 @@ void read_wanted_metadata(const Policy& policy, JsonView metadata, bool pod_keys
   // Only the labels and annotations the decision reads are copied: one
   // last-applied-configuration annotation can be most of a review.
   auto wanted_label = [&](std::string_view key) {
-    return key == policy.rule_settings.get<NodeFitPolicy>().pool_label ||
+    return key == policy.rule_settings.get<NodeFitPolicy>().pool_label || key == kOsmoGroupLabel ||
            selection_reads(policy, ProfileRule::Subject::kLabel, key);
   };
   // The data loader, model and GPU describe one pod.

@@ -274,7 +274,7 @@ class PodSizer {
                       s.need.to_string();
     if (const Shortfall* cpu = shortfall(*s.container, kCpu)) fix += " and cpu to " + cpu->need.to_string();
     fix +=
-        " (OSMO: --set " + set_hint(profile(), s.phase->gpus, phase_need(*s.phase)) + ")" + opt_out_fix(pod_, "them");
+        osmo_fix(pod_.selection, set_hint(profile(), s.phase->gpus, phase_need(*s.phase))) + opt_out_fix(pod_, "them");
     const std::string& why = s.floor->arithmetic.empty() ? s.floor->basis : s.floor->arithmetic;
     const std::string subject = pod_level ? " spec.resources" : " container " + in_quotes(s.container->name);
     return pod_.description + subject + ": " + holder_gpus(s) + " need memory >= " + s.need.to_string() + " (" + why +

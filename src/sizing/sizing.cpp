@@ -37,6 +37,10 @@ std::string set_hint(const Profile& profile, int64_t gpus, const Requirement& ne
          "_memory=" + need.memory.to_string();
 }
 
+std::string osmo_fix(const SelectionInput& selection, const std::string& set_values) {
+  return selection.label(kOsmoGroupLabel) ? " (OSMO: --set " + set_values + ")" : "";
+}
+
 bool selection_reads(const Policy& policy, ProfileRule::Subject subject, std::string_view key) {
   if (key == kProfileKey) return true;
   return std::any_of(policy.profile_rules.begin(), policy.profile_rules.end(),

@@ -89,7 +89,7 @@ TEST_F(WebhookTest, OptedOutPodIsLeftAloneByMutateAndDeniedByValidateWithTheFix)
   EXPECT_EQ(response["status"]["code"], 403);
   const std::string message = response["status"]["message"];
   for (const char* part : {"pod team-a/train-x", "container \"trainer\"", "4 GPUs", "192Gi", "64Gi",
-                           "--set train_gpu=4 train_cpu=32 train_memory=192Gi", "gpu-sizer.io/mutate"}) {
+                           "set memory to 192Gi and cpu to 32", "gpu-sizer.io/mutate"}) {
     EXPECT_NE(message.find(part), std::string::npos) << "missing \"" << part << "\" in: " << message;
   }
 }
@@ -395,7 +395,7 @@ TEST(WebhookModes, EnforceModeDeniesAndNeverPatches) {
   EXPECT_FALSE(mutated["response"].contains("patch"));
   const json validated = webhook.review("/validate", admission_review(pod));
   EXPECT_FALSE(validated["response"]["allowed"].get<bool>());
-  EXPECT_NE(validated["response"]["status"]["message"].get<std::string>().find("train_memory=192Gi"),
+  EXPECT_NE(validated["response"]["status"]["message"].get<std::string>().find("set memory to 192Gi"),
             std::string::npos);
 
   // One GPU below the table is warned, not denied (denyFromGpus: 2).

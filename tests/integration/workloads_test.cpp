@@ -89,7 +89,8 @@ TEST_F(WorkloadsTest, UndersizedTemplatesAreDeniedByValidateNamingTheTemplate) {
                          "(train 384Gi + 32Gi /dev/shm)"),
             std::string::npos)
       << message;
-  EXPECT_NE(message.find("--set train_gpu=8 train_cpu=64 train_memory=416Gi"), std::string::npos) << message;
+  EXPECT_NE(message.find("set memory to 416Gi and cpu to 64"), std::string::npos) << message;
+  EXPECT_EQ(message.find("OSMO"), std::string::npos) << "a PyTorchJob is not an OSMO task: " << message;
 }
 
 TEST_F(WorkloadsTest, UpdatesOfWorkloadsAreDecidedToo) {

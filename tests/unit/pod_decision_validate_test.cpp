@@ -33,17 +33,27 @@ TEST(DecidePodValidate, UndersizedMemoryWithFourGpusIsDeniedWithTheFix) {
   ASSERT_EQ(r.decision.denials.size(), 1u) << all(r.decision.denials);
   const std::string& d = r.decision.denials[0];
   for (const char* part : {"pod default/train-x", "container \"trainer\"", "4 GPUs", "memory >= 192Gi", "64Gi",
-                           "--set train_gpu=4 train_cpu=32 train_memory=192Gi", "train profile"}) {
+                           "set memory to 192Gi and cpu to 32", "train profile"}) {
     EXPECT_TRUE(contains(d, part)) << "missing \"" << part << "\" in: " << d;
   }
   EXPECT_EQ(d.rfind(kDescription, 0), 0u) << d;
+  EXPECT_FALSE(contains(d, "OSMO")) << "not an OSMO task's pod: " << d;
+}
+
+TEST(DecidePodValidate, AnOsmoTaskPodsDenialEndsWithTheValuesToSubmit) {
+  const json pod = pod_of(json::array({gpu_container("trainer", "4", "8", "64Gi")}),
+                          {{"osmo.group_name", "finetune-job"}, {"osmo.task_name", "finetune"}});
+  Outcome r = validate(pod);
+  ASSERT_EQ(r.decision.denials.size(), 1u) << all(r.decision.denials);
+  EXPECT_TRUE(contains(r.decision.denials[0],
+                       "set memory to 192Gi and cpu to 32 (OSMO: --set train_gpu=4 train_cpu=32 train_memory=192Gi)"))
+      << r.decision.denials[0];
 }
 
 TEST(DecidePodValidate, EnforceModeDeniesTheSame) {
   Outcome r = validate(one_gpu_pod("2", "16", "64Gi"), Mode::kEnforce);
   ASSERT_EQ(r.decision.denials.size(), 1u) << all(r.decision.denials);
-  EXPECT_TRUE(contains(r.decision.denials[0], "--set train_gpu=2 train_cpu=16 train_memory=96Gi"))
-      << r.decision.denials[0];
+  EXPECT_TRUE(contains(r.decision.denials[0], "set memory to 96Gi")) << r.decision.denials[0];
   EXPECT_TRUE(contains(r.decision.denials[0], "2 GPUs")) << r.decision.denials[0];
 }
 
@@ -85,14 +95,15 @@ TEST(DecidePodValidate, OptedOutPodIsDeniedNamingTheAnnotation) {
 
 TEST(DecidePodValidate, SplitPodDenialNamesTheShare) {
   const json pod =
-      pod_of(json::array({gpu_container("rank-a", "2", "16", "96Gi"), gpu_container("rank-b", "2", "16", "64Gi")}));
+      pod_of(json::array({gpu_container("rank-a", "2", "16", "96Gi"), gpu_container("rank-b", "2", "16", "64Gi")}),
+             {{"osmo.group_name", "finetune-job"}});
   Outcome r = validate(pod);
   ASSERT_EQ(r.decision.denials.size(), 1u) << all(r.decision.denials);
   const std::string& d = r.decision.denials[0];
   EXPECT_TRUE(contains(d, "container \"rank-b\"")) << d;
   EXPECT_TRUE(contains(d, "2 of 4 GPUs")) << d;
   EXPECT_TRUE(contains(d, "memory >= 96Gi")) << d;
-  EXPECT_TRUE(contains(d, "train_gpu=4 train_cpu=32 train_memory=192Gi")) << d;
+  EXPECT_TRUE(contains(d, "(OSMO: --set train_gpu=4 train_cpu=32 train_memory=192Gi)")) << "the pod's count: " << d;
 }
 
 struct Render {
@@ -116,7 +127,8 @@ TEST_P(RenderTest, TwoGpusAreDeniedOneIsFine) {
   EXPECT_EQ(two.decision.profile, "render");
   ASSERT_EQ(two.decision.denials.size(), 1u) << all(two.decision.denials);
   const std::string& d = two.decision.denials[0];
-  EXPECT_TRUE(contains(d, "render_gpu=1")) << d;
+  EXPECT_TRUE(contains(d, "set the GPU count to 1")) << d;
+  EXPECT_EQ(contains(d, "(OSMO: --set render_gpu=1)"), c.what == "osmo_group") << d;
   EXPECT_TRUE(contains(d, "render profile")) << d;
   EXPECT_TRUE(contains(d, "2 GPUs")) << d;
   EXPECT_EQ(d.rfind(kDescription, 0), 0u) << d;
@@ -144,7 +156,7 @@ TEST(DecidePodValidate, GenerateNameSelectsTheProfileWhenNameIsEmpty) {
   Outcome r = validate(pod);
   EXPECT_EQ(r.decision.profile, "augment");
   ASSERT_EQ(r.decision.denials.size(), 1u);
-  EXPECT_TRUE(contains(r.decision.denials[0], "augment_gpu=1")) << r.decision.denials[0];
+  EXPECT_TRUE(contains(r.decision.denials[0], "augment profile")) << r.decision.denials[0];
 }
 
 TEST(DecidePodValidate, UnknownProfileLabelIsDeniedAndNotPatched) {

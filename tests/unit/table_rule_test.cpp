@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gpusizer/sizing/sizing.h"
 #include "support/pod_facts_support.h"
 
 namespace gpusizer::table_rule_test {
@@ -55,16 +56,23 @@ TEST(TableRule, AProfileWithoutATableSetsNoFloor) {
 }
 
 TEST(TableRule, MoreGpusThanASinglePodStageTakesIsDenied) {
-  const RuleResult result =
-      evaluate(TableRule(), default_policy(), pod_of({gpu_container("r", 2, "1", "1Gi")}), "render");
+  PodFacts pod = pod_of({gpu_container("r", 2, "1", "1Gi")});
+  const RuleResult result = evaluate(TableRule(), default_policy(), pod, "render");
   ASSERT_EQ(result.findings.size(), 1u);
   const Finding& finding = result.findings[0];
   EXPECT_EQ(finding.reason, DenialReason::kMaxGpus);
   EXPECT_TRUE(finding.deny);
   EXPECT_EQ(finding.message,
             "pod default/train-x: the render profile is a single-pod stage allowing at most 1 GPU(s), found 2 GPUs "
-            "(defaultProfile); set the GPU count to 1 (OSMO: --set render_gpu=1)");
+            "(defaultProfile); set the GPU count to 1");
   EXPECT_EQ(finding.brief, "the render profile allows at most 1 GPU(s), found 2 GPUs");
+
+  // An OSMO task's pod is fixed with the values to submit.
+  pod.selection.labels[kOsmoGroupLabel] = "render-stage";
+  const RuleResult osmo = evaluate(TableRule(), default_policy(), pod, "render");
+  ASSERT_EQ(osmo.findings.size(), 1u);
+  EXPECT_TRUE(osmo.findings[0].message.ends_with("set the GPU count to 1 (OSMO: --set render_gpu=1)"))
+      << osmo.findings[0].message;
 }
 
 TEST(TableRule, ExplainsTheRowOfTheAppPhase) {

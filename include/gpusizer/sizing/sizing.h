@@ -74,6 +74,14 @@ struct SelectionInput {
   const std::string* annotation(std::string_view key) const;
 };
 
+// OSMO gives each pod it creates for a task the label osmo.group_name (and
+// `gpu-sizer check` gives it to an OSMO spec's tasks). Its users size a
+// task with `osmo workflow submit --set`, so a fix said to them ends with
+// those values: " (OSMO: --set train_gpu=4 ...)"; to anyone else it says
+// nothing, as the values would only be noise beside the fields to set.
+inline constexpr const char* kOsmoGroupLabel = "osmo.group_name";
+std::string osmo_fix(const SelectionInput& selection, const std::string& set_values);
+
 // The object's part of its templates' selection, each rule matched once.
 // REQUIRES: the policy is the one select_profile will be called with.
 std::shared_ptr<const InheritedSelection> inherit_selection(const Policy& policy, InheritedSelection selection);

@@ -133,7 +133,7 @@ class BlockChecker {
     for (const TaskRef& task : input_.tasks) {
       SelectionInput selection;
       selection.labels = input_.labels;
-      selection.labels["osmo.group_name"] = task.group;
+      selection.labels[kOsmoGroupLabel] = task.group;
       selection.labels["osmo.task_name"] = task.task;
       selection.name = task.task;
       auto choice = select_profile(input_.policy, selection);

@@ -17,7 +17,8 @@ std::optional<Finding> check_max_gpus(const RuleInput& input) {
   return Finding{DenialReason::kMaxGpus, true,
                  input.pod.description + ": the " + profile_text(profile) + " is a single-pod stage allowing at most " +
                      most + " GPU(s), found " + gpus_text(gpus) + " (" + input.profile_reason +
-                     "); set the GPU count to " + most + " (OSMO: --set " + set_hint(profile, *profile.max_gpus) + ")",
+                     "); set the GPU count to " + most +
+                     osmo_fix(input.pod.selection, set_hint(profile, *profile.max_gpus)),
                  "the " + profile_text(profile) + " allows at most " + most + " GPU(s), found " + gpus_text(gpus)};
 }
 
