@@ -1,6 +1,8 @@
 // gpu-sizer: flags and wiring only; the work happens in the libraries.
+#include <cstddef>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +17,7 @@
 #include "gpusizer/server/log.h"
 #include "gpusizer/server/policy_store.h"
 #include "gpusizer/server/server.h"
+#include "gpusizer/sizing/messages.h"
 #include "gpusizer/sizing/policy.h"
 #include "gpusizer/sizing/sizing.h"
 #include "gpusizer/util/numbers.h"
@@ -367,6 +370,8 @@ int run_check(int argc, char** argv) {
     }
     options.nodes = std::move(nodes).value();
   }
+  // Lines read in a terminal or a CI log: every warning whole.
+  gpusizer::set_warning_width(std::numeric_limits<std::size_t>::max());
   return gpusizer::run_check(*policy, options, std::cout, std::cerr);
 }
 

@@ -147,7 +147,7 @@ void describe_object(const ObjectIdentity& id, const std::string& object_text, J
     for (const PodTemplateRef& ref : refs) paths.push_back(field_path(ref.path));
     // Short: the webhook's warnings are cut at 120 characters.
     out.warnings.push_back(kind + " " + object_text + ": unknown kind, sized by shape: " +
-                           join_capped(paths, ", ", 1024, "paths") + "; name it in policy workloads:");
+                           join_capped(paths, ", ", 1024, "paths") + "; add it to policy workloads");
   }
   // The core group's other kinds (Node capacity, LimitRange,
   // ResourceQuota) hold limits, not asks.
@@ -188,8 +188,8 @@ void describe_object(const ObjectIdentity& id, const std::string& object_text, J
       kind + " " + object_text + ": size by hand or name in policy workloads: GPUs no pod holds at ";
   const std::string more = asks.count > 1 ? " (+" + std::to_string(asks.count - 1) + ")" : "";
   std::string first = asks.paths.front();
-  const std::size_t room =
-      kMaxWarningBytes > head.size() + more.size() ? kMaxWarningBytes - head.size() - more.size() : 0;
+  const std::size_t width = warning_width();
+  const std::size_t room = width > head.size() + more.size() ? width - head.size() - more.size() : 0;
   if (first.size() > room && room > 8) first = "..." + first.substr(first.size() - (room - 3));
   out.unsized.push_back({what + where + action, fit(head + first + more)});
 }

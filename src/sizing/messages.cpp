@@ -7,10 +7,18 @@
 
 namespace gpusizer {
 
+namespace {
+std::size_t g_warning_width = kMaxWarningBytes;  // NOLINT: one setting per process, set_warning_width
+}  // namespace
+
+void set_warning_width(std::size_t bytes) { g_warning_width = bytes; }
+
+std::size_t warning_width() { return g_warning_width; }
+
 // Taken by value: a message built for it is moved in and out, not copied.
 std::string fit(std::string text) {
-  if (text.size() <= kMaxWarningBytes) return text;
-  return truncate_utf8(text, kMaxWarningBytes);
+  if (text.size() <= g_warning_width) return text;
+  return truncate_utf8(text, g_warning_width);
 }
 
 std::string fit_warning(const std::string& prefix, const std::string& container, const std::string& rest) {
@@ -19,8 +27,8 @@ std::string fit_warning(const std::string& prefix, const std::string& container,
   const std::size_t fixed = prefix.size() + kOpen.size() + kClose.size() + rest.size();
   std::string name_cut;
   std::string_view name = container;
-  if (fixed + name.size() > kMaxWarningBytes && fixed + 8 < kMaxWarningBytes) {
-    name_cut = truncate_utf8(name, kMaxWarningBytes - fixed);
+  if (fixed + name.size() > g_warning_width && fixed + 8 < g_warning_width) {
+    name_cut = truncate_utf8(name, g_warning_width - fixed);
     name = name_cut;
   }
   // One allocation: the message is written once, in a block of its size.

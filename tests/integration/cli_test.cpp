@@ -224,6 +224,23 @@ TEST(CliCheck, FixOfAReplacedContainerKeepsWhatTheUserWrote) {
 // BUG (found by tests/fuzz/manifests_fuzz): a file starting with `{` was
 // read as JSON only, so YAML in flow style (which kubectl reads, and which
 // --fix writes back when the author used it) was unreadable.
+// The webhook cuts a warning at 120 characters (kubectl may cut it); check
+// prints it whole, or its end, which says what is wrong, is lost.
+TEST(CliCheck, WarningsArePrintedWholeNotCutAsTheWebhooksAre) {
+  TempDir dir;
+  const std::string file = dir.path() + "/long.yaml";
+  std::ofstream(file) << "apiVersion: example.com/v1\nkind: DistributedTrainer\nmetadata: {name: llama}\n"
+                         "spec:\n  workers:\n  - template:\n      spec:\n        containers:\n        - name: t\n"
+                         "          image: x\n          resources:\n            limits:\n"
+                         "              nvidia.com/gpu: $GPUS\n";
+  const auto result = run("check " + file);
+  EXPECT_NE(result.output.find("would deny: DistributedTrainer default/llama spec.workers[0].template: "
+                               "spec.workers[0].template.spec.containers[0].resources.limits.nvidia.com/gpu "
+                               "quantity \"$GPUS\": no number before the suffix"),
+            std::string::npos)
+      << result.output;
+}
+
 TEST(CliCheck, FlowStyleYamlIsReadAndFixedAsYaml) {
   TempDir dir;
   const std::string file = dir.path() + "/flow.yaml";

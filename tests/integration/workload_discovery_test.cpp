@@ -40,7 +40,7 @@ TEST_F(WorkloadDiscoveryTest, AnUnknownKindsGpuPodTemplateIsSizedWithOneWarning)
   EXPECT_TRUE(validated["response"]["allowed"].get<bool>()) << validated.dump();
   const std::string warnings = warnings_of(validated);
   EXPECT_NE(warnings.find("DistributedTrainer ml-team/llama: unknown kind, sized by shape: spec.workers[0].template; "
-                          "name it in policy workloads:"),
+                          "add it to policy workloads"),
             std::string::npos)
       << warnings;
   // Said once, by /validate: /mutate adds no warning of its own.

@@ -75,7 +75,7 @@ TEST(DataLoaderRule, SeedOomRowOnFourGpusNeeds241GiAndSaysWhy) {
   EXPECT_TRUE(has_line(denied.decision.denials,
                        {"need memory >= 241Gi (data loader: 4 x (32 workers x 8 prefetch x 147Mi batch x 1.56 + 2Gi) + "
                         "3Gi; train table 192Gi)",
-                        "train_memory=241Gi"}))
+                        "set memory to 241Gi and cpu to 32"}))
       << all(denied.decision.denials);
 }
 

@@ -162,7 +162,7 @@ TEST(ShmRule, MemoryRaisedForShmSaysWhy) {
   EXPECT_TRUE(has_line(r.decision.warnings, {"memory request 192Gi->224Gi", "train 192Gi + 32Gi /dev/shm"}))
       << all(r.decision.warnings);
   const Outcome denied = validate(training_pod("64Gi"), Mode::kEnforce);
-  EXPECT_TRUE(has_line(denied.decision.denials, {"need memory >= 224Gi", "train_memory=224Gi"}))
+  EXPECT_TRUE(has_line(denied.decision.denials, {"need memory >= 224Gi", "set memory to 224Gi"}))
       << all(denied.decision.denials);
 }
 

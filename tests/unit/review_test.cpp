@@ -147,7 +147,7 @@ TEST(HandleReview, DenialHas403AndTheMessage) {
   EXPECT_EQ(a.response["status"]["code"], 403);
   const std::string message = a.response["status"].value("message", "");
   for (const char* part : {"pod team-a/train-x", "container \"trainer\"", "4 GPUs", "192Gi", "64Gi",
-                           "--set train_gpu=4 train_cpu=32 train_memory=192Gi"}) {
+                           "set memory to 192Gi and cpu to 32"}) {
     EXPECT_TRUE(contains(message, part)) << "missing \"" << part << "\" in " << message;
   }
   EXPECT_EQ(a.reply.outcome.decision, ReviewOutcome::Decision::kDenied);

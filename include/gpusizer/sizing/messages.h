@@ -13,13 +13,20 @@
 
 namespace gpusizer {
 
-// kubectl may cut a warning past 120 characters: each stays below.
+// kubectl may cut a warning past 120 characters: the webhook's stay below.
 inline constexpr std::size_t kMaxWarningBytes = 119;
 
-// text cut to kMaxWarningBytes.
+// The size warnings are cut to: kMaxWarningBytes unless lifted. `gpu-sizer
+// check` and `explain` print their lines whole (a terminal or a CI log
+// cuts nothing, and the end of a warning holds what to set), so they lift
+// it before deciding anything. Set once, before any thread reads it.
+void set_warning_width(std::size_t bytes);
+std::size_t warning_width();
+
+// text cut to warning_width().
 std::string fit(std::string text);
 
-// prefix + `container "NAME": ` + rest, cut to kMaxWarningBytes by
+// prefix + `container "NAME": ` + rest, cut to warning_width() by
 // shortening the container name (up to 63 characters) rather than the end,
 // which holds the numbers a person acts on.
 std::string fit_warning(const std::string& prefix, const std::string& container, const std::string& rest);
