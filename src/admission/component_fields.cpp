@@ -1,5 +1,7 @@
 #include "gpusizer/admission/component_fields.h"
 
+#include <optional>
+
 #include "gpusizer/util/contract.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
@@ -17,6 +19,21 @@ Result<int64_t> profile_count(std::string_view text) {
   }
   return Status::failure(ProblemCode::kBadValue, "",
                          "must be <profile>:<count> with a whole count of GPUs, found " + in_quotes(text));
+}
+
+// The device a "<profile>:<count>" asks for, by the profile's name: KubeAI's
+// profiles are its admin's, and its chart's are named for their device
+// (substratusai/kubeai charts/kubeai/values.yaml and values-gke.yaml: cpu,
+// nvidia-gpu-l4 with nvidia.com/gpu, amd-gpu-mi300x with amd.com/gpu,
+// google-tpu-v5e-1x1 with google.com/tpu). Nullopt: the CPU profile, which
+// asks for none; a name that says nothing is taken for `gpu_resource`.
+std::optional<std::string_view> profile_resource(std::string_view text, std::string_view gpu_resource) {
+  const std::string_view profile = text.substr(0, text.rfind(':'));
+  if (profile == "cpu" || profile.starts_with("cpu-")) return std::nullopt;
+  if (profile.starts_with("nvidia-")) return "nvidia.com/gpu";
+  if (profile.starts_with("amd-")) return "amd.com/gpu";
+  if (profile.starts_with("google-tpu")) return "google.com/tpu";
+  return gpu_resource;
 }
 
 // The GPU's resource: the gpuResource field's value, else the policy's
@@ -59,8 +76,8 @@ ResourcesRead read_component(const Policy& policy, JsonView component, const Com
       const auto count = profile_count(value.string());
       if (!count) {
         read.problems.push_back({ProblemCode::kBadValue, where() + "." + fields.gpu, count.error(), true});
-      } else {
-        read.limits.add(gpu_resource, Quantity::from_bytes(count.value()));
+      } else if (const auto resource = profile_resource(value.string(), gpu_resource)) {
+        read.limits.add(*resource, Quantity::from_bytes(count.value()));
       }
       break;
     }
@@ -74,7 +91,8 @@ std::string asked_gpus_text(JsonView component, const ComponentFields& fields) {
   const std::string text(value.is_number() ? value.text() : value.string());
   if (fields.format == GpuCountFormat::kProfileCount) {
     const auto count = profile_count(text);
-    return count && count.value() == 0 ? "" : text;
+    const bool none = (count && count.value() == 0) || !profile_resource(text, "");
+    return none ? "" : text;
   }
   return text == "0" ? "" : text;
 }

@@ -223,6 +223,29 @@ bool asks_some(JsonView value) {
   return number && text.find_first_not_of("0.") != std::string_view::npos;
 }
 
+// A list's element in a walk's path (for_each_indexed writes its index).
+bool is_index(std::string_view token) {
+  return !token.empty() && std::all_of(token.begin(), token.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// An element of a list named for GPUs: KubeVirt's
+// spec.domain.devices.gpus[], whose deviceName is the GPU's resource,
+// whatever its device plugin calls it (nvidia.com/GP102GL_Tesla_P40), and
+// whose claimName is a DRA claim for it.
+bool in_gpu_list(const std::vector<std::string>& path) {
+  const std::size_t n = path.size();
+  return n >= 2 && is_index(path[n - 1]) && lowercase(path[n - 2]).find("gpu") != std::string::npos;
+}
+
+// A string written as an extended resource's name: domain/name.
+bool names_resource(JsonView value) {
+  if (!value.is_string()) return false;
+  const std::string_view text = value.string();
+  const auto slash = text.find('/');
+  return slash != std::string_view::npos && slash > 0 && text.substr(0, slash).find('.') != std::string_view::npos &&
+         slash + 1 < text.size();
+}
+
 // Walks an object for GPU asks (gpu_asks_outside's test), skipping the
 // subtrees at `skip`.
 class GpuAskScan {
@@ -245,7 +268,8 @@ class GpuAskScan {
     }
     node.for_each_member([&](std::string_view key, JsonView value) {
       const bool ask = asks(path, key, value);
-      const bool claim = !ask && (claims_anywhere_ || pod_claims) && names_claim(key, value);
+      const bool gpu_claim = in_gpu_list(path) && key == "claimName" && value.is_string();
+      const bool claim = !ask && (gpu_claim || ((claims_anywhere_ || pod_claims) && names_claim(key, value)));
       const bool into_pod_claims = pod_claims || (key == "resourceClaims" && node["containers"].is_array());
       path.emplace_back(key);
       if (ask) {
@@ -265,18 +289,22 @@ class GpuAskScan {
 
  private:
   // A GPU count other than zero in a ResourceRequirements
-  // (resources.limits.nvidia.com/gpu, resourcesPerNode.requests...), or a
-  // field named for GPUs whose value is a GPU resource (gpuType: nvidia.com/gpu).
+  // (resources.limits.nvidia.com/gpu, resourcesPerNode.requests...) or in
+  // a list item's limits or requests (llmaz's inferenceConfig.flavors[]);
+  // not an object's own limits (a NodePool's, a Queue's capability). Or a
+  // field named for GPUs whose value is a GPU resource (gpuType:
+  // nvidia.com/gpu), or a resource named in a list of GPUs (in_gpu_list).
   bool asks(const std::vector<std::string>& path, std::string_view key, JsonView value) const {
     if (by_name_ && names_gpu_count(key) && asks_some(value)) return true;
     if (is_gpu_(key)) {
       const std::size_t n = path.size();
-      const bool requirements =
-          n >= 2 && (path[n - 1] == "limits" || path[n - 1] == "requests") && path[n - 2].starts_with("resources");
+      const bool requirements = n >= 2 && (path[n - 1] == "limits" || path[n - 1] == "requests") &&
+                                (path[n - 2].starts_with("resources") || is_index(path[n - 2]));
       if (!requirements) return false;
       if (value.is_number()) return value.text() != "0";
       return value.is_string() && value.string() != "0";
     }
+    if (in_gpu_list(path) && key == "deviceName" && names_resource(value)) return true;
     if (!value.is_string() || !is_gpu_(value.string())) return false;
     return lowercase(key).find("gpu") != std::string::npos;
   }

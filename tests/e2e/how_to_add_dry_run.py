@@ -129,9 +129,9 @@ def add_kind(root):
        .long_lived = true},
       {.group = "serving.kserve.io",
        .kind = "InferenceService",''')
-    replace(root, POLICY, "Workspace, BentoDeployment], profile: infer}",
-            "Workspace, BentoDeployment, ExampleServer], profile: infer}")
-    replace(root, POLICY, "Workspace, BentoDeployment]\n", "Workspace, BentoDeployment, ExampleServer]\n")
+    replace(root, POLICY, "MultiRoleInference, BentoDeployment], profile: infer}",
+            "MultiRoleInference, BentoDeployment, ExampleServer], profile: infer}")
+    replace(root, POLICY, "MultiRoleInference, BentoDeployment]\n", "MultiRoleInference, BentoDeployment, ExampleServer]\n")
     write(root, "tests/data/workloads/exampleserver.yaml", """apiVersion: example.com/v1
 kind: ExampleServer
 metadata: {name: s, namespace: ml}

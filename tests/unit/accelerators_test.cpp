@@ -47,6 +47,7 @@ TEST(ClassifyResource, TheDefaultPolicyNamesEachForm) {
       {"hygon.com/dcumem", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
       {"hygon.com/dcunum", AcceleratorForm::kDevice},
       {"cambricon.com/mlu.smlu.vmemory", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
+      {"cambricon.com/mlu370.smlu.vcore", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
       {"metax-tech.com/vmemory", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
       {"kunlunxin.com/vxpu-memory", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
       {"enflame.com/vgcu-percentage", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},

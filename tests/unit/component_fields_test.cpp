@@ -183,6 +183,22 @@ TEST(ComponentFields, AProfileCountThatIsNotOneIsAnErrorNamingTheField) {
   EXPECT_FALSE(answer(model, Endpoint::kValidate).contains("warnings"));
 }
 
+// KubeAI's chart names each profile for its device (charts/kubeai/values.yaml,
+// values-gke.yaml): its CPU profile asks for no GPU, and an AMD or TPU
+// profile for that device, not for nvidia.com/gpu.
+TEST(ComponentFields, AKubeAIProfileAsksForTheDeviceItIsNamedFor) {
+  json model = first_manifest_object(kFixtures + "kubeai-model.yaml");
+  model["spec"]["resourceProfile"] = "cpu:2";
+  EXPECT_FALSE(answer(model, Endpoint::kValidate).contains("warnings")) << "no GPU in a CPU profile";
+  model["spec"]["resourceProfile"] = "amd-gpu-mi300x:8";
+  const std::string amd = warnings_of(answer(model, Endpoint::kValidate));
+  EXPECT_NE(amd.find("for 8 GPUs"), std::string::npos) << amd;
+  model["spec"]["resourceProfile"] = "google-tpu-v5e-1x1:1";
+  const std::string tpu = warnings_of(answer(model, Endpoint::kValidate));
+  EXPECT_NE(tpu.find("GPUs at spec.resourceProfile have no CPU/memory field"), std::string::npos) << tpu;
+  EXPECT_EQ(tpu.find("for 1 GPU "), std::string::npos) << "a TPU chip is not sized as a GPU: " << tpu;
+}
+
 TEST(ComponentFields, AKaitoWorkspaceIsUnsizedNamingItsInstanceType) {
   const json workspace = first_manifest_object(kFixtures + "kaito-workspace.yaml");
   const json validated = answer(workspace, Endpoint::kValidate);
@@ -192,6 +208,25 @@ TEST(ComponentFields, AKaitoWorkspaceIsUnsizedNamingItsInstanceType) {
             std::string::npos)
       << validated.dump();
   EXPECT_FALSE(answer(workspace, Endpoint::kMutate).contains("patch"));
+}
+
+// kaito-project/kaito examples/inference: an InferenceSet's template and a
+// MultiRoleInference's roles name instance types, as a Workspace does.
+TEST(ComponentFields, KaitoInferenceSetsAndMultiRoleInferencesAreUnsizedNamingTheirInstanceTypes) {
+  const json set = json::parse(R"({"apiVersion": "kaito.sh/v1alpha1", "kind": "InferenceSet",
+      "metadata": {"name": "phi", "namespace": "ml-team"}, "spec": {"replicas": 1, "template": {
+      "inference": {"preset": {"name": "phi-4-mini-instruct"}},
+      "resource": {"instanceType": "Standard_NC24ads_A100_v4"}}}})");
+  EXPECT_NE(warnings_of(answer(set, Endpoint::kValidate))
+                .find("InferenceSet ml-team/phi: GPUs at spec.template.resource.instanceType have no CPU/memory field"),
+            std::string::npos);
+  const json roles = json::parse(R"({"apiVersion": "kaito.sh/v1alpha1", "kind": "MultiRoleInference",
+      "metadata": {"name": "ds", "namespace": "ml-team"}, "spec": {"roles": [
+      {"type": "prefill", "instanceType": "Standard_NC24ads_A100_v4"},
+      {"type": "decode", "instanceType": "Standard_NC24ads_A100_v4"}]}})");
+  const std::string warnings = warnings_of(answer(roles, Endpoint::kValidate));
+  EXPECT_NE(warnings.find("MultiRoleInference ml-team/ds: GPUs at spec.roles[1].instanceType"), std::string::npos)
+      << warnings;
 }
 
 TEST(ComponentFields, APolicyRowNamesAComponentsFieldsForAKindOfItsOwn) {

@@ -316,6 +316,30 @@ TEST(GpuAsks, DraClaimsOutsideWhatIsReadAreFoundApartFromGpuAsks) {
             std::vector<std::string>{"spec.roles[0].template.spec.resourceClaims[0].resourceClaimTemplateName"});
 }
 
+TEST(GpuAsks, AListItemsLimitsAndAListOfGpusAsk) {
+  // llmaz's OpenModel writes each flavor's limits in a list item; KubeVirt
+  // names each GPU's resource, or its DRA claim, in spec.domain.devices.gpus[]
+  // (kubevirt/kubevirt examples/vmi-gpu.yaml, vmi-dra-pgpu.yaml).
+  const json model = parse(R"({"kind": "OpenModel", "spec": {"inferenceConfig": {"flavors": [
+      {"name": "a10", "limits": {"nvidia.com/gpu": 1}}]}}})");
+  JsonReader model_reader;
+  EXPECT_EQ(gpu_asks_outside(model_reader.view_of(model), {}, default_gpus()).paths,
+            std::vector<std::string>{"spec.inferenceConfig.flavors[0].limits.nvidia.com/gpu"});
+  const json vmi = parse(R"({"kind": "VirtualMachineInstance", "spec": {"domain": {"devices": {
+      "disks": [{"name": "containerdisk", "disk": {"bus": "virtio"}}],
+      "gpus": [{"name": "gpu1", "deviceName": "nvidia.com/GP102GL_Tesla_P40"},
+               {"name": "gpu2", "claimName": "pgpu-claim", "requestName": "pgpu"}]}}}})");
+  JsonReader vmi_reader;
+  const GpuAsks asks = gpu_asks_outside(vmi_reader.view_of(vmi), {}, default_gpus());
+  EXPECT_EQ(asks.paths, std::vector<std::string>{"spec.domain.devices.gpus[0].deviceName"});
+  EXPECT_EQ(asks.claim_paths, std::vector<std::string>{"spec.domain.devices.gpus[1].claimName"});
+  // An object's own limits are a bound, not an ask (a Karpenter NodePool's).
+  const json pool = parse(R"({"kind": "NodePool", "spec": {"limits": {"nvidia.com/gpu": 64},
+      "template": {"spec": {"nodeClassRef": {"name": "gpu"}}}}})");
+  JsonReader pool_reader;
+  EXPECT_EQ(gpu_asks_outside(pool_reader.view_of(pool), {}, default_gpus()).count, 0u);
+}
+
 TEST(LocationProblem, AcceptsTemplatePathsAndNamesWhatIsWrongWithOthers) {
   EXPECT_EQ(location_problem("spec.workers[].template"), "");
   EXPECT_EQ(location_problem("spec.replicaSpecs.*.template"), "");

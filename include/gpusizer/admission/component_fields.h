@@ -29,7 +29,8 @@ ResourcesRead read_component(const Policy& policy, JsonView component, const Com
                              const std::function<std::string()>& where);
 
 // The GPU field as written ("nvidia-gpu-h100:8", "4", an instance type),
-// for messages; empty when it is unset or asks for none ("0", "<profile>:0").
+// for messages; empty when it is unset or asks for none ("0", "<profile>:0",
+// KubeAI's "cpu:2").
 std::string asked_gpus_text(JsonView component, const ComponentFields& fields);
 
 }  // namespace gpusizer
