@@ -182,9 +182,9 @@ constexpr HardwareDescription kHardwareDescriptions[] = {
 
 // Whether `text` is made of these words only ("pernode": per, node).
 bool made_of_count_words(std::string_view text) {
-  static constexpr std::string_view kWords[] = {"number",   "num",     "n",         "of",       "count",   "total",
-                                                "per",      "node",    "worker",    "task",     "replica", "pod",
-                                                "instance", "request", "requested", "required", "limit",   "quantity"};
+  static constexpr std::string_view kWords[] = {
+      "number",  "num", "n",        "of",      "count",     "total",    "per",   "node",     "worker", "task",
+      "replica", "pod", "instance", "request", "requested", "required", "limit", "quantity", "amount"};
   if (text.empty()) return true;
   for (const std::string_view word : kWords) {
     if (text.starts_with(word) && made_of_count_words(text.substr(word.size()))) return true;
@@ -195,8 +195,15 @@ bool made_of_count_words(std::string_view text) {
 // A field named for a GPU count: gpu, gpus, numGpus, gpuCount,
 // numGpusPerNode, num-gpus, nGPU, requestGPU... (a GPU word with count
 // words around it); not gpuType, gpuMemoryUtilization or entrypointNumGpus.
+// A dotted configuration key is named by its last two parts: Spark's
+// spark.executor.resource.gpu.amount, not ...gpu.discoveryScript.
 bool names_gpu_count(std::string_view key) {
+  if (const auto last = key.rfind('.'); last != std::string_view::npos && last > 0) {
+    const auto before = key.rfind('.', last - 1);
+    if (before != std::string_view::npos) key = key.substr(before + 1);
+  }
   std::string name = lowercase(key);
+  std::erase(name, '.');
   std::erase_if(name, [](char c) { return c == '-' || c == '_'; });
   const bool plural = name.find("gpus") != std::string::npos;
   const auto at = name.find(plural ? "gpus" : "gpu");
@@ -305,7 +312,9 @@ class GpuAskScan {
       return value.is_string() && value.string() != "0";
     }
     if (in_gpu_list(path) && key == "deviceName" && names_resource(value)) return true;
-    if (!value.is_string() || !is_gpu_(value.string())) return false;
+    // Written as a resource's name: not a path or a text that says gpu
+    // (Spark's gpu.discoveryScript: /opt/.../getGpusResources.sh).
+    if (!names_resource(value) || !is_gpu_(value.string())) return false;
     return lowercase(key).find("gpu") != std::string::npos;
   }
 

@@ -35,6 +35,11 @@ TEST(ClassifyResource, TheDefaultPolicyNamesEachForm) {
       {"nvidia.com/mig-3g.40gb", AcceleratorForm::kMigSlice},
       {"nvidia.com/mig-1g.10gb.me", AcceleratorForm::kMigSlice},
       {"nvidia.com/gpu.shared", AcceleratorForm::kShared},
+      // KubeVirt's passthrough GPUs and vGPUs (NVIDIA/kubevirt-gpu-device-plugin).
+      {"nvidia.com/GP102GL_TESLA_P40", AcceleratorForm::kDevice},
+      {"nvidia.com/GH100_H100_SXM5_80GB", AcceleratorForm::kDevice},
+      {"nvidia.com/NVIDIA_H200X-141C", AcceleratorForm::kShared},
+      {"nvidia.com/hostdev", std::nullopt},
       {"nvidia.com/gpumem", AcceleratorForm::kFraction, AcceleratorSizing::kDetail},
       {"amd.com/cpx_nps4", AcceleratorForm::kMigSlice},
       {"google.com/tpu", AcceleratorForm::kDevice},

@@ -300,13 +300,17 @@ TEST(GpuNamedFields, AnUnknownKindsGpuCountFieldsAreSaid) {
       {R"({"gpus": 0, "gpuType": "a100", "gpuMemoryUtilization": "0.9"})", false},
       {R"({"entrypointNumGpus": 2, "maxGpus": 16})", false},
       {R"({"gpu": true, "gpus": "all"})", false},
+      // A dotted configuration key by its last two parts (a SparkApplication's
+      // sparkConf); a path that says gpu is no resource.
+      {R"({"sparkConf": {"spark.executor.resource.gpu.amount": "1"}})", true},
+      {R"({"sparkConf": {"spark.executor.resource.gpu.discoveryScript": "/opt/getGpusResources.sh"}})", false},
   };
   for (const Case& c : cases) {
     const json object = json::parse(R"({"apiVersion": "example.com/v1", "kind": "Serve",
         "metadata": {"name": "s", "namespace": "t"}, "spec": )" +
                                     c.spec + "}");
     const std::string warnings = warnings_of(answer(object, Endpoint::kValidate, default_policy()));
-    EXPECT_EQ(warnings.find("GPUs no pod holds at spec.") != std::string::npos, c.said) << c.spec << ": " << warnings;
+    EXPECT_EQ(warnings.find("GPUs no pod holds at ") != std::string::npos, c.said) << c.spec << ": " << warnings;
   }
   const json request = json::parse(R"({"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeploymentRequest",
       "metadata": {"name": "r", "namespace": "t"},
