@@ -283,6 +283,22 @@ TEST(CliCheck, AnAliasInsideItsOwnAnchorIsAnErrorNotACrash) {
       << result.output;
 }
 
+// kubernetes-engine-samples ai-ml/llm-serving-llama/vllm: a Secret's
+// `hf_api_token: {{HF_TOKEN}}` is a map whose key is a map; yaml-cpp said
+// only "bad conversion".
+TEST(CliCheck, AMapUsedAsAKeyIsNamedWithItsLikelyCause) {
+  TempDir dir;
+  const std::string file = dir.path() + "/template.yaml";
+  std::ofstream(file) << "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n"
+                         "  hf_api_token: {{HF_TOKEN}}\n";
+  const auto result = run("check " + file);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find(file + ": document 1, line 5: a mapping or list used as a key, which no Kubernetes "
+                                      "object has (an unquoted {{...}} template is read as one)"),
+            std::string::npos)
+      << result.output;
+}
+
 TEST(CliCheck, FixFromStdinRoundTripsWithNoFindings) {
   TempDir dir;
   const std::string fixed = dir.path() + "/fixed.yaml";
