@@ -118,17 +118,28 @@ std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFac
       out.push_back(std::move(warning));
     }
   };
-  // `what` names the ask: "2 nvidia.com/mig-3g.40gb (MIG slice)".
-  const auto say = [&](const AcceleratorAsk& ask, const std::string* container, const std::string& what) {
+  // Whether the container already asks for the row's cpu and memory:
+  // then the ask, though not sized, leaves nothing to set.
+  const auto meets = [](const ContainerFacts* facts, const Requirement& row) {
+    if (!facts) return false;
+    const auto cpu = facts->effective_request(kCpu);
+    const auto memory = facts->effective_request(kMemory);
+    return cpu && memory && *cpu >= row.cpu && *memory >= row.memory;
+  };
+  // `what` names the ask: "2 nvidia.com/mig-3g.40gb (MIG slice)"; `facts`
+  // the container that asks, when its requests are known.
+  const auto say = [&](const AcceleratorAsk& ask, const std::string* container, const std::string& what,
+                       const ContainerFacts* facts = nullptr) {
+    const int64_t gpus = as_gpus(ask);
+    const Profile* profile = choice ? choice.value().profile : nullptr;
+    const bool within = profile && (!profile->max_gpus || gpus <= *profile->max_gpus);
+    const auto row = within && !ask.all_devices ? required_resources(*profile, gpus) : std::nullopt;
+    if (row && meets(facts, *row)) return;
     if (out.size() == kMaxUnsizedAskWarnings) {
       ++more;
       return;
     }
     std::string rest = what + " not sized";
-    const int64_t gpus = as_gpus(ask);
-    const Profile* profile = choice ? choice.value().profile : nullptr;
-    const bool within = profile && (!profile->max_gpus || gpus <= *profile->max_gpus);
-    const auto row = within && !ask.all_devices ? required_resources(*profile, gpus) : std::nullopt;
     if (row) {
       rest += "; as " + gpus_text(gpus) + ", " + profile->name + ": cpu " + row->cpu.to_string() + ", memory " +
               row->memory.to_string();
@@ -148,7 +159,7 @@ std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFac
       if (!c.other_accelerators) continue;
       const std::vector<AcceleratorAsk> asks = container_asks(policy, c);
       for (const AcceleratorAsk& ask : asks) {
-        if (unsized(ask, asks)) say(ask, &c.name, ask.describe());
+        if (unsized(ask, asks)) say(ask, &c.name, ask.describe(), &c);
       }
     }
   }

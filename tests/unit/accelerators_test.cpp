@@ -115,6 +115,17 @@ TEST(UnsizedAsks, SharedReplicasOtherVendorsAndUnknownGpuNamesAreWarned) {
   }
 }
 
+// awslabs/ai-on-eks's Llama 3 RayService asks 12 Neuron devices with 180
+// CPUs and 700G: more than the 12-GPU row, so nothing to set or say.
+TEST(UnsizedAsks, AContainerThatAlreadyAsksForTheRowsCpuAndMemoryIsNotWarned) {
+  const Outcome met = validate(pod_asking({{"aws.amazon.com/neuron", "12"}, {"cpu", "180"}, {"memory", "700G"}}));
+  EXPECT_TRUE(met.decision.warnings.empty()) << all(met.decision.warnings);
+  // Below the row in either is said as before.
+  const Outcome short_cpu = validate(pod_asking({{"aws.amazon.com/neuron", "12"}, {"cpu", "8"}, {"memory", "700G"}}));
+  EXPECT_TRUE(has_line(short_cpu.decision.warnings, {"12 aws.amazon.com/neuron", "not sized; as 12 GPUs"}))
+      << all(short_cpu.decision.warnings);
+}
+
 TEST(UnsizedAsks, AFractionByAnnotationIsWarnedAsOneGpu) {
   json pod = pod_of(json::array({{{"name", "nb"}, {"image", "jupyter"}}}), nullptr, {{"gpu-fraction", "0.5"}});
   const Outcome v = validate(pod);

@@ -45,7 +45,8 @@ bool asks_other_accelerators(const PodFacts& pod);
 
 // One warning per unsized ask, each under 120 characters:
 //   `container "c": 2 nvidia.com/mig-3g.40gb (MIG slice) not sized; as 2
-//    GPUs, train: cpu 16, memory 96Gi`.
+//    GPUs, train: cpu 16, memory 96Gi`. A container's ask is not said when
+// its cpu and memory requests already meet that row: nothing to set.
 std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFacts& pod);
 
 }  // namespace gpusizer
