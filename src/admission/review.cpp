@@ -274,6 +274,11 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
   std::shared_ptr<const InheritedSelection> inherited[2];
   std::shared_ptr<const ArgoWorkflow> workflow;
   std::vector<std::string> workflow_path;  // of the spec `workflow` was read from
+  // A pod template of the object holds GPUs (a KAITO Workspace's
+  // inference.template): the GPUs of its instance type are that pod's, and
+  // its CPU and memory are set there, so the type is not said as unsized.
+  const std::size_t first_component_unsized = decision.unsized.size();
+  bool template_holds_gpus = false;
   for (const PodTemplateRef& ref : refs) {
     if (!old_object.is_absent()) {
       const JsonView old_template = old_paths.at(ref.path);
@@ -320,6 +325,11 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
                            .inherited = selection,
                            .workflow = ref.shape == PodShape::kArgoTemplate ? workflow : nullptr};
     decision.pods.push_back(decide_pod(policy, endpoint, target, patch));
+    template_holds_gpus = template_holds_gpus || (ref.shape != PodShape::kFields && decision.pods.back().gpus > 0);
+  }
+  if (template_holds_gpus) {
+    decision.unsized.erase(decision.unsized.begin() + static_cast<std::ptrdiff_t>(first_component_unsized),
+                           decision.unsized.end());
   }
   return decision;
 }

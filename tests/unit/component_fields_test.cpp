@@ -210,6 +210,18 @@ TEST(ComponentFields, AKaitoWorkspaceIsUnsizedNamingItsInstanceType) {
   EXPECT_FALSE(answer(workspace, Endpoint::kMutate).contains("patch"));
 }
 
+// kaito-project/kaito examples/custom-model-integration: a Workspace whose
+// inference.template asks for the GPU is sized there; its instance type's
+// GPUs are that pod's, so the type is not said as having nowhere to set them.
+TEST(ComponentFields, AKaitoWorkspaceWhoseTemplateHoldsTheGpusIsSizedThereOnly) {
+  json workspace = first_manifest_object(kFixtures + "kaito-workspace.yaml");
+  workspace["inference"] = json::parse(R"({"template": {"spec": {"containers": [{"name": "llm", "image": "x",
+      "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}})");
+  const std::string warnings = warnings_of(answer(workspace, Endpoint::kValidate));
+  EXPECT_EQ(warnings.find("have no CPU/memory field"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("memory unset is below 64Gi for 1 GPU"), std::string::npos) << warnings;
+}
+
 // kaito-project/kaito examples/inference: an InferenceSet's template and a
 // MultiRoleInference's roles name instance types, as a Workspace does.
 TEST(ComponentFields, KaitoInferenceSetsAndMultiRoleInferencesAreUnsizedNamingTheirInstanceTypes) {
