@@ -100,6 +100,21 @@ int64_t claim_gpus(const std::vector<AcceleratorAsk>& asks) {
   return gpus;
 }
 
+std::string gpu_share(const Policy& policy, const PodFacts& pod) {
+  for (const auto* list : {&pod.app, &pod.init}) {
+    for (const ContainerFacts& c : *list) {
+      if (!c.other_accelerators || c.gpus == 0) continue;
+      for (const AcceleratorAsk& ask : container_asks(policy, c)) {
+        if (ask.sizing() != AcceleratorSizing::kDetail || ask.form() != AcceleratorForm::kFraction) continue;
+        if (ask.of->whole == 0 || ask.amount < Quantity::from_bytes(ask.of->whole)) {
+          return std::string(ask.name) + " " + ask.amount_text();
+        }
+      }
+    }
+  }
+  return "";
+}
+
 bool asks_other_accelerators(const PodFacts& pod) {
   const auto in = [](const std::vector<ContainerFacts>& list) {
     return std::any_of(list.begin(), list.end(), [](const ContainerFacts& c) { return c.other_accelerators; });

@@ -8,6 +8,7 @@
 
 #include <boost/container/small_vector.hpp>
 
+#include "gpusizer/sizing/accelerator_asks.h"
 #include "gpusizer/sizing/catalogue_candidates.h"
 #include "gpusizer/sizing/messages.h"
 #include "gpusizer/sizing/shortfalls.h"
@@ -114,8 +115,13 @@ class PodSizer {
       }
     }
     candidates_.stale = known.stale;
+    if (const std::string share = gpu_share(policy_, pod_); !share.empty()) {
+      shared_ = "a share of a GPU (" + share + " beside it)";
+    }
     if (!candidates_.known()) return;
-    shared_ = shared_replicas(candidates_);
+    if (const std::string replicas = shared_replicas(candidates_); shared_.empty() && !replicas.empty()) {
+      shared_ = "a shared replica on its nodes (" + replicas + ")";
+    }
     written_ = pod_request(pod_, phases_.gpus, [](const ContainerFacts& c, std::string_view resource) {
       return c.effective_request(resource);
     });
@@ -322,8 +328,7 @@ class PodSizer {
     }
     if (!shared_.empty()) {
       entries.push_back(
-          {DenialReason::kMemory, false,
-           pod_.label + candidates_.gpu_resource + " is a shared replica on its nodes (" + shared_ + "): not sized"});
+          {DenialReason::kMemory, false, pod_.label + candidates_.gpu_resource + " is " + shared_ + ": not sized"});
     }
     for (const std::string& note : binding_notes()) entries.push_back({DenialReason::kMemory, false, note});
     for (const Shortfall& s : shortfalls_.all()) {
@@ -476,8 +481,8 @@ class PodSizer {
   Candidates candidates_;
   PodRequest written_;                       // the pod's request as written, once candidates are known
   mutable std::optional<PodRequest> sized_;  // sized_pod(), once summed
-  std::string shared_;                       // shared_replicas(candidates_): the GPUs are shares of GPUs
-  std::vector<Floor> capped_;                // binding floors lowered by a ceiling; binding_ points at them
+  std::string shared_;         // why the GPUs are shares of GPUs (gpu_share, shared_replicas); empty: whole
+  std::vector<Floor> capped_;  // binding floors lowered by a ceiling; binding_ points at them
   // Per phase, per resource (kSizedResources order), the binding floor.
   BindingFloors binding_;
   Shortfalls shortfalls_;

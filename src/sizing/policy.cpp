@@ -96,7 +96,7 @@ std::vector<AcceleratorClass> read_accelerators(const YAML::Node& node) {
     const YAML::Node& entry = node[i];
     const std::string path = "accelerators[" + std::to_string(i) + "]";
     require_map(entry, path);
-    check_keys(entry, path, {"resource", "annotation", "deviceClass", "form", "sizing", "vendor", "unit"});
+    check_keys(entry, path, {"resource", "annotation", "deviceClass", "form", "sizing", "vendor", "unit", "whole"});
     AcceleratorClass read;
     if (entry["resource"]) read.resource = read_string(entry["resource"], path + ".resource");
     if (entry["annotation"]) read.annotation = read_string(entry["annotation"], path + ".annotation");
@@ -128,6 +128,11 @@ std::vector<AcceleratorClass> read_accelerators(const YAML::Node& node) {
            "an annotation cannot be sized as GPUs: no container holds it (use warn)");
     if (entry["vendor"]) read.vendor = read_string(entry["vendor"], path + ".vendor");
     read.unit = entry["unit"] ? read_string(entry["unit"], path + ".unit") : std::string(to_string(read.form));
+    if (entry["whole"]) {
+      if (read.sizing != AcceleratorSizing::kDetail)
+        fail(ProblemCode::kBadValue, path + ".whole", entry["whole"], "belongs to a detail (sizing: detail) only");
+      read.whole = read_int(entry["whole"], path + ".whole", 1);
+    }
     classes.push_back(std::move(read));
   }
   return classes;

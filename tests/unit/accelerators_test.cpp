@@ -134,11 +134,26 @@ TEST(UnsizedAsks, AFractionByAnnotationIsWarnedAsOneGpu) {
 }
 
 TEST(UnsizedAsks, HamisMemoryShareDescribesTheGpuItComesWith) {
-  // Sized as the 1 GPU it asks for; the share is a detail of that GPU.
-  const Outcome sized = validate(pod_asking({{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}}));
-  EXPECT_FALSE(has_line(sized.decision.warnings, {"not sized"})) << all(sized.decision.warnings);
-  EXPECT_EQ(sized.decision.gpus, 1);
-  // Alone, it is the only word of a GPU: warned.
+  // Project-HAMi/HAMi examples/nvidia: a share of one GPU (its memory in
+  // MiB, or under 100 percent of its compute) is a part of a GPU, and the
+  // tables' rows are for whole ones: said, not raised or denied, as a
+  // shared replica is.
+  for (const json& share : {json{{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem", "3000"}},
+                            json{{"nvidia.com/gpu", "1"}, {"nvidia.com/gpucores", "30"}}}) {
+    const json pod = pod_asking(share);
+    EXPECT_TRUE(run(pod).ops.empty()) << share.dump() << run(pod).ops.dump();
+    const Outcome v = validate(pod, Mode::kEnforce);
+    EXPECT_TRUE(v.decision.denials.empty()) << all(v.decision.denials);
+    EXPECT_TRUE(has_line(v.decision.warnings, {"nvidia.com/gpu is a share of a GPU (nvidia.com/gpu", "not sized"}))
+        << all(v.decision.warnings);
+    EXPECT_EQ(v.decision.gpus, 1);
+  }
+  // All of each GPU (use_exclusive_card.yaml: 100 percent of both) is sized.
+  const json whole =
+      pod_asking({{"nvidia.com/gpu", "2"}, {"nvidia.com/gpumem-percentage", "100"}, {"nvidia.com/gpucores", "100"}});
+  EXPECT_FALSE(run(whole).ops.empty());
+  EXPECT_FALSE(has_line(validate(whole).decision.warnings, {"not sized"})) << all(validate(whole).decision.warnings);
+  // Alone, a share is the only word of a GPU: warned.
   const Outcome alone = validate(pod_asking({{"nvidia.com/gpumem", "3000"}}));
   EXPECT_TRUE(has_line(alone.decision.warnings, {"3000 nvidia.com/gpumem (MiB of GPU memory) not sized"}))
       << all(alone.decision.warnings);

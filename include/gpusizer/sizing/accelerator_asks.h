@@ -43,6 +43,13 @@ int64_t claim_gpus(const std::vector<AcceleratorAsk>& asks);
 // unsized_ask_warnings say anything. The flags alone: cheap on every pod.
 bool asks_other_accelerators(const PodFacts& pod);
 
+// What makes a container's GPUs shares of GPUs, written beside them: a
+// detail fraction below its whole (HAMi's nvidia.com/gpucores: 30, or any
+// nvidia.com/gpumem beside nvidia.com/gpu: 1), as "nvidia.com/gpucores 30";
+// empty when no container's are. The tables' rows are for whole GPUs, so
+// such a pod is said, not sized (as nvidia.com/gpu.shared is).
+std::string gpu_share(const Policy& policy, const PodFacts& pod);
+
 // One warning per unsized ask, each under 120 characters:
 //   `container "c": 2 nvidia.com/mig-3g.40gb (MIG slice) not sized; as 2
 //    GPUs, train: cpu 16, memory 96Gi`. A container's ask is not said when

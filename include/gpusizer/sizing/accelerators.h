@@ -50,6 +50,10 @@ struct AcceleratorClass {
   AcceleratorSizing sizing = AcceleratorSizing::kWarn;
   std::string vendor;  // "NVIDIA", "Intel", "AWS"...
   std::string unit;    // what one unit is, for messages: "MIG slice", "MiB of GPU memory"
+  // A detail's amount that is all of the device it describes (HAMi's
+  // gpucores: 100 percent). Below it, or for any amount when 0 (MiB of
+  // memory: how much a GPU has is not known), the device is shared.
+  int64_t whole = 0;
 
   // Whether the resource (or, for a device class entry, the class name)
   // matches.
