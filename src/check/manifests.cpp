@@ -76,8 +76,8 @@ Json plain_scalar(const std::string& text) {
 // JSON keys are strings. A mapping or list as a key is most often an
 // unquoted template (`token: {{HF_TOKEN}}`), which YAML reads as a map
 // whose key is a map; yaml-cpp's own error said only "bad conversion".
-void require_scalar_key(const YAML::Node& key) {
-  if (key.IsScalar()) return;
+void reject_collection_key(const YAML::Node& key) {
+  if (!key.IsMap() && !key.IsSequence()) return;
   throw YAML::Exception(key.Mark(),
                         "a mapping or list used as a key, which no Kubernetes object has (an unquoted {{...}} "
                         "template is read as one): quote the value or fill the template in");
@@ -99,8 +99,8 @@ Json to_json(const YAML::Node& node) {
     case YAML::NodeType::Map: {
       Json object = Json::object();
       for (const auto& entry : node) {
-        require_scalar_key(entry.first);
-        object[entry.first.Scalar()] = to_json<Json>(entry.second);
+        reject_collection_key(entry.first);
+        object[entry.first.as<std::string>()] = to_json<Json>(entry.second);
       }
       return object;
     }
@@ -174,8 +174,8 @@ YAML::Node detached(const YAML::Node& node) {
       // last value wins, as JSON readers have it.
       std::unordered_set<std::string> keys;
       for (const auto& entry : node) {
-        require_scalar_key(entry.first);
-        std::string key = decoded(entry.first);
+        reject_collection_key(entry.first);
+        std::string key = entry.first.IsScalar() ? decoded(entry.first) : entry.first.as<std::string>();
         if (keys.insert(key).second) {
           copy.force_insert(key, detached(entry.second));
         } else {

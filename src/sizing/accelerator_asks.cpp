@@ -133,28 +133,21 @@ std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFac
       out.push_back(std::move(warning));
     }
   };
-  // Whether the container already asks for the row's cpu and memory:
-  // then the ask, though not sized, leaves nothing to set.
-  const auto meets = [](const ContainerFacts* facts, const Requirement& row) {
-    if (!facts) return false;
-    const auto cpu = facts->effective_request(kCpu);
-    const auto memory = facts->effective_request(kMemory);
-    return cpu && memory && *cpu >= row.cpu && *memory >= row.memory;
-  };
-  // `what` names the ask: "2 nvidia.com/mig-3g.40gb (MIG slice)"; `facts`
-  // the container that asks, when its requests are known.
-  const auto say = [&](const AcceleratorAsk& ask, const std::string* container, const std::string& what,
-                       const ContainerFacts* facts = nullptr) {
-    const int64_t gpus = as_gpus(ask);
-    const Profile* profile = choice ? choice.value().profile : nullptr;
+  const Profile* profile = choice ? choice.value().profile : nullptr;
+  // The profile's row for this many GPUs, when it has one.
+  const auto row_for = [&](int64_t gpus) -> std::optional<Requirement> {
     const bool within = profile && (!profile->max_gpus || gpus <= *profile->max_gpus);
-    const auto row = within && !ask.all_devices ? required_resources(*profile, gpus) : std::nullopt;
-    if (row && meets(facts, *row)) return;
+    return within ? required_resources(*profile, gpus) : std::nullopt;
+  };
+  // `what` names the ask: "2 nvidia.com/mig-3g.40gb (MIG slice)".
+  const auto say = [&](const AcceleratorAsk& ask, const std::string* container, const std::string& what) {
     if (out.size() == kMaxUnsizedAskWarnings) {
       ++more;
       return;
     }
     std::string rest = what + " not sized";
+    const int64_t gpus = as_gpus(ask);
+    const auto row = ask.all_devices ? std::nullopt : row_for(gpus);
     if (row) {
       rest += "; as " + gpus_text(gpus) + ", " + profile->name + ": cpu " + row->cpu.to_string() + ", memory " +
               row->memory.to_string();
@@ -173,8 +166,16 @@ std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFac
     for (const ContainerFacts& c : *list) {
       if (!c.other_accelerators) continue;
       const std::vector<AcceleratorAsk> asks = container_asks(policy, c);
+      // A container that already asks for the cpu and memory of the row
+      // of all its devices, each unit taken as a GPU, leaves nothing to set.
+      int64_t units = c.gpus;
+      for (const AcceleratorAsk& ask : asks) units += unsized(ask, asks) ? as_gpus(ask) : 0;
+      const auto row = row_for(units);
+      const auto cpu = c.effective_request(kCpu);
+      const auto memory = c.effective_request(kMemory);
+      if (row && cpu && memory && *cpu >= row->cpu && *memory >= row->memory) continue;
       for (const AcceleratorAsk& ask : asks) {
-        if (unsized(ask, asks)) say(ask, &c.name, ask.describe(), &c);
+        if (unsized(ask, asks)) say(ask, &c.name, ask.describe());
       }
     }
   }

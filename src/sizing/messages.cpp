@@ -1,5 +1,6 @@
 #include "gpusizer/sizing/messages.h"
 
+#include <atomic>
 #include <string_view>
 #include <utility>
 
@@ -8,17 +9,21 @@
 namespace gpusizer {
 
 namespace {
-std::size_t g_warning_width = kMaxWarningBytes;  // NOLINT: one setting per process, set_warning_width
+// One setting per process (set_warning_width); atomic, so that a reader on
+// any thread sees a whole value.
+std::atomic<std::size_t> g_warning_width{
+    kMaxWarningBytes};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 }  // namespace
 
-void set_warning_width(std::size_t bytes) { g_warning_width = bytes; }
+void set_warning_width(std::size_t bytes) { g_warning_width.store(bytes, std::memory_order_relaxed); }
 
-std::size_t warning_width() { return g_warning_width; }
+std::size_t warning_width() { return g_warning_width.load(std::memory_order_relaxed); }
 
 // Taken by value: a message built for it is moved in and out, not copied.
 std::string fit(std::string text) {
-  if (text.size() <= g_warning_width) return text;
-  return truncate_utf8(text, g_warning_width);
+  const std::size_t width = warning_width();
+  if (text.size() <= width) return text;
+  return truncate_utf8(text, width);
 }
 
 std::string fit_warning(const std::string& prefix, const std::string& container, const std::string& rest) {
@@ -27,8 +32,9 @@ std::string fit_warning(const std::string& prefix, const std::string& container,
   const std::size_t fixed = prefix.size() + kOpen.size() + kClose.size() + rest.size();
   std::string name_cut;
   std::string_view name = container;
-  if (fixed + name.size() > g_warning_width && fixed + 8 < g_warning_width) {
-    name_cut = truncate_utf8(name, g_warning_width - fixed);
+  const std::size_t width = warning_width();
+  if (fixed + name.size() > width && fixed + 8 < width) {
+    name_cut = truncate_utf8(name, width - fixed);
     name = name_cut;
   }
   // One allocation: the message is written once, in a block of its size.

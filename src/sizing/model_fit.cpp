@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "gpusizer/sizing/messages.h"
 #include "gpusizer/sizing/vram_options.h"
 #include "gpusizer/util/numbers.h"
 #include "gpusizer/util/strings.h"
@@ -489,7 +490,8 @@ VramCheck check_vram(const GpuMemoryPolicy& policy, const ModelSpec& spec, int64
                     : size_text(capacity) + " (gpu-sizer explain lists options)");
       break;
   }
-  check.brief = truncate_utf8(check.brief, 100);  // policy GPU names can be long
+  // Policy GPU names can be long; the brief leaves room for what goes before it.
+  check.brief = truncate_utf8(check.brief, warning_width() - 19);
   return check;
 }
 

@@ -4,13 +4,15 @@
 #include <tuple>
 #include <vector>
 
+#include "gpusizer/sizing/messages.h"
 #include "gpusizer/util/strings.h"
 
 namespace gpusizer {
 namespace {
 
-// Warnings go into one short line of kubectl output.
-constexpr std::size_t kMaxBrief = 109;
+// Warnings go into one short line of kubectl output: the brief leaves 10
+// bytes of the warning's width for what goes before it (a template's name).
+std::size_t max_brief() { return warning_width() - 10; }
 
 // A resource the node does not report is none, as the scheduler counts it.
 bool within(const Quantity& asked, const std::optional<Quantity>& has) {
@@ -75,7 +77,7 @@ NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) 
     fit.verdict = NodeFit::Verdict::kNoCandidates;
     fit.message = "node fit: no node of " + candidates.inventory->origin + " may run it: " + candidates.why_none +
                   "; check its nodeSelector, node affinity and tolerations";
-    fit.brief = truncate_utf8("node fit: no node may run it; " + candidates.why_none, kMaxBrief);
+    fit.brief = truncate_utf8("node fit: no node may run it; " + candidates.why_none, max_brief());
     return fit;
   }
   const std::string_view resource = candidates.gpu_resource;
@@ -125,8 +127,8 @@ NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) 
   // too long, only what is short; cut as a last resort (long names).
   const bool short_of_storage = !within(request.ephemeral_storage, largest.ephemeral_storage);
   fit.brief = "node fit: " + pod + tail;
-  if (short_of_storage || fit.brief.size() > kMaxBrief) fit.brief = "node fit: " + join(short_found, ", ") + tail;
-  fit.brief = truncate_utf8(fit.brief, kMaxBrief);
+  if (short_of_storage || fit.brief.size() > max_brief()) fit.brief = "node fit: " + join(short_found, ", ") + tail;
+  fit.brief = truncate_utf8(fit.brief, max_brief());
 
   // GPUs cannot be lowered without changing the job, and the tables size
   // cpu and memory per GPU: fewer GPUs per pod is the way out. Otherwise

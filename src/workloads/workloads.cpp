@@ -195,16 +195,16 @@ bool made_of_count_words(std::string_view text) {
 // A field named for a GPU count: gpu, gpus, numGpus, gpuCount,
 // numGpusPerNode, num-gpus, nGPU, requestGPU... (a GPU word with count
 // words around it); not gpuType, gpuMemoryUtilization or entrypointNumGpus.
-// A dotted configuration key is named by its last two parts: Spark's
-// spark.executor.resource.gpu.amount, not ...gpu.discoveryScript.
+// Dots are read as '-' and '_' are (gpu.count), and a key of more parts by
+// its last two: Spark's spark.executor.resource.gpu.amount, not
+// ...gpu.discoveryScript.
 bool names_gpu_count(std::string_view key) {
   if (const auto last = key.rfind('.'); last != std::string_view::npos && last > 0) {
     const auto before = key.rfind('.', last - 1);
     if (before != std::string_view::npos) key = key.substr(before + 1);
   }
   std::string name = lowercase(key);
-  std::erase(name, '.');
-  std::erase_if(name, [](char c) { return c == '-' || c == '_'; });
+  std::erase_if(name, [](char c) { return c == '-' || c == '_' || c == '.'; });
   const bool plural = name.find("gpus") != std::string::npos;
   const auto at = name.find(plural ? "gpus" : "gpu");
   if (at == std::string::npos) return false;
@@ -235,22 +235,31 @@ bool is_index(std::string_view token) {
   return !token.empty() && std::all_of(token.begin(), token.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
-// An element of a list named for GPUs: KubeVirt's
-// spec.domain.devices.gpus[], whose deviceName is the GPU's resource,
-// whatever its device plugin calls it (nvidia.com/GP102GL_Tesla_P40), and
-// whose claimName is a DRA claim for it.
+// An element of a list of GPU devices: KubeVirt's
+// spec.domain.devices.gpus[] (a VM's, under spec.template.spec), whose
+// deviceName is the GPU's resource, whatever its device plugin calls it
+// (nvidia.com/GP102GL_Tesla_P40), and whose claimName is a DRA claim for
+// it. Not an instance type's spec.gpus[], which describes a machine.
 bool in_gpu_list(const std::vector<std::string>& path) {
   const std::size_t n = path.size();
-  return n >= 2 && is_index(path[n - 1]) && lowercase(path[n - 2]).find("gpu") != std::string::npos;
+  return n >= 3 && is_index(path[n - 1]) && lowercase(path[n - 2]).find("gpu") != std::string::npos &&
+         path[n - 3] == "devices";
 }
 
-// A string written as an extended resource's name: domain/name.
+// A string written as an extended resource's name (domain/name: a DNS
+// subdomain, one slash, a name of letters, digits, '-', '_' and '.'), not
+// an image reference or a URL.
 bool names_resource(JsonView value) {
   if (!value.is_string()) return false;
   const std::string_view text = value.string();
   const auto slash = text.find('/');
-  return slash != std::string_view::npos && slash > 0 && text.substr(0, slash).find('.') != std::string_view::npos &&
-         slash + 1 < text.size();
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == text.size()) return false;
+  const std::string_view domain = text.substr(0, slash);
+  const std::string_view name = text.substr(slash + 1);
+  const auto domain_char = [](unsigned char c) { return std::islower(c) || std::isdigit(c) || c == '-' || c == '.'; };
+  const auto name_char = [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_' || c == '.'; };
+  return domain.find('.') != std::string_view::npos && std::all_of(domain.begin(), domain.end(), domain_char) &&
+         std::isalnum(static_cast<unsigned char>(name.front())) && std::all_of(name.begin(), name.end(), name_char);
 }
 
 // Walks an object for GPU asks (gpu_asks_outside's test), skipping the

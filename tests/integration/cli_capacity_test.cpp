@@ -65,6 +65,20 @@ std::string check(const TempDir& dir, const json& nodes) {
   return result.output;
 }
 
+// check prints node fit's warning whole: the webhook's is cut at 120
+// characters, and its end names the selector no node matches.
+TEST(CliCapacity, ANodeFitWarningIsPrintedWhole) {
+  TempDir dir;
+  std::ofstream(dir.path() + "/nodes.json") << fleet(json::array(), false).dump();
+  std::string pod = kL4Pod;
+  pod += "  nodeSelector:\n    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3-a-product-name-long-enough-to-cut\n";
+  std::ofstream(dir.path() + "/pod.yaml") << pod;
+  const auto result = cli_test::run("check --nodes " + dir.path() + "/nodes.json " + dir.path() + "/pod.yaml");
+  EXPECT_NE(result.output.find("nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3-a-product-name-long-enough-to-cut"),
+            std::string::npos)
+      << result.output;
+}
+
 TEST(CliCapacity, ANodeThatIsNotReadyOrCordonedStillCapsThePodsSizedForIt) {
   const json not_ready = json::array({{{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}},
                                       {{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoExecute"}}});

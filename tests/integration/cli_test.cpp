@@ -221,9 +221,6 @@ TEST(CliCheck, FixOfAReplacedContainerKeepsWhatTheUserWrote) {
   EXPECT_EQ(container["volumeMounts"][1]["mountPath"], "/dev/shm");
 }
 
-// BUG (found by tests/fuzz/manifests_fuzz): a file starting with `{` was
-// read as JSON only, so YAML in flow style (which kubectl reads, and which
-// --fix writes back when the author used it) was unreadable.
 // The webhook cuts a warning at 120 characters (kubectl may cut it); check
 // prints it whole, or its end, which says what is wrong, is lost.
 TEST(CliCheck, WarningsArePrintedWholeNotCutAsTheWebhooksAre) {
@@ -241,6 +238,9 @@ TEST(CliCheck, WarningsArePrintedWholeNotCutAsTheWebhooksAre) {
       << result.output;
 }
 
+// BUG (found by tests/fuzz/manifests_fuzz): a file starting with `{` was
+// read as JSON only, so YAML in flow style (which kubectl reads, and which
+// --fix writes back when the author used it) was unreadable.
 TEST(CliCheck, FlowStyleYamlIsReadAndFixedAsYaml) {
   TempDir dir;
   const std::string file = dir.path() + "/flow.yaml";
@@ -297,6 +297,10 @@ TEST(CliCheck, AMapUsedAsAKeyIsNamedWithItsLikelyCause) {
                                       "object has (an unquoted {{...}} template is read as one)"),
             std::string::npos)
       << result.output;
+  // A null key is a scalar: read as before.
+  std::ofstream(file) << "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  null: x\n  ~: y\n";
+  const auto null_keys = run("check " + file);
+  EXPECT_EQ(null_keys.exit_code, 0) << null_keys.output;
 }
 
 TEST(CliCheck, FixFromStdinRoundTripsWithNoFindings) {

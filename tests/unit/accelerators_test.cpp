@@ -124,6 +124,11 @@ TEST(UnsizedAsks, AContainerThatAlreadyAsksForTheRowsCpuAndMemoryIsNotWarned) {
   const Outcome short_cpu = validate(pod_asking({{"aws.amazon.com/neuron", "12"}, {"cpu", "8"}, {"memory", "700G"}}));
   EXPECT_TRUE(has_line(short_cpu.decision.warnings, {"12 aws.amazon.com/neuron", "not sized; as 12 GPUs"}))
       << all(short_cpu.decision.warnings);
+  // The row is that of all the container's devices: two slices at the
+  // 1-GPU row's 64Gi are below the 2-GPU row's 96Gi, and both are said.
+  const Outcome two = validate(pod_asking(
+      {{"nvidia.com/mig-3g.40gb", "1"}, {"nvidia.com/mig-4g.40gb", "1"}, {"cpu", "16"}, {"memory", "64Gi"}}));
+  EXPECT_EQ(two.decision.warnings.size(), 2u) << all(two.decision.warnings);
 }
 
 TEST(UnsizedAsks, AFractionByAnnotationIsWarnedAsOneGpu) {

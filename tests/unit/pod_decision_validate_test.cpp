@@ -157,6 +157,7 @@ TEST(DecidePodValidate, GenerateNameSelectsTheProfileWhenNameIsEmpty) {
   EXPECT_EQ(r.decision.profile, "augment");
   ASSERT_EQ(r.decision.denials.size(), 1u);
   EXPECT_TRUE(contains(r.decision.denials[0], "augment profile")) << r.decision.denials[0];
+  EXPECT_TRUE(contains(r.decision.denials[0], "set the GPU count to 1")) << r.decision.denials[0];
 }
 
 TEST(DecidePodValidate, UnknownProfileLabelIsDeniedAndNotPatched) {

@@ -333,6 +333,14 @@ TEST(GpuAsks, AListItemsLimitsAndAListOfGpusAsk) {
   const GpuAsks asks = gpu_asks_outside(vmi_reader.view_of(vmi), {}, default_gpus());
   EXPECT_EQ(asks.paths, std::vector<std::string>{"spec.domain.devices.gpus[0].deviceName"});
   EXPECT_EQ(asks.claim_paths, std::vector<std::string>{"spec.domain.devices.gpus[1].claimName"});
+  // A KubeVirt instance type's spec.gpus[] describes a machine; an image
+  // or a URL in a field named for GPUs is no resource.
+  const json type = parse(R"({"kind": "VirtualMachineClusterInstancetype", "spec": {
+      "gpus": [{"name": "gpu1", "deviceName": "nvidia.com/GA102GL_A10"}],
+      "gpuOperatorImage": "nvcr.io/nvidia/gpu-operator:v24.9.0",
+      "gpuDashboardUrl": "grafana.example.com/d/gpu-overview"}})");
+  JsonReader type_reader;
+  EXPECT_EQ(gpu_asks_outside(type_reader.view_of(type), {}, default_gpus()).count, 0u);
   // An object's own limits are a bound, not an ask (a Karpenter NodePool's).
   const json pool = parse(R"({"kind": "NodePool", "spec": {"limits": {"nvidia.com/gpu": 64},
       "template": {"spec": {"nodeClassRef": {"name": "gpu"}}}}})");

@@ -52,8 +52,9 @@ std::string gpu_share(const Policy& policy, const PodFacts& pod);
 
 // One warning per unsized ask, each under 120 characters:
 //   `container "c": 2 nvidia.com/mig-3g.40gb (MIG slice) not sized; as 2
-//    GPUs, train: cpu 16, memory 96Gi`. A container's ask is not said when
-// its cpu and memory requests already meet that row: nothing to set.
+//    GPUs, train: cpu 16, memory 96Gi`. A container's asks are not warned
+// about when its cpu and memory requests already meet the row of all its
+// devices (each unit as a GPU): nothing to set.
 std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFacts& pod);
 
 }  // namespace gpusizer
