@@ -323,6 +323,23 @@ std::vector<WorkloadKind> make_kind_table() {
        .family = "kaito",
        .role = kServing,
        .long_lived = true},
+      // Knative Serving (knative/serving pkg/apis/serving/v1): a Service's
+      // and a Configuration's spec.template is the pod template each
+      // Revision runs, as a Deployment of always-on servers.
+      {.group = "serving.knative.dev",
+       .kind = "Service",
+       .locations = {{"spec.template"}},
+       .resource = "services",
+       .family = "knative",
+       .role = kServing,
+       .long_lived = true},
+      {.group = "serving.knative.dev",
+       .kind = "Configuration",
+       .locations = {{"spec.template"}},
+       .resource = "configurations",
+       .family = "knative",
+       .role = kServing,
+       .long_lived = true},
       {.group = "serving.yatai.ai",
        .kind = "BentoDeployment",
        .locations = {resource_item_at("spec"), resource_item_at("spec.runners[]")},

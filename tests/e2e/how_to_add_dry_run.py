@@ -129,9 +129,9 @@ def add_kind(root):
        .long_lived = true},
       {.group = "serving.kserve.io",
        .kind = "InferenceService",''')
-    replace(root, POLICY, "MultiRoleInference, BentoDeployment], profile: infer}",
-            "MultiRoleInference, BentoDeployment, ExampleServer], profile: infer}")
-    replace(root, POLICY, "MultiRoleInference, BentoDeployment]\n", "MultiRoleInference, BentoDeployment, ExampleServer]\n")
+    replace(root, POLICY, "Service, Configuration], profile: infer}",
+            "Service, Configuration, ExampleServer], profile: infer}")
+    replace(root, POLICY, "Service, Configuration]\n", "Service, Configuration, ExampleServer]\n")
     write(root, "tests/data/workloads/exampleserver.yaml", """apiVersion: example.com/v1
 kind: ExampleServer
 metadata: {name: s, namespace: ml}
