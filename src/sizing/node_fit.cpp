@@ -112,7 +112,8 @@ NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) 
   const bool short_of_gpus = !by_claim && request.gpus > largest_gpus;
   if (short_of_gpus) {
     short_found.push_back(gpus_text(request.gpus));
-    short_has.push_back(gpus_text(largest_gpus));
+    // None at all: the node's GPUs are another vendor's, or it has none.
+    short_has.push_back(largest_gpus == 0 ? "no " + std::string(resource) : gpus_text(largest_gpus));
     short_compared.push_back("GPUs " + std::to_string(request.gpus) + " > " + std::to_string(largest_gpus));
   }
   compare("cpu", request.cpu, largest.cpu);

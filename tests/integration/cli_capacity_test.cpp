@@ -79,6 +79,18 @@ TEST(CliCapacity, ANodeFitWarningIsPrintedWhole) {
       << result.output;
 }
 
+// An amd.com/gpu pod on NVIDIA nodes: the largest has GPUs, none of them
+// the pod's ("has 0 GPUs" read as wrong).
+TEST(CliCapacity, NodesWithNoneOfThePodsGpuResourceAreSaidToHaveNone) {
+  TempDir dir;
+  std::ofstream(dir.path() + "/nodes.json") << fleet(json::array(), false).dump();
+  std::string pod = kL4Pod;
+  pod.replace(pod.find("nvidia.com/gpu"), std::string("nvidia.com/gpu").size(), "amd.com/gpu");
+  std::ofstream(dir.path() + "/pod.yaml") << pod;
+  const auto result = cli_test::run("check --nodes " + dir.path() + "/nodes.json " + dir.path() + "/pod.yaml");
+  EXPECT_NE(result.output.find("has no amd.com/gpu"), std::string::npos) << result.output;
+}
+
 TEST(CliCapacity, ANodeThatIsNotReadyOrCordonedStillCapsThePodsSizedForIt) {
   const json not_ready = json::array({{{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}},
                                       {{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoExecute"}}});
