@@ -1,6 +1,7 @@
 #include "gpusizer/nodes/claim_reader.h"
 
 #include <array>
+#include <initializer_list>
 #include <utility>
 
 #include "gpusizer/quantity/quantity.h"
@@ -12,11 +13,11 @@ namespace {
 
 constexpr std::string_view kResourceGroup = "resource.k8s.io";
 
-// The value a CEL selector compares a model attribute to:
+// The value a CEL selector compares one of `attributes` to:
 // `device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'`
 // gives "NVIDIA H100 80GB HBM3". The first comparison found; empty: none.
-std::string model_in(std::string_view expression) {
-  for (const std::string_view attribute : {"productName", "model", "profile"}) {
+std::string compared_value(std::string_view expression, std::initializer_list<std::string_view> attributes) {
+  for (const std::string_view attribute : attributes) {
     for (std::size_t at = expression.find(attribute); at != std::string_view::npos;
          at = expression.find(attribute, at + 1)) {
       std::size_t i = at + attribute.size();
@@ -59,7 +60,9 @@ Result<DeviceAlternative> read_alternative(JsonView fields, const std::string& a
     read.count = whole.value();
   }
   fields["selectors"].for_each_element([&](JsonView selector) {
-    if (read.model.empty()) read.model = model_in(selector["cel"]["expression"].string());
+    const std::string_view expression = selector["cel"]["expression"].string();
+    if (read.model.empty()) read.model = compared_value(expression, {"productName", "model", "profile"});
+    read.partition = read.partition || compared_value(expression, {"type"}).find("partition") != std::string::npos;
   });
   return read;
 }

@@ -72,6 +72,7 @@ std::vector<AcceleratorAsk> claim_asks(const Policy& policy, const ClaimSpec& cl
     for (const DeviceAlternative& alternative : each.alternatives) {
       if (!alternative_name.empty() && alternative.name != alternative_name) continue;
       const AcceleratorClass* of = policy.device_class_for(alternative.device_class);
+      if (of && alternative.partition) of = gpu_partition();
       const bool counted = of && of->sizing == AcceleratorSizing::kGpus && !alternative.all;
       fewest = fewest < 0 ? (counted ? alternative.count : 0) : std::min(fewest, counted ? alternative.count : 0);
       if (!of) continue;

@@ -29,6 +29,12 @@ const AcceleratorClass* unknown_dra_device() {
 
 }  // namespace
 
+const AcceleratorClass* gpu_partition() {
+  static const AcceleratorClass kPartition{
+      "", "", "", AcceleratorForm::kMigSlice, AcceleratorSizing::kWarn, "", "GPU partition"};
+  return &kPartition;
+}
+
 std::string_view to_string(AcceleratorForm form) {
   switch (form) {
     case AcceleratorForm::kDevice: return "device";

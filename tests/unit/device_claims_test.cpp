@@ -162,6 +162,21 @@ TEST(ClaimAsks, FirstAvailableCountsTheFewestAndSaysTheMost) {
   EXPECT_EQ(mixed_asks[0].up_to, 1);
 }
 
+TEST(ClaimAsks, APartitionOfAGpuByItsTypeIsAPartNotAGpu) {
+  // ROCm/k8s-gpu-dra-driver example/example-partitions-same-parent.yaml:
+  // gpu.amd.com serves whole GPUs and their partitions; a selector on the
+  // device's type asks for a partition, warned as a MIG slice is.
+  json partition = exactly("p0", "gpu.amd.com");
+  partition["exactly"]["selectors"] =
+      json::array({{{"cel", {{"expression", R"(device.attributes["gpu.amd.com"].type == "amdgpu-partition")"}}}}});
+  const auto claims = inventory_of({claim_template("p", json::array({partition, exactly("g", "gpu.amd.com")}))});
+  const auto asks = claim_asks(default_policy(), *claims->find("ResourceClaimTemplate", "default", "p"), "");
+  ASSERT_EQ(asks.size(), 2U);
+  EXPECT_EQ(asks[0].form(), AcceleratorForm::kMigSlice);
+  EXPECT_EQ(asks[0].sizing(), AcceleratorSizing::kWarn);
+  EXPECT_EQ(claim_gpus(asks), 1) << "the whole GPU of the second request only";
+}
+
 // A pod whose containers use claims named by the pod's spec.resourceClaims.
 json pod_with_claims(json containers, json claims) {
   json pod = pod_of(std::move(containers));

@@ -105,6 +105,10 @@ struct AcceleratorAsk {
   std::string describe() const;
 };
 
+// The built-in class of a DRA request's partition of a GPU
+// (DeviceAlternative::partition): part of one, warned as a MIG slice is.
+const AcceleratorClass* gpu_partition();
+
 // The built-in class of a resource the policy does not list: named for
 // GPUs ("gpu" in the part after the domain, any case), or a DRA extended
 // resource (deviceclass.resource.kubernetes.io/<class>); both kUnknown and

@@ -31,6 +31,10 @@ struct DeviceAlternative {
   // A value its CEL selectors compare a model attribute to
   // (productName, model, profile == '...'), for messages; empty: none.
   std::string model;
+  // Its selectors ask for a partition of a GPU by the device's type
+  // (ROCm/k8s-gpu-dra-driver: gpu.amd.com serves whole GPUs and
+  // partitions, `type == "amdgpu-partition"`): part of a GPU, as a MIG slice.
+  bool partition = false;
 };
 
 struct DeviceRequest {
