@@ -106,6 +106,15 @@ std::vector<WorkloadKind> make_kind_table() {
   std::vector<WorkloadKind> table = {
       // A Pod is decided by what owns it (the policy's ownerKind rules).
       {.group = "", .kind = "Pod", .locations = {{""}}, .resource = "pods", .versions = "v1"},
+      // A PodTemplate is the pods' shape for whatever reads it (a cluster
+      // autoscaler ProvisioningRequest sizes capacity from it): warned
+      // with what its pods will be given, not patched.
+      {.group = "",
+       .kind = "PodTemplate",
+       .locations = {{"template"}},
+       .resource = "podtemplates",
+       .versions = "v1",
+       .long_lived = true},
       {.group = "batch",
        .kind = "Job",
        .locations = {{"spec.template"}},

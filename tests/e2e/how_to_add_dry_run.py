@@ -131,7 +131,7 @@ def add_kind(root):
        .kind = "InferenceService",''')
     replace(root, POLICY, "Service, Configuration], profile: infer}",
             "Service, Configuration, ExampleServer], profile: infer}")
-    replace(root, POLICY, "Service, Configuration]\n", "Service, Configuration, ExampleServer]\n")
+    replace(root, POLICY, "Configuration, PodTemplate]\n", "Configuration, PodTemplate, ExampleServer]\n")
     write(root, "tests/data/workloads/exampleserver.yaml", """apiVersion: example.com/v1
 kind: ExampleServer
 metadata: {name: s, namespace: ml}

@@ -51,6 +51,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         KindCase{"tfjob.yaml", {"spec.tfReplicaSpecs.Worker.template"}, PodShape::kPod},
         KindCase{"knative-service.yaml", {"spec.template"}, PodShape::kPod},
+        KindCase{"podtemplate.yaml", {"template"}, PodShape::kPod},
         KindCase{"mpijob.yaml", {"spec.mpiReplicaSpecs.Worker.template"}, PodShape::kPod},
         KindCase{"paddlejob.yaml", {"spec.paddleReplicaSpecs.Worker.template"}, PodShape::kPod},
         KindCase{"xgboostjob.yaml", {"spec.xgbReplicaSpecs.Worker.template"}, PodShape::kPod},
