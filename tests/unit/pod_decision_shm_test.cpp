@@ -86,7 +86,8 @@ TEST(ShmRule, SizeLimitAtTheMinimumIsKept) {
 TEST(ShmRule, SizeLimitJustUnderTheMinimumIsEnlargedTo32Gi) {
   const Outcome r = run(training_pod("16383Mi"));
   EXPECT_EQ(r.patched["spec"]["volumes"][0]["emptyDir"]["sizeLimit"], "32Gi") << r.ops.dump();
-  EXPECT_TRUE(has_line(r.decision.warnings, {"emptyDir \"dshm\" sizeLimit 16383Mi->32Gi", "below the 16Gi minimum"}))
+  EXPECT_TRUE(
+      has_line(r.decision.warnings, {"emptyDir \"dshm\" sizeLimit 16383Mi->32Gi (16383Mi is below the 16Gi minimum)"}))
       << all(r.decision.warnings);
   const Outcome denied = validate(training_pod("16383Mi"), Mode::kEnforce);
   ASSERT_EQ(denied.decision.denial_reasons, std::vector<DenialReason>{DenialReason::kShm});

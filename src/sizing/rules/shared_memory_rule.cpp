@@ -247,8 +247,8 @@ Fix fix(const RuleInput& input, const ShmPlan& plan) {
     fix.edits.emplace_back(SetString{std::move(path), size});
     fix.raised.push_back({"shm", rule.size.plus(limit.times(-1))});
     changes.push_back("/dev/shm " + in_quotes(volume.name) + ": sizeLimit " + limit.to_string() + "->" + size);
-    warn("emptyDir " + in_quotes(volume.name) + " sizeLimit " + limit.to_string() + "->" + size + ", below the " +
-         rule.minimum.to_string() + " minimum");
+    warn("emptyDir " + in_quotes(volume.name) + " sizeLimit " + limit.to_string() + "->" + size + " (" +
+         limit.to_string() + " is below the " + rule.minimum.to_string() + " minimum)");
   };
   if (plan.enlarge) enlarge(*plan.existing);
   for (const VolumeFacts* other : plan.small_others) enlarge(*other);
