@@ -10,6 +10,7 @@ import io
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -404,6 +405,24 @@ def print_once(note, file=sys.stderr):
 
 def warnings_of(stderr):
     return {line[len("Warning: "):] for line in stderr.splitlines() if line.startswith("Warning: ")}
+
+
+def unmatched_warnings(webhook, offline):
+    """What the webhook's warnings and `gpu-sizer check`'s do not share, as
+    (webhook's left, check's left). The webhook cuts a warning to kubectl's
+    120 characters where it shows '...' (at its end, or in a long container
+    name); check prints it whole: a cut line matches the whole one it is
+    cut from."""
+    left = sorted(offline)
+    unmatched = []
+    for line in sorted(webhook, key=len, reverse=True):
+        pattern = re.compile(".*".join(re.escape(part) for part in line.split("...")), re.S)
+        whole = next((each for each in left if pattern.fullmatch(each)), None)
+        if whole is None:
+            unmatched.append(line)
+        else:
+            left.remove(whole)
+    return unmatched, left
 
 
 def plural_of(kind):
