@@ -11,8 +11,7 @@ namespace gpusizer {
 namespace {
 // One setting per process (set_warning_width); atomic, so that a reader on
 // any thread sees a whole value.
-std::atomic<std::size_t> g_warning_width{
-    kMaxWarningBytes};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+std::atomic<std::size_t> g_warning_width{kMaxWarningBytes};
 }  // namespace
 
 void set_warning_width(std::size_t bytes) { g_warning_width.store(bytes, std::memory_order_relaxed); }
