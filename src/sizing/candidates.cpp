@@ -1,6 +1,7 @@
 #include "gpusizer/sizing/candidates.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "gpusizer/sizing/node_fit.h"
@@ -32,6 +33,37 @@ bool gpus_by_claim(const PodFacts& pod) {
     }
   }
   return claimed;
+}
+
+// Whose GPUs the pod's claims ask for (gpu_vendor_named): the device
+// class's domain ("gpu.amd.com"), else the policy's vendor for it; empty
+// when an ask counted as GPUs says none, or two asks say different ones.
+std::string_view claimed_gpu_vendor(const PodFacts& pod) {
+  std::string_view found;
+  bool said = true;
+  const auto take = [&](std::string_view name, const AcceleratorClass& of) {
+    if (of.sizing != AcceleratorSizing::kGpus) return;
+    std::string_view vendor = gpu_vendor_named(name);
+    if (vendor.empty()) vendor = gpu_vendor_named(of.vendor);
+    said = said && !vendor.empty() && (found.empty() || found == vendor);
+    found = vendor;
+  };
+  for (const ClaimUse& use : pod.claim_uses) {
+    for (const AcceleratorAsk& ask : use.asks) take(ask.name, *ask.of);
+  }
+  for (const auto* list : {&pod.app, &pod.init}) {
+    for (const ContainerFacts& c : *list) {
+      for (const auto& [resource, of] : c.device_class_resources) take(of->device_class, *of);
+    }
+  }
+  return said ? found : std::string_view();
+}
+
+// A node a claim for the vendor's GPUs may land on: one whose GPUs are not
+// said to be another vendor's.
+bool vendor_may_serve(const NodeClass& node, std::string_view vendor) {
+  const std::string_view has = node.gpu_vendor();
+  return vendor.empty() || has.empty() || has == vendor;
 }
 
 // "12 shapes: 9 have fewer than 8 nvidia.com/gpu, 3 have taint ..."
@@ -102,7 +134,7 @@ bool contradicts(const NodeClass& shape, const PodFacts& pod) {
 }
 
 Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts& pod, const Placement& placement,
-            const std::string& gpu_resource, int64_t gpus, bool by_claim) {
+            const std::string& gpu_resource, int64_t gpus, bool by_claim, std::string_view vendor) {
   Memo memo;
   const bool pools = inventory.source == InventorySource::kPools;
   const auto& classes = inventory.classes;
@@ -113,13 +145,20 @@ Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts
                                  : placement.placeable(inventory, i);
     if (!placeable) continue;
     memo.placeable.push_back(i);
-    // GPUs by claim: the nodes whose labels say they have GPUs.
-    if (by_claim ? !classes[i].gpu.product.empty() : classes[i].count(gpu_resource) >= gpus) memo.nodes.push_back(i);
+    // GPUs by claim: the nodes whose labels say they have GPUs, of the
+    // claims' vendor where both say one.
+    if (by_claim ? !classes[i].gpu.product.empty() && vendor_may_serve(classes[i], vendor)
+                 : classes[i].count(gpu_resource) >= gpus) {
+      memo.nodes.push_back(i);
+    }
   }
   // ... and when no label says so (a driver without GPU Feature
-  // Discovery), every node the pod may be placed on: caps never go past
-  // the largest of them.
-  if (by_claim && memo.nodes.empty()) memo.nodes = memo.placeable;
+  // Discovery), every node the pod may be placed on but those with another
+  // vendor's GPUs: caps never go past the largest of them.
+  if (by_claim && memo.nodes.empty()) {
+    std::copy_if(memo.placeable.begin(), memo.placeable.end(), std::back_inserter(memo.nodes),
+                 [&](std::size_t i) { return vendor_may_serve(classes[i], vendor); });
+  }
   if (!memo.nodes.empty()) {
     const auto same_shape = [&](std::size_t a, std::size_t b) {
       return classes[a].cpu == classes[b].cpu && classes[a].memory == classes[b].memory &&
@@ -142,7 +181,12 @@ Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts
     }
     considered = classes.size();
   }
-  if (!memo.placeable.empty()) {
+  if (by_claim) {
+    // Only another vendor's GPUs leave a claim's pod no node.
+    for (std::size_t i : memo.placeable) {
+      ++reasons["have " + std::string(classes[i].gpu_vendor()) + " GPUs, not " + std::string(vendor)];
+    }
+  } else if (!memo.placeable.empty()) {
     reasons["have fewer than " + std::to_string(gpus) + " " + gpu_resource] += memo.placeable.size();
   }
   if (considered > 0) memo.why_none = why_none(reasons, considered);
@@ -183,13 +227,14 @@ Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy,
   // The pool a pod names or selects decides the candidates among pools.
   const NodePool* pool =
       inventory.source == InventorySource::kPools ? pod_pool(policy.rule_settings.get<NodeFitPolicy>(), pod) : nullptr;
+  const std::string_view vendor = by_claim ? claimed_gpu_vendor(pod) : std::string_view();
   std::string key = out.gpu_resource + '\x1e' + std::to_string(gpus) + '\x1e' + (pool ? pool->name : "") + '\x1e' +
-                    placement.signature();
+                    std::string(vendor) + '\x1e' + placement.signature();
   thread_local CandidateMemo memo;
   const Memo* found = memo.find(inventory.id, key);
   Memo made;
   if (!found) {
-    made = choose(inventory, policy, pod, placement, out.gpu_resource, gpus, by_claim);
+    made = choose(inventory, policy, pod, placement, out.gpu_resource, gpus, by_claim, vendor);
     memo.keep(std::move(key), made);
     found = &made;
   }

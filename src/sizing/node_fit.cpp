@@ -73,21 +73,24 @@ NodeFit check_node_fit(const PodRequest& request, const Candidates& candidates) 
             : "none of the nodes it may run on";
   const std::string pod =
       gpus_text(request.gpus) + ", cpu " + request.cpu.to_string() + ", memory " + request.memory.to_string();
-  if (candidates.placeable.empty()) {
+  const std::string_view resource = candidates.gpu_resource;
+  const bool by_claim = resource == kClaimedGpus;
+  // A claim's pod may also have no candidate among the nodes it may be
+  // placed on: all have another vendor's GPUs.
+  if (candidates.placeable.empty() || (by_claim && candidates.nodes.empty())) {
     fit.verdict = NodeFit::Verdict::kNoCandidates;
     fit.message = "node fit: no node of " + candidates.inventory->origin + " may run it: " + candidates.why_none +
-                  "; check its nodeSelector, node affinity and tolerations";
+                  (candidates.placeable.empty() ? "; check its nodeSelector, node affinity and tolerations"
+                                                : "; check the device classes of its DRA claims");
     fit.brief = truncate_utf8("node fit: no node may run it; " + candidates.why_none, max_brief());
     return fit;
   }
-  const std::string_view resource = candidates.gpu_resource;
   auto larger = [&](const NodeClass& a, const NodeClass& b) {
     const Quantity none;
     return std::make_tuple(a.count(resource), a.memory.value_or(none), a.cpu.value_or(none)) >
            std::make_tuple(b.count(resource), b.memory.value_or(none), b.cpu.value_or(none));
   };
   bool any_fits = false;
-  const bool by_claim = resource == kClaimedGpus;
   for (const NodeClass* node : by_claim ? candidates.nodes : candidates.placeable) {
     any_fits = any_fits || holds(*node, request, resource);
     if (!fit.largest || larger(*node, *fit.largest)) fit.largest = node;

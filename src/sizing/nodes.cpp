@@ -104,8 +104,14 @@ NodeGpu node_gpu(const std::vector<std::pair<std::string, std::string>>& labels)
     if (const std::string* value = find_label(labels, key); value && !value->empty()) {
       gpu.product = *value;
       gpu.product_label = key;
+      gpu.vendor = gpu_vendor_named(key);
+      if (gpu.vendor.empty()) gpu.vendor = gpu_vendor_named(*value);
       break;
     }
+  }
+  if (const std::string* maker = find_label(labels, "karpenter.k8s.aws/instance-gpu-manufacturer");
+      maker && gpu.vendor.empty()) {
+    gpu.vendor = gpu_vendor_named(*maker);
   }
   struct MemoryLabel {
     std::string_view key;
@@ -125,6 +131,31 @@ NodeGpu node_gpu(const std::vector<std::pair<std::string, std::string>>& labels)
     }
   }
   return gpu;
+}
+
+std::string_view gpu_vendor_named(std::string_view name) {
+  static constexpr std::array<std::string_view, 3> kVendors = {"NVIDIA", "AMD", "Intel"};
+  std::string_view word = name.substr(0, name.find_first_of(" -_./"));  // "NVIDIA", "nvidia" of nvidia-l4
+  // A domain's label before ".com": "nvidia.com/gpu", "gpu.amd.com".
+  if (const std::string_view domain = name.substr(0, name.find('/')); domain.ends_with(".com")) {
+    word = domain.substr(0, domain.size() - 4);
+    word = word.substr(word.rfind('.') + 1);  // npos + 1 is 0: all of it
+  }
+  const std::string lower = lowercase(word);
+  for (std::string_view vendor : kVendors) {
+    if (lower == lowercase(vendor)) return vendor;
+  }
+  return {};
+}
+
+std::string_view NodeClass::gpu_vendor() const {
+  if (!gpu.vendor.empty()) return gpu.vendor;
+  for (const auto& [name, count] : extended) {
+    if (count > 0 && name.find("gpu") != std::string::npos) {
+      if (const std::string_view vendor = gpu_vendor_named(name); !vendor.empty()) return vendor;
+    }
+  }
+  return {};
 }
 
 const std::string* NodeClass::label(std::string_view key) const {

@@ -19,6 +19,7 @@ NodeGpu slice_gpu(const ClaimInventory& claims, const Policy& policy, std::strin
       std::replace(gpu.product.begin(), gpu.product.end(), ' ', '-');
       gpu.product_label = "ResourceSlice " + slice->driver + " productName";
       gpu.from_slice = true;
+      gpu.vendor = gpu_vendor_named(slice->driver);
       if (device.memory_bytes > 0) {
         gpu.memory_bytes = device.memory_bytes;
         gpu.memory_label = "ResourceSlice " + slice->driver + " capacity memory";

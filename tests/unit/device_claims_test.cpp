@@ -369,5 +369,68 @@ TEST(DraPods, NodeFitAndCapsUseTheNodesLabelledWithGpus) {
   EXPECT_TRUE(v.decision.denials.empty()) << all(v.decision.denials) << m.patched.dump();
 }
 
+// A node file of an NVIDIA node larger than an AMD one, both labelled
+// with their GPUs; `with_amd` false leaves the NVIDIA node alone.
+std::shared_ptr<const NodeInventory> two_vendor_nodes(bool with_amd) {
+  std::string nodes_yaml = R"({"kind": "List", "items": [
+    {"kind": "Node", "metadata": {"name": "h100", "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
+     "status": {"allocatable": {"cpu": "191", "memory": "2000Gi", "ephemeral-storage": "3000Gi"}}})";
+  if (with_amd) {
+    nodes_yaml += R"(,
+    {"kind": "Node", "metadata": {"name": "mi210", "labels": {"amd.com/gpu.product-name": "AMD_Instinct_MI210"}},
+     "status": {"allocatable": {"cpu": "30", "memory": "120Gi", "ephemeral-storage": "200Gi"}}})";
+  }
+  nodes_yaml += "]}";
+  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
+  JsonReader reader;
+  EXPECT_TRUE(add_nodes(reader.parse(nodes_yaml).value(), "nodes.yaml", builder).ok());
+  return builder.build();
+}
+
+TEST(DraPods, AClaimForOneVendorsGpusIsCappedToThatVendorsNodes) {
+  const auto claims = inventory_of({claim_template("amd", json::array({exactly("gpu", "gpu.amd.com", 4)})),
+                                    claim_template("nv", json::array({exactly("gpu", "gpu.nvidia.com", 4)}))});
+  const auto nodes = two_vendor_nodes(true);
+  const auto pod_of = [](const char* claim_template_name) {
+    return pod_with_claims(json::array({claim_user("train", "gpu")}),
+                           json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", claim_template_name}}}));
+  };
+  // AMD's GPUs only come on the AMD node: sized to what it holds, never
+  // to the larger NVIDIA node no AMD claim is allocated on.
+  const Outcome amd =
+      run(pod_of("amd"), Endpoint::kMutate, Mode::kMutate, default_policy(), {nodes.get(), claims.get()});
+  EXPECT_EQ(amd.decision.gpus, 4);
+  EXPECT_EQ(resources_of(amd.patched)["requests"]["memory"], "119Gi") << amd.patched.dump();
+  // The NVIDIA claim is sized by the table, which the H100 node holds.
+  const Outcome nv = run(pod_of("nv"), Endpoint::kMutate, Mode::kMutate, default_policy(), {nodes.get(), claims.get()});
+  EXPECT_EQ(resources_of(nv.patched)["requests"]["memory"], "192Gi") << nv.patched.dump();
+}
+
+TEST(DraPods, NoNodeOfTheClaimsVendorIsSaidNeverDenied) {
+  const auto claims = inventory_of({claim_template("amd", json::array({exactly("gpu", "gpu.amd.com", 4)}))});
+  const auto nodes = two_vendor_nodes(false);
+  const json pod = pod_with_claims(json::array({claim_user("train", "gpu")}),
+                                   json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", "amd"}}}));
+  const Policy deny = policy_from("nodeFit:\n  action: deny\n");
+  // Not capped to the NVIDIA node: the table's row.
+  const Outcome m = run(pod, Endpoint::kMutate, Mode::kMutate, deny, {nodes.get(), claims.get()});
+  EXPECT_EQ(resources_of(m.patched)["requests"]["memory"], "192Gi") << m.patched.dump();
+  const Outcome v = validate(m.patched, Mode::kEnforce, deny, {nodes.get(), claims.get()});
+  EXPECT_TRUE(v.decision.denials.empty()) << all(v.decision.denials);
+  EXPECT_TRUE(has_line(v.decision.warnings, {"node fit: no node may run it", "have NVIDIA GPUs, not AMD"}))
+      << all(v.decision.warnings);
+}
+
+TEST(DraPods, AClassOfNoKnownVendorMayUseAnyNodeLabelledWithGpus) {
+  const Policy policy = policy_from("accelerators:\n  - {deviceClass: a100-pool, form: device, sizing: gpus}\n");
+  const auto claims = inventory_of({claim_template("any", json::array({exactly("gpu", "a100-pool", 4)}))});
+  const auto nodes = two_vendor_nodes(true);
+  const json pod = pod_with_claims(json::array({claim_user("train", "gpu")}),
+                                   json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", "any"}}}));
+  const Outcome m = run(pod, Endpoint::kMutate, Mode::kMutate, policy, {nodes.get(), claims.get()});
+  EXPECT_EQ(m.decision.gpus, 4);
+  EXPECT_EQ(resources_of(m.patched)["requests"]["memory"], "192Gi") << m.patched.dump();
+}
+
 }  // namespace
 }  // namespace gpusizer::device_claims_test

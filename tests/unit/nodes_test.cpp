@@ -104,6 +104,48 @@ TEST(NodeGpu, MemoryThatIsNotAWholePositiveNumberIsIgnored) {
   EXPECT_EQ(next.memory_label, "karpenter.k8s.aws/instance-gpu-memory");
 }
 
+TEST(NodeGpu, TheVendorIsTheProductLabelsDomainElseItsValueElseKarpentersManufacturer) {
+  EXPECT_EQ(node_gpu({{"nvidia.com/gpu.product", "Tesla-T4"}}).vendor, "NVIDIA");
+  EXPECT_EQ(node_gpu({{"amd.com/gpu.product-name", "AMD_Instinct_MI300X_OAM"}}).vendor, "AMD");
+  EXPECT_EQ(node_gpu({{"cloud.google.com/gke-accelerator", "nvidia-l4"}}).vendor, "NVIDIA");
+  EXPECT_EQ(node_gpu({{"karpenter.k8s.aws/instance-gpu-manufacturer", "amd"},
+                      {"karpenter.k8s.aws/instance-gpu-name", "mi300x"}})
+                .vendor,
+            "AMD");
+  // A GKE TPU label or an unknown product names no GPU vendor.
+  EXPECT_EQ(node_gpu({{"karpenter.k8s.aws/instance-gpu-name", "a10g"}}).vendor, "");
+  EXPECT_EQ(node_gpu({{"cloud.google.com/gke-accelerator", "tpu-v5-lite"}}).vendor, "");
+}
+
+TEST(GpuVendorNamed, ByDomainOrFirstWordInAnyCase) {
+  for (const char* name : {"nvidia.com/gpu", "gpu.nvidia.com", "mig.nvidia.com", "NVIDIA", "nvidia-tesla-t4",
+                           "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"}) {
+    EXPECT_EQ(gpu_vendor_named(name), "NVIDIA") << name;
+  }
+  for (const char* name : {"amd.com/gpu", "gpu.amd.com", "AMD", "AMD_Instinct_MI210"}) {
+    EXPECT_EQ(gpu_vendor_named(name), "AMD") << name;
+  }
+  for (const char* name : {"gpu.intel.com/i915", "gpu.intel.com", "Intel Gaudi"}) {
+    EXPECT_EQ(gpu_vendor_named(name), "Intel") << name;
+  }
+  // Another domain, even one holding a vendor's name as a word, says none.
+  for (const char* name : {"gpu.example.com", "cloud.google.com/gke-accelerator", "nvidia.example.com", "nvidiax",
+                           "deviceclass.resource.kubernetes.io/gpu.nvidia.com", "", "a100"}) {
+    EXPECT_EQ(gpu_vendor_named(name), "") << name;
+  }
+}
+
+TEST(NodeClass, TheGpuVendorIsTheLabelsElseAnAllocatableGpuResources) {
+  NodeClass labelled;
+  labelled.gpu = node_gpu({{"amd.com/gpu.product-name", "AMD_Instinct_MI210"}});
+  labelled.extended = {{"nvidia.com/gpu", 8}};
+  EXPECT_EQ(labelled.gpu_vendor(), "AMD");
+  NodeClass unlabelled;
+  unlabelled.extended = {{"nvidia.com/hostdev", 4}, {"nvidia.com/gpu", 0}, {"amd.com/gpu", 8}};
+  EXPECT_EQ(unlabelled.gpu_vendor(), "AMD");  // a NIC's resource and none of a GPU say nothing
+  EXPECT_EQ(NodeClass{}.gpu_vendor(), "");
+}
+
 TEST(NodeGpu, NoGpuLabelsSayNothing) {
   EXPECT_EQ(node_gpu({{"kubernetes.io/os", "linux"}}), NodeGpu{});
   EXPECT_EQ(node_gpu({}), NodeGpu{});

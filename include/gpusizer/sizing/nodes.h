@@ -65,6 +65,8 @@ struct NodeGpu {
   // From a ResourceSlice, not a label (slice_gpus.h): the fields above
   // name the slice's driver and attribute.
   bool from_slice = false;
+  // Whose GPUs they are, as gpu_vendor_named says it; empty: not said.
+  std::string_view vendor;
   friend auto operator<=>(const NodeGpu&, const NodeGpu&) = default;
 };
 
@@ -73,7 +75,16 @@ struct NodeGpu {
 //            karpenter.k8s.aws/instance-gpu-name, amd.com/gpu.product-name
 //   memory:  nvidia.com/gpu.memory (MiB), karpenter.k8s.aws/instance-gpu-memory
 //            (MiB), amd.com/gpu.vram ("192G": GiB)
+//   vendor:  the product label's domain, else its value (gke-accelerator's
+//            "nvidia-l4"), else karpenter.k8s.aws/instance-gpu-manufacturer
 NodeGpu node_gpu(const std::vector<std::pair<std::string, std::string>>& labels);
+
+// The GPU vendor a name says, "NVIDIA", "AMD" or "Intel": by its domain
+// (the part before a '/', or a DNS name: "nvidia.com/gpu.product",
+// "gpu.amd.com", "gpu.intel.com/i915") or its first word, any case
+// ("NVIDIA", "nvidia-tesla-t4", "Intel Gaudi"); empty for any other.
+// A DRA claim for one vendor's GPUs is never placed on another's nodes.
+std::string_view gpu_vendor_named(std::string_view name);
 
 // Nodes that are the same to sizing.
 struct NodeClass {
@@ -113,6 +124,10 @@ struct NodeClass {
   int64_t count(std::string_view resource) const;
   // The node's GPUs: the first of gpu_resources it has, and how many; 0 when none.
   std::pair<std::string_view, int64_t> gpus(const std::vector<std::string>& gpu_resources) const;
+  // Whose GPUs it has (gpu_vendor_named): its labels' or slice's, else
+  // that of an allocatable GPU resource (nvidia.com/gpu, amd.com/gpu,
+  // gpu.intel.com/i915); empty: not said.
+  std::string_view gpu_vendor() const;
   // Why its nodes take no new pod now, though their capacity counts:
   // "cordoned", "not-ready", "memory-pressure"; empty when nothing says so.
   std::string unavailable_now() const;
