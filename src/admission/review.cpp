@@ -136,18 +136,21 @@ std::vector<std::string> cap_warnings(std::vector<std::string> warnings) {
 
 namespace {
 
-// What decide_object says about an object as a whole: an unknown kind
-// whose pods were found by their shape, and GPU asks no pod covers. Said
-// once, by the validating endpoint (which always runs).
+// What decide_object says about an object as a whole: an unknown kind (or
+// a `known` one in a shape its row does not read) whose pods were found by
+// their shape, and GPU asks no pod covers. Said once, by the validating
+// endpoint (which always runs).
 void describe_object(const ObjectIdentity& id, const std::string& object_text, JsonView object, bool discovered,
-                     const std::vector<PodTemplateRef>& refs, const IsGpuResource& is_gpu, ObjectDecision& out) {
+                     bool known, const std::vector<PodTemplateRef>& refs, const IsGpuResource& is_gpu,
+                     ObjectDecision& out) {
   const std::string kind = shown_kind(id.kind);
   if (discovered && !refs.empty()) {
     std::vector<std::string> paths;
     for (const PodTemplateRef& ref : refs) paths.push_back(field_path(ref.path));
     // Short: the webhook's warnings are cut at 120 characters.
-    out.warnings.push_back(kind + " " + object_text + ": unknown kind, sized by shape: " +
-                           join_capped(paths, ", ", 1024, "paths") + "; add it to policy workloads");
+    out.warnings.push_back(kind + " " + object_text + (known ? ": not in its kind's known shape" : ": unknown kind") +
+                           ", sized by shape: " + join_capped(paths, ", ", 1024, "paths") +
+                           "; add it to policy workloads");
   }
   // The core group's other kinds (Node capacity, LimitRange,
   // ResourceQuota) hold limits, not asks.
@@ -253,18 +256,22 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
   // Every accelerator, sized or not: none may pass with no word.
   const IsGpuResource is_gpu = [&](std::string_view name) { return policy.accelerator_for(name) != nullptr; };
   const WorkloadKind* kind = find_workload_kind(id.group, id.kind, policy.workloads);
-  // A kind no table names is searched for pods by their shape; an object
-  // without a kind (a Helm values file given to check) is not a workload,
-  // nor is a core kind other than Pod (a ConfigMap, a Node).
-  const bool discovered = kind == nullptr && !id.kind.empty() && !id.group.empty();
-  const std::vector<PodTemplateRef> refs = kind         ? find_pod_templates(*kind, object)
-                                           : discovered ? discover_pod_templates(object, is_gpu)
-                                                        : std::vector<PodTemplateRef>();
+  std::vector<PodTemplateRef> refs = kind ? find_pod_templates(*kind, object) : std::vector<PodTemplateRef>();
+  // A kind no table names is searched for pods by their shape, as is a
+  // CRD's kind of the table with none at the places its row names (another
+  // API version's shape: MPIJob v1alpha1's spec.template and spec.gpus,
+  // where v2beta1 has mpiReplicaSpecs; a CRD's group has a dot, and the
+  // built-in kinds' objects have the one shape the API server decodes). An
+  // object without a kind (a Helm values file given to check) is not a
+  // workload, nor is a core kind other than Pod (a ConfigMap, a Node).
+  const bool discovered =
+      refs.empty() && !id.kind.empty() && (kind ? id.group.find('.') != std::string::npos : !id.group.empty());
+  if (discovered) refs = discover_pod_templates(object, is_gpu);
   // An update that leaves the spec alone (labels, finalizers) was described
   // when it was made.
   const bool spec_changed = old_object.is_absent() || !(old_object["spec"] == object["spec"]);
   if (endpoint == Endpoint::kValidate && !is_pod && spec_changed) {
-    describe_object(id, object_text, object, discovered, refs, is_gpu, decision);
+    describe_object(id, object_text, object, discovered, kind != nullptr, refs, is_gpu, decision);
   }
   PathReader old_paths(old_object);
   const JsonView parent_metadata = is_pod ? JsonView() : object["metadata"];

@@ -246,6 +246,24 @@ bool in_gpu_list(const std::vector<std::string>& path) {
          path[n - 3] == "devices";
 }
 
+// Where a GPU resource's count asks for GPUs: a ResourceRequirements'
+// limits or requests (resources.limits, resourcesPerNode.requests) or a
+// list item's (llmaz's inferenceConfig.flavors[]); a ResourceList of its
+// own named resources (Dynamo's services.*.device.resources); KubeSpawner's
+// extra_resource_limits and extra_resource_guarantees (a JupyterHub
+// profile's GPUs). Not an object's own limits (a NodePool's, a Queue's
+// capability, a ResourceQuota's hard).
+bool in_resource_list(const std::vector<std::string>& path) {
+  const std::size_t n = path.size();
+  if (n == 0) return false;
+  if (n >= 2 && (path[n - 1] == "limits" || path[n - 1] == "requests") &&
+      (path[n - 2].starts_with("resources") || is_index(path[n - 2]))) {
+    return true;
+  }
+  return path[n - 1] == "resources" || path[n - 1] == "extra_resource_limits" ||
+         path[n - 1] == "extra_resource_guarantees";
+}
+
 // A string written as an extended resource's name (domain/name: a DNS
 // subdomain, one slash, a name of letters, digits, '-', '_' and '.'), not
 // an image reference or a URL.
@@ -304,19 +322,13 @@ class GpuAskScan {
   GpuAsks found() && { return std::move(asks_); }
 
  private:
-  // A GPU count other than zero in a ResourceRequirements
-  // (resources.limits.nvidia.com/gpu, resourcesPerNode.requests...) or in
-  // a list item's limits or requests (llmaz's inferenceConfig.flavors[]);
-  // not an object's own limits (a NodePool's, a Queue's capability). Or a
+  // A GPU count other than zero in a ResourceList (in_resource_list). Or a
   // field named for GPUs whose value is a GPU resource (gpuType:
   // nvidia.com/gpu), or a resource named in a list of GPUs (in_gpu_list).
   bool asks(const std::vector<std::string>& path, std::string_view key, JsonView value) const {
     if (by_name_ && names_gpu_count(key) && asks_some(value)) return true;
     if (is_gpu_(key)) {
-      const std::size_t n = path.size();
-      const bool requirements = n >= 2 && (path[n - 1] == "limits" || path[n - 1] == "requests") &&
-                                (path[n - 2].starts_with("resources") || is_index(path[n - 2]));
-      if (!requirements) return false;
+      if (!in_resource_list(path)) return false;
       if (value.is_number()) return value.text() != "0";
       return value.is_string() && value.string() != "0";
     }

@@ -75,6 +75,32 @@ TEST_F(WorkloadDiscoveryTest, GpuAsksNoPodCoversAreWarnedAboutNamingThePath) {
       std::string::npos);
 }
 
+TEST_F(WorkloadDiscoveryTest, AKnownKindInAShapeItsRowDoesNotReadIsSizedByShape) {
+  // MPIJob kubeflow.org/v1alpha1 (kubeflow/mpi-operator examples/v1alpha1):
+  // one pod template at spec.template where v2beta1 has mpiReplicaSpecs.
+  const json job = json::parse(R"({"apiVersion": "kubeflow.org/v1alpha1", "kind": "MPIJob",
+      "metadata": {"name": "mnist", "namespace": "ml-team"},
+      "spec": {"replicas": 2, "template": {"spec": {"containers": [
+          {"name": "train", "image": "horovod:1", "resources": {"limits": {"nvidia.com/gpu": 4}}}]}}}})");
+  const json patched = apply_response(job, webhook_->review("/mutate", workload_review(job)));
+  EXPECT_EQ(patched["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["memory"], "192Gi")
+      << patched.dump();
+  const json validated = webhook_->review("/validate", workload_review(patched));
+  EXPECT_TRUE(validated["response"]["allowed"].get<bool>()) << validated.dump();
+  EXPECT_NE(warnings_of(validated).find("MPIJob ml-team/mnist: not in its kind's known shape, sized by shape: "
+                                        "spec.template"),
+            std::string::npos)
+      << validated.dump();
+  // Its GPU count in a field of its own (spec.gpus, the operator's to
+  // spread over workers) is said, never passed with no word.
+  const json counted = json::parse(R"({"apiVersion": "kubeflow.org/v1alpha1", "kind": "MPIJob",
+      "metadata": {"name": "bench", "namespace": "ml-team"},
+      "spec": {"gpus": 16, "template": {"spec": {"containers": [{"name": "bench", "image": "tf:1"}]}}}})");
+  EXPECT_NE(warnings_of(webhook_->review("/validate", workload_review(counted)))
+                .find("MPIJob ml-team/bench: size by hand or name in policy workloads: GPUs no pod holds at spec.gpus"),
+            std::string::npos);
+}
+
 TEST_F(WorkloadDiscoveryTest, AnUpdateThatLeavesTheSpecAloneIsNotWarnedAgain) {
   const json trainer = unknown_trainer();
   json review = workload_review(trainer, "UPDATE");

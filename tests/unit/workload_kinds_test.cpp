@@ -350,6 +350,25 @@ TEST(GpuAsks, AListItemsLimitsAndAListOfGpusAsk) {
   EXPECT_EQ(gpu_asks_outside(pool_reader.view_of(pool), {}, default_gpus()).count, 0u);
 }
 
+TEST(GpuAsks, AResourceListNamedResourcesAndKubeSpawnersExtraResourcesAsk) {
+  // Dynamo's device block (ai-dynamo/dynamo examples/backends/vllm/deploy/
+  // disagg_hami.yaml) and a JupyterHub profile's KubeSpawner override.
+  const json graph = parse(R"({"kind": "DynamoGraphDeployment", "spec": {"services": {"Worker": {
+      "device": {"resources": {"nvidia.com/gpu": "1"}, "schedulerName": "hami-scheduler"}}}}})");
+  JsonReader graph_reader;
+  EXPECT_EQ(gpu_asks_outside(graph_reader.view_of(graph), {}, default_gpus()).paths,
+            std::vector<std::string>{"spec.services.Worker.device.resources.nvidia.com/gpu"});
+  const json values = parse(R"({"singleuser": {"profileList": [{"kubespawner_override": {
+      "extra_resource_limits": {"nvidia.com/gpu": "2"}, "extra_resource_guarantees": {"nvidia.com/gpu": "2"}}}]}})");
+  JsonReader values_reader;
+  EXPECT_EQ(gpu_asks_outside(values_reader.view_of(values), {}, default_gpus()).count, 2u);
+  // A quota's hard limits and a queue's capability stay bounds.
+  const json quota = parse(R"({"kind": "Profile", "spec": {"resourceQuotaSpec": {"hard": {"nvidia.com/gpu": "1"}},
+      "capability": {"nvidia.com/gpu": 8}}})");
+  JsonReader quota_reader;
+  EXPECT_EQ(gpu_asks_outside(quota_reader.view_of(quota), {}, default_gpus()).count, 0u);
+}
+
 TEST(LocationProblem, AcceptsTemplatePathsAndNamesWhatIsWrongWithOthers) {
   EXPECT_EQ(location_problem("spec.workers[].template"), "");
   EXPECT_EQ(location_problem("spec.replicaSpecs.*.template"), "");
