@@ -300,10 +300,17 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
     file.json = false;
     budget.nodes = 0;  // what the JSON parser counted before it failed is read again
   }
-  // Not JSON either: the JSON parser's error, which names where, over YAML's.
+  // Not JSON either: the JSON parser's error, which names where, over YAML's;
+  // in a file with Go template actions, what to do about them.
+  const std::string_view template_hint =
+      text.find("{{") != std::string_view::npos
+          ? "; the file holds template actions ({{ ... }}): if it is a Helm chart's template, check the rendered "
+            "chart (helm template ... | gpu-sizer check -)"
+          : "";
   auto fail = [&](ProblemCode code, std::string message) {
-    return json_error.empty() ? Status::failure(code, "", std::move(message))
-                              : Status::failure(ProblemCode::kSyntax, "", json_error);
+    if (!json_error.empty()) return Status::failure(ProblemCode::kSyntax, "", json_error + std::string(template_hint));
+    if (code == ProblemCode::kSyntax) message += template_hint;
+    return Status::failure(code, "", std::move(message));
   };
   auto bodies = split_documents(text, source, limits.max_documents);
   if (!bodies) return bodies.status();

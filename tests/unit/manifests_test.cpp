@@ -60,6 +60,23 @@ TEST(ReadManifests, TextThatDoesNotParseIsASyntaxProblemNamingItsDocumentAndLine
   EXPECT_EQ(not_utf8.problem().code, ProblemCode::kSyntax) << not_utf8.error();
 }
 
+TEST(ReadManifests, AHelmTemplateThatDoesNotParseIsToldToBeRenderedFirst) {
+  // As Helm charts write them: a template action on a line of its own, or
+  // first in the file (which reads as JSON's opening brace).
+  for (const char* text : {"apiVersion: apps/v1\nkind: Deployment\nspec:\n{{- if .Values.gpu }}\n  - a\n{{- end }}\n",
+                           "{{- if .Values.dra }}\nkind: ResourceClaimTemplate\n{{- end }}\n"}) {
+    const auto read = read_manifests(text, "deployment.yaml");
+    ASSERT_FALSE(read.ok()) << text;
+    EXPECT_EQ(read.problem().code, ProblemCode::kSyntax) << read.error();
+    EXPECT_NE(read.error().find("the file holds template actions ({{ ... }}): if it is a Helm chart's template, check "
+                                "the rendered chart (helm template ... | gpu-sizer check -)"),
+              std::string::npos)
+        << read.error();
+  }
+  // Broken YAML with no template action says nothing of templates.
+  EXPECT_EQ(read_manifests("b: [1,\n", "x.yaml").error().find("template"), std::string::npos);
+}
+
 TEST(ReadManifests, ARepeatedKeyKeepsItsFirstPlaceAndItsLastValue) {
   auto file = read_manifests("a: 1\nb: 2\na: 3\n", "x.yaml");
   ASSERT_TRUE(file.ok()) << file.error();
