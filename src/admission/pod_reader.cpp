@@ -324,6 +324,7 @@ class PodReader {
         problem(ProblemCode::kWrongType, where.text() + ".volumeMounts", "is not a list");
       container.shm_volume = shm_mount(mounts);
       read_serving_flags(command, args, container);
+      if (reads_commands_) facts().selection.commands.push_back(command_line(command, args, kCommandLineBytes));
     }
   }
 
@@ -492,6 +493,7 @@ class PodReader {
 
   const Policy& policy_;
   const PodTarget& target_;
+  const bool reads_commands_ = selection_reads(policy_, ProfileRule::Subject::kCommand, {});
   PodReading reading_;
   std::shared_ptr<const ArgoWorkflow> workflow_;
   JsonView pod_claims_;  // the pod spec's resourceClaims; absent: none

@@ -99,4 +99,16 @@ void read_serving_flags(JsonView command, JsonView args, ContainerFacts& contain
       flag_number(flags[kPipelineParallel], [](std::string_view text) { return read_whole(text, 1, 1'000'000); });
 }
 
+std::string command_line(JsonView command, JsonView args, std::size_t max_bytes) {
+  std::string line;
+  for (const JsonView list : {command, args}) {
+    list.for_each_element([&](JsonView element) {
+      if (line.size() >= max_bytes) return;
+      if (!line.empty()) line += ' ';
+      line += element.string().substr(0, max_bytes - line.size());
+    });
+  }
+  return line;
+}
+
 }  // namespace gpusizer

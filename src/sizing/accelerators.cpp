@@ -1,6 +1,7 @@
 #include "gpusizer/sizing/accelerators.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 #include "gpusizer/sizing/sizing.h"
@@ -76,7 +77,17 @@ std::string_view implicit_device_class(std::string_view resource) {
 }
 
 const AcceleratorClass* unknown_device_class(std::string_view device_class) {
-  return lowercase(device_class).find("gpu") != std::string::npos ? unknown_dra_device() : nullptr;
+  // A word of the name that says accelerator: npu.rebellions.ai, a
+  // cluster's own "tpu-v5e"; gpu anywhere in it ("a100gpu-pool").
+  static constexpr std::array<std::string_view, 5> kWords = {"tpu", "npu", "xpu", "neuron", "accelerator"};
+  const std::string name = lowercase(device_class);
+  bool said = name.find("gpu") != std::string::npos;
+  for (std::size_t at = 0; !said && at <= name.size();) {
+    const std::size_t end = std::min(name.find_first_of(".-", at), name.size());
+    said = std::find(kWords.begin(), kWords.end(), std::string_view(name).substr(at, end - at)) != kWords.end();
+    at = end + 1;
+  }
+  return said ? unknown_dra_device() : nullptr;
 }
 
 std::optional<MigProfile> mig_profile(std::string_view name) {

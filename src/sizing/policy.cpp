@@ -216,7 +216,8 @@ Profile read_profile(const std::string& name, const YAML::Node& node, const std:
 ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
   require_map(node, path);
   check_keys(node, path, {"on", "equals", "contains", "glob", "in", "profile"});
-  constexpr const char* kSubjects = "label:KEY, annotation:KEY, name, template, replicaType, kind or ownerKind";
+  constexpr const char* kSubjects =
+      "label:KEY, annotation:KEY, name, template, replicaType, kind, ownerKind or command";
   if (!node["on"]) fail(ProblemCode::kMissingField, path, node, std::string("missing field on (") + kSubjects + ")");
   if (!node["profile"]) fail(ProblemCode::kMissingField, path, node, "missing field profile");
   ProfileRule rule;
@@ -227,7 +228,8 @@ ProfileRule read_rule(const YAML::Node& node, const std::string& path) {
       {"template", ProfileRule::Subject::kTemplate},
       {"replicaType", ProfileRule::Subject::kReplicaType},
       {"kind", ProfileRule::Subject::kKind},
-      {"ownerKind", ProfileRule::Subject::kOwnerKind}};
+      {"ownerKind", ProfileRule::Subject::kOwnerKind},
+      {"command", ProfileRule::Subject::kCommand}};
   const auto* plain =
       std::find_if(std::begin(kPlain), std::end(kPlain), [&](const auto& entry) { return entry.first == on; });
   if (plain != std::end(kPlain)) {

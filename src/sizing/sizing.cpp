@@ -119,6 +119,9 @@ bool rule_matches(const ProfileRule& rule, std::size_t index, const SelectionInp
     case ProfileRule::Subject::kReplicaType: return value_matches(rule, input.replica_type);
     case ProfileRule::Subject::kKind: return value_matches(rule, input.kind);
     case ProfileRule::Subject::kOwnerKind: return value_matches(rule, input.owner_kind);
+    case ProfileRule::Subject::kCommand:
+      return std::any_of(input.commands.begin(), input.commands.end(),
+                         [&](const std::string& command) { return value_matches(rule, command); });
     default: return false;
   }
 }

@@ -101,6 +101,21 @@ TEST_F(WorkloadDiscoveryTest, AKnownKindInAShapeItsRowDoesNotReadIsSizedByShape)
             std::string::npos);
 }
 
+TEST_F(WorkloadDiscoveryTest, AnUnknownKindStartingAnInferenceServerIsSizedToServe) {
+  // OME's ClusterServingRuntime (sgl-project/ome config/runtimes): its
+  // runner is a container found by its shape, starting SGLang.
+  const json runtime = json::parse(R"({"apiVersion": "ome.io/v1beta1", "kind": "ClusterServingRuntime",
+      "metadata": {"name": "srt"},
+      "spec": {"engineConfig": {"runner": {"name": "ome-container", "image": "lmsysorg/sglang:v0.5",
+          "command": ["python3", "-m", "sglang.launch_server"], "args": ["--tp", "8"],
+          "resources": {"limits": {"nvidia.com/gpu": 8}}}}}})");
+  const json patched = apply_response(runtime, webhook_->review("/mutate", workload_review(runtime)));
+  const json& requests = patched["spec"]["engineConfig"]["runner"]["resources"]["requests"];
+  // The infer row for 8 GPUs, not train's 64 CPU.
+  EXPECT_EQ(requests["cpu"], "32") << patched.dump();
+  EXPECT_EQ(requests["memory"], "384Gi");
+}
+
 TEST_F(WorkloadDiscoveryTest, AnUpdateThatLeavesTheSpecAloneIsNotWarnedAgain) {
   const json trainer = unknown_trainer();
   json review = workload_review(trainer, "UPDATE");

@@ -77,6 +77,26 @@ TEST(ClassifyResource, TheDefaultPolicyNamesEachForm) {
   }
 }
 
+TEST(DeviceClasses, AcceleratorsByNameOrByAWordOfAnUnlistedName) {
+  const Policy& policy = default_policy();
+  const auto unit_of = [&](const char* device_class) {
+    const AcceleratorClass* of = policy.device_class_for(device_class);
+    return of ? of->unit : std::string("none");
+  };
+  EXPECT_EQ(unit_of("gpu.nvidia.com"), "GPU");
+  EXPECT_EQ(unit_of("tpu.google.com"), "TPU chip");
+  EXPECT_EQ(unit_of("neuron.aws.com"), "Neuron device");
+  // Not listed: said as a device of a DRA class when a word says accelerator.
+  for (const char* unlisted : {"npu.rebellions.ai", "gpu.example.com", "a100gpu-pool", "tpu-v5e", "xpu.example.org",
+                               "my-accelerator.example.com"}) {
+    EXPECT_EQ(unit_of(unlisted), "device of a DRA class") << unlisted;
+  }
+  // A NIC's, a CPU's, or a word that only holds those letters: none.
+  for (const char* other : {"rdma.mellanox.com", "cpu.example.com", "throughput.example.com", "efa.aws.com"}) {
+    EXPECT_EQ(unit_of(other), "none") << other;
+  }
+}
+
 TEST(MigProfile, ReadsTheProfileAndItsMemoryFromResourceAndProductNames) {
   const auto slice = mig_profile("nvidia.com/mig-3g.40gb");
   ASSERT_TRUE(slice);

@@ -2,8 +2,13 @@
 // their GPUs, volumes and their sizes, scheduling, owners, and what is wrong.
 #include "gpusizer/admission/pod_reader.h"
 
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "gpusizer/admission/serving_flags.h"
 
 namespace gpusizer::pod_reader_test {
 namespace {
@@ -85,6 +90,23 @@ TEST(PodReader, ReadsVllmsGpuMemoryUtilizationFromCommandAndArgs) {
   // The flag's name ends the command and its value starts the args: one
   // command line.
   EXPECT_EQ(share_of({"vllm", "serve", "m", "--gpu-memory-utilization"}, {"0.7"}), 700);
+}
+
+// What a profile rule `on: command` matches: each GPU container's command
+// and args as one line, capped; a container without GPUs is not read.
+TEST(PodReader, KeepsEachGpuContainersCommandLineForTheProfileRules) {
+  json server = gpu_container();
+  server["command"] = {"python3", "-m", "sglang.launch_server"};
+  server["args"] = {"--tp", "8"};
+  json sidecar = {{"name", "proxy"}, {"image", "envoy"}, {"command", {"envoy", "-c", "/etc/envoy.yaml"}}};
+  json long_script = gpu_container();
+  long_script["args"] = {std::string(10000, 'x')};
+  Read r;
+  read(r, {{"metadata", {{"name", "x"}}}, {"spec", {{"containers", {server, sidecar, long_script}}}}});
+  const std::vector<std::string>& commands = r.reading.facts.selection.commands;
+  ASSERT_EQ(commands.size(), 2u);
+  EXPECT_EQ(commands[0], "python3 -m sglang.launch_server --tp 8");
+  EXPECT_EQ(commands[1].size(), kCommandLineBytes);
 }
 
 TEST(PodReader, ReadsVllmsParallelismFromCommandAndArgs) {

@@ -102,9 +102,9 @@ TEST(DefaultPolicy, ParsesAndEqualsTheSeed) {
   EXPECT_FALSE(infer->max_gpus);
   EXPECT_EQ(p.find_profile("nope"), nullptr);
 
-  // The OSMO and name rules of seed 000, then the rules by kind and owner
-  // (tests/unit/profile_by_kind_test.cpp).
-  ASSERT_EQ(p.profile_rules.size(), 14u);
+  // The OSMO and name rules of seed 000, then the rules by kind and owner,
+  // then by the GPU containers' commands (tests/unit/profile_by_kind_test.cpp).
+  ASSERT_EQ(p.profile_rules.size(), 20u);
   using S = ProfileRule::Subject;
   using M = ProfileRule::Match;
   struct Want {

@@ -69,13 +69,54 @@ TEST(ProfileByKind, TheReasonNamesTheRule) {
   EXPECT_EQ(choice.value().reason, "policy rule: ownerKind in [ReplicaSet, StatefulSet, LeaderWorkerSet, Model]");
 }
 
+TEST(ProfileByCommand, AnInferenceServerServesWhereNoKindSays) {
+  // A bare Pod, or an unknown serving CRD found by its shape (OME's
+  // ClusterServingRuntime, AIBrix's StormService), starting a server.
+  for (const char* command :
+       {"vllm serve Qwen/Qwen2.5-7B --tensor-parallel-size 2",
+        "/bin/bash -lc -- ulimit -n 65536; ray start --head; vllm serve deepseek-ai/DeepSeek-R1",
+        "python3 -m vllm.entrypoints.openai.api_server --model m", "python3 -m sglang.launch_server --tp 8",
+        "tritonserver --model-repository=/models", "text-generation-launcher --model-id m", "trtllm-serve m"}) {
+    for (const char* kind : {"Pod", "ClusterServingRuntime"}) {
+      SelectionInput input = of_kind(kind);
+      input.commands = {"sleep 1", command};
+      EXPECT_EQ(profile_of(input), "infer") << kind << ": " << command;
+    }
+  }
+  SelectionInput serving = of_kind("StormService");
+  serving.commands = {"vllm serve m"};
+  auto choice = select_profile(default_policy(), serving);
+  ASSERT_TRUE(choice.ok());
+  EXPECT_EQ(choice.value().reason, "policy rule: command contains \"vllm serve\"");
+  // A training command, or a kind whose rule says train, stays train: the
+  // kind rules come first (a Job benchmarking vLLM is a batch job).
+  SelectionInput training = of_kind("Pod");
+  training.commands = {"torchrun --nproc-per-node 8 train.py"};
+  EXPECT_EQ(profile_of(training), "train");
+  SelectionInput job = of_kind("Job");
+  job.commands = {"vllm serve m"};
+  EXPECT_EQ(profile_of(job), "train");
+}
+
+TEST(ProfileByCommand, APolicyWithoutCommandRulesReadsNoCommand) {
+  EXPECT_TRUE(selection_reads(default_policy(), ProfileRule::Subject::kCommand, {}));
+  auto none = parse_policy("profileRules: []\n", "test.yaml");
+  ASSERT_TRUE(none.ok()) << none.error();
+  EXPECT_FALSE(selection_reads(none.value(), ProfileRule::Subject::kCommand, {}));
+  auto glob = parse_policy("profileRules:\n  - {on: command, glob: \"*serve*\", profile: infer}\n", "test.yaml");
+  ASSERT_TRUE(glob.ok()) << glob.error();
+  SelectionInput input = of_kind("Pod");
+  input.commands = {"my-server serve --port 8000"};
+  EXPECT_EQ(select_profile(glob.value(), input).value().profile->name, "infer");
+}
+
 TEST(ProfileByKind, AnInRuleNeedsAList) {
   auto parsed = parse_policy("profileRules:\n  - {on: kind, in: [], profile: infer}\n", "test.yaml");
   ASSERT_FALSE(parsed.ok());
   EXPECT_NE(parsed.error().find("profileRules[0].in"), std::string::npos) << parsed.error();
   auto unknown = parse_policy("profileRules:\n  - {on: kinds, equals: Job, profile: train}\n", "test.yaml");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.error().find("kind or ownerKind"), std::string::npos) << unknown.error();
+  EXPECT_NE(unknown.error().find("kind, ownerKind or command"), std::string::npos) << unknown.error();
 }
 
 }  // namespace

@@ -51,8 +51,10 @@ struct Profile {
 // A profile selection rule: when the subject matches, the profile applies.
 struct ProfileRule {
   // kKind: the reviewed object's kind (Deployment, PyTorchJob, Pod);
-  // kOwnerKind: a Pod's controller (ownerReferences, controller: true).
-  enum class Subject { kLabel, kAnnotation, kName, kTemplate, kReplicaType, kKind, kOwnerKind };
+  // kOwnerKind: a Pod's controller (ownerReferences, controller: true);
+  // kCommand: a GPU container's command and args, joined by spaces (the
+  // rule holds when one container's does).
+  enum class Subject { kLabel, kAnnotation, kName, kTemplate, kReplicaType, kKind, kOwnerKind, kCommand };
   enum class Match { kEquals, kContains, kGlob, kIn };
   Subject subject = Subject::kLabel;
   std::string key;  // label or annotation key; empty for the other subjects

@@ -65,6 +65,10 @@ struct SelectionInput {
   std::string replica_type;   // PyTorchJob replica type, JobSet job, Ray group, Volcano task
   std::string kind;           // the reviewed object's kind: Pod, Deployment, PyTorchJob
   std::string owner_kind;     // a Pod's controller's kind (ReplicaSet, Job); empty for templates
+  // Each GPU container's command and args, joined by spaces
+  // ("python3 -m sglang.launch_server --tp 8"); read only for a policy
+  // with a command rule (selection_reads).
+  std::vector<std::string> commands;
   // The object's, for the labels and annotations the template lacks and
   // its name when it has none; nullptr for a Pod.
   std::shared_ptr<const InheritedSelection> inherited;
@@ -100,7 +104,8 @@ Result<ProfileChoice> select_profile(const Policy& policy, const SelectionInput&
 
 // Whether select_profile reads the label (subject kLabel) or the annotation
 // (kAnnotation) named key: kProfileKey or a rule's key. A SelectionInput
-// needs no other labels or annotations.
+// needs no other labels or annotations. With kCommand and no key: whether
+// a rule reads the GPU containers' commands.
 bool selection_reads(const Policy& policy, ProfileRule::Subject subject, std::string_view key);
 
 // `*` matches any run of characters, everything else itself.
