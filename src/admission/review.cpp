@@ -296,8 +296,10 @@ ObjectDecision decide_object(const Policy& policy, Endpoint endpoint, const Obje
       label = "template " + in_quotes(ref.template_name) + " ";
     } else if (!ref.replica_type.empty()) {
       label = printable(ref.replica_type, kQuotedBytes) + " ";
-    } else if (!is_pod && ref.shape != PodShape::kContainer && ref.shape != PodShape::kFields) {
-      // A container or component written alone is named by its field path already.
+    } else if (!is_pod && (ref.shape != PodShape::kContainer || discovered) && ref.shape != PodShape::kFields) {
+      // A container or component a row names is named by its field path
+      // already; one found by its shape is named by its container name,
+      // which two of them may share (OME's leader and worker runners).
       label = field_path(ref.path) + " ";
     }
     const std::string description = is_pod ? "pod " + object_text : kind_text + " " + object_text + " " + label;

@@ -425,7 +425,9 @@ void discover(JsonView node, std::vector<std::string>& path, const IsGpuResource
     ref.pod = node;
     ref.shape = *shape;
     ref.path = path;
-    ref.replica_type = name_of(node);
+    // A container's name is said as its own ("container \"runner\""); a
+    // template or pod spec is named by its element's name, when it has one.
+    if (*shape != PodShape::kContainer) ref.replica_type = name_of(node);
     out.push_back(std::move(ref));
     return;
   }

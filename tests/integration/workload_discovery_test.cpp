@@ -114,6 +114,12 @@ TEST_F(WorkloadDiscoveryTest, AnUnknownKindStartingAnInferenceServerIsSizedToSer
   // The infer row for 8 GPUs, not train's 64 CPU.
   EXPECT_EQ(requests["cpu"], "32") << patched.dump();
   EXPECT_EQ(requests["memory"], "384Gi");
+  // A container found by its shape is named by its place, not only by its
+  // name (OME's leader and worker runners share theirs).
+  const json unsized = webhook_->review("/validate", workload_review(runtime));
+  EXPECT_NE(warnings_of(unsized).find("would deny: spec.engineConfig.runner container \\\"ome-container\\\":"),
+            std::string::npos)
+      << unsized.dump();
 }
 
 TEST_F(WorkloadDiscoveryTest, AnUpdateThatLeavesTheSpecAloneIsNotWarnedAgain) {
