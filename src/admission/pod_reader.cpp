@@ -1,11 +1,9 @@
 #include "gpusizer/admission/pod_reader.h"
 
 #include <algorithm>
-#include <optional>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
+#include "gpusizer/admission/claim_uses.h"
 #include "gpusizer/admission/component_fields.h"
 #include "gpusizer/admission/serving_flags.h"
 #include "gpusizer/admission/workload_identity.h"
@@ -21,10 +19,6 @@
 namespace gpusizer {
 
 namespace {
-
-// More GPUs than this in one container is a typo, not a machine; refusing
-// it keeps all arithmetic far from overflow.
-constexpr int64_t kMaxGpusPerContainer = 1 << 20;
 
 // A field's name in messages ("spec.containers[0]"), written out only when a
 // message needs it: most containers have nothing to report.
@@ -165,7 +159,7 @@ class PodReader {
       if (key == "initContainers") init_containers = value;
       if (key == "volumes") volumes = value;
       if (key == "resources") resources = value;
-      if (key == "resourceClaims") pod_claims_ = value;
+      if (key == "resourceClaims") claim_uses_.set_pod_claims(value);
     });
     if (!containers.is_array()) {
       problem(ProblemCode::kWrongType, field_path(absolute(below("containers"))), "is missing or not a list");
@@ -241,8 +235,8 @@ class PodReader {
     // Argo gives the pod the template's resourceClaims, else (none, or an
     // empty list) the workflow's (spec.resourceClaims; argo-workflows
     // examples/resource-claims.yaml): read before the containers' uses.
-    pod_claims_ = pod()["resourceClaims"];
-    if (pod_claims_.child("0").is_absent()) pod_claims_ = target_.ref.workflow_spec["resourceClaims"];
+    const JsonView own = pod()["resourceClaims"];
+    claim_uses_.set_pod_claims(own.child("0").is_absent() ? target_.ref.workflow_spec["resourceClaims"] : own);
     for (const char* key : {"container", "script"}) {
       const JsonView item = pod()[key];
       if (item.is_null()) continue;
@@ -316,7 +310,8 @@ class PodReader {
     if (defaults) take(*defaults, container);
     count_gpus(container, where);
     if (claims.is_array()) {
-      read_claim_uses(claims, container, where.text() + "." + container.resources_key, role == Role::kApp || sidecar);
+      claim_uses_.read(claims, container, where.text() + "." + container.resources_key, role == Role::kApp || sidecar,
+                       facts().claim_uses);
     }
     if ((role == Role::kApp || sidecar) && container.gpus > 0) {
       // The /dev/shm mount is appended here: a JSON Patch adds to a list only.
@@ -326,53 +321,6 @@ class PodReader {
       read_serving_flags(command, args, container);
       if (reads_commands_) facts().selection.commands.push_back(command_line(command, args, kCommandLineBytes));
     }
-  }
-
-  // A container's resources.claims, each named by the pod's
-  // spec.resourceClaims entry of the same name (read before the containers
-  // by read_pod_spec's pass over the spec), and resolved against the DRA
-  // objects known. `shared`: an app container or sidecar, which share a
-  // claim's devices with the others (an init container has them alone).
-  void read_claim_uses(JsonView claims, ContainerFacts& container, const std::string& resources_field, bool shared) {
-    if (!claim_sources_) {
-      // By name, once per pod: a pod may have thousands of both.
-      claim_sources_.emplace();
-      pod_claims_.for_each_element([&](JsonView claim) {
-        for (const auto& [key, kind] : {std::pair{"resourceClaimTemplateName", "ResourceClaimTemplate"},
-                                        std::pair{"resourceClaimName", "ResourceClaim"}}) {
-          const std::string_view name = claim[key].string();
-          if (!name.empty()) claim_sources_->emplace(claim["name"].string(), std::pair{kind, name});
-        }
-      });
-    }
-    int index = 0;
-    claims.for_each_element([&](JsonView use) {
-      ClaimUse read{container.name, resources_field + ".claims[" + std::to_string(index++) + "]",
-                    std::string(use["name"].string()), std::string(use["request"].string())};
-      if (const auto found = claim_sources_->find(read.claim); found != claim_sources_->end()) {
-        read.source_kind = found->second.first;
-        read.source = found->second.second;
-      }
-      resolve_claim(read, container, shared);
-      facts().claim_uses.push_back(std::move(read));
-    });
-  }
-
-  // Reads the use's asks from its claim, when known, and adds their GPUs
-  // to the container: once per claim among the app containers and
-  // sidecars, once in each init container.
-  void resolve_claim(ClaimUse& use, ContainerFacts& container, bool shared) {
-    const ClaimInventory* known = target_.cluster.claims;
-    const ClaimSpec* spec =
-        known && !use.source_kind.empty() ? known->find(use.source_kind, target_.namespace_name, use.source) : nullptr;
-    if (!spec) return;
-    use.known = true;
-    use.asks = claim_asks(policy_, *spec, use.request);
-    const int64_t gpus = claim_gpus(use.asks);
-    if (gpus == 0 || (shared && !counted_claims_.insert(use.claim + '/' + use.request).second)) return;
-    use.gpus = std::min(gpus, kMaxGpusPerContainer);
-    container.gpus += use.gpus;
-    container.claim_gpus += use.gpus;
   }
 
   // The GPUs the tables count among the container's accelerator asks:
@@ -496,12 +444,7 @@ class PodReader {
   const bool reads_commands_ = selection_reads(policy_, ProfileRule::Subject::kCommand, {});
   PodReading reading_;
   std::shared_ptr<const ArgoWorkflow> workflow_;
-  JsonView pod_claims_;  // the pod spec's resourceClaims; absent: none
-  // Its entries by name: the kind and name of the claim's source (the
-  // first given when a name repeats). Made at the first use of a claim.
-  std::optional<std::unordered_map<std::string_view, std::pair<std::string_view, std::string_view>>> claim_sources_;
-  // The claims (and requests) whose GPUs an app container or sidecar counted.
-  std::unordered_set<std::string> counted_claims_;
+  ClaimUses claim_uses_{policy_, target_.cluster.claims, target_.namespace_name};
 };
 
 }  // namespace
