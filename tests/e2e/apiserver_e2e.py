@@ -162,31 +162,6 @@ def fixture(name):
     return for_v1_20(load_documents(SOURCE / "tests" / "data" / "workloads" / name)[0])
 
 
-def dry_run_apply(obj):
-    result = CLUSTER.apply_objects([obj], "--dry-run=server", "-o", "json", check=False)
-    returned = json.loads(result.stdout) if result.returncode == 0 else None
-    if returned is not None and returned.get("kind") == "List":
-        returned = returned["items"][0]
-    return result, returned
-
-
-def served_resources():
-    """{(group, resource)} the API server serves now (its discovery)."""
-    names = CLUSTER.kubectl("api-resources", "--no-headers", "-o", "name").stdout.split()
-    served = set()
-    for name in names:  # resource.group, or resource for the core group
-        resource, _, group = name.partition(".")
-        served.add((group, resource))
-    return served
-
-
-def registered_rules(kind, name):
-    """{(group, resource)} the rules of the stored webhook configuration match."""
-    config = json.loads(CLUSTER.kubectl("get", kind, name, "-o", "json").stdout)
-    return {(group, resource) for webhook in config["webhooks"] for rule in webhook.get("rules", [])
-            for group in rule["apiGroups"] for resource in rule["resources"]}
-
-
 class WebhookTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -194,12 +169,12 @@ class WebhookTest(unittest.TestCase):
         # deploy/'s rules as they are: they name every CRD family gpu-sizer
         # reads, and none of those CRDs is installed yet (the fixtures' are
         # added later by test_every_workload_fixture_matches_the_offline_check).
-        cls.served_before = served_resources()
+        cls.served_before = CLUSTER.served_resources()
         CLUSTER.register_webhooks(SOURCE / "deploy")
         # The API server's webhook informer picks the configuration up
         # asynchronously: wait until a GPU pod comes back sized.
         wait_until("the webhook to be called", lambda: "gpu-sizer.io/sized" in (
-            dry_run_apply(fixture("pod.yaml"))[1] or {}).get("metadata", {}).get("annotations", {}), 30)
+            CLUSTER.dry_run_apply(fixture("pod.yaml"))[1] or {}).get("metadata", {}).get("annotations", {}), 30)
 
     def test_rules_for_crds_not_installed_are_registered_and_pods_are_still_sized(self):
         # "Registering for a CRD that is not installed must not break
@@ -207,7 +182,7 @@ class WebhookTest(unittest.TestCase):
         # kinds it does not serve, and pods are admitted and sized all the
         # same (setUpClass waited for that; a real create checks it again).
         for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
-            not_installed = registered_rules(kind, "gpu-sizer-e2e") - self.served_before
+            not_installed = CLUSTER.registered_rules(kind, "gpu-sizer-e2e") - self.served_before
             self.assertTrue({("serving.kserve.io", "inferenceservices"), ("apps.nvidia.com", "nimservices"),
                              ("trainer.kubeflow.org", "trainjobs"), ("leaderworkerset.x-k8s.io", "leaderworkersets")}
                             <= not_installed, f"{kind}: rules for kinds not served: {sorted(not_installed)}")
@@ -223,7 +198,7 @@ class WebhookTest(unittest.TestCase):
                             "--ignore-not-found", check=False)
 
     def test_4gpu_pod_at_64gi_is_admitted_with_32cpu_192gi_300gi_and_warnings(self):
-        result, pod = dry_run_apply(fixture("pod.yaml"))
+        result, pod = CLUSTER.dry_run_apply(fixture("pod.yaml"))
         self.assertEqual(result.returncode, 0, result.stderr)
         trainer = container(pod["spec"], "trainer")["resources"]
         self.assertEqual(trainer["requests"]["cpu"], "32")
@@ -254,7 +229,7 @@ class WebhookTest(unittest.TestCase):
     def test_pod_that_opted_out_is_denied_with_the_fix(self):
         pod = fixture("pod.yaml")
         pod["metadata"]["annotations"]["gpu-sizer.io/mutate"] = "false"
-        result, _ = dry_run_apply(pod)
+        result, _ = CLUSTER.dry_run_apply(pod)
         self.assertNotEqual(result.returncode, 0)
         self.assertIn('admission webhook "pods.validate.gpu-sizer.io" denied the request', result.stderr)
         self.assertIn('container "trainer": 4 GPUs need memory >= 192Gi (train profile), '
@@ -263,7 +238,7 @@ class WebhookTest(unittest.TestCase):
     def test_training_pod_without_shm_gets_a_32gi_memory_backed_shm(self):
         pod = for_v1_20(load_documents(SOURCE / "tests" / "data" / "beyond" / "training-without-shm.yaml")[0])
         pod["metadata"]["namespace"] = NAMESPACE
-        result, returned = dry_run_apply(pod)
+        result, returned = CLUSTER.dry_run_apply(pod)
         self.assertEqual(result.returncode, 0, result.stderr)
         shm = next(v for v in returned["spec"]["volumes"] if v["name"] == "gpu-sizer-shm")
         self.assertEqual(shm["emptyDir"], {"medium": "Memory", "sizeLimit": "32Gi"})
@@ -278,7 +253,7 @@ class WebhookTest(unittest.TestCase):
     def test_7b_full_fine_tune_on_two_24gb_gpus_is_denied_with_the_options(self):
         pod = for_v1_20(load_documents(SOURCE / "tests" / "data" / "beyond" / "llama-7b-sft.yaml")[0])
         pod["metadata"]["namespace"] = NAMESPACE
-        result, _ = dry_run_apply(pod)
+        result, _ = CLUSTER.dry_run_apply(pod)
         self.assertNotEqual(result.returncode, 0)
         self.assertIn('admission webhook "pods.validate.gpu-sizer.io" denied the request', result.stderr)
         for part in ("needs 127.0 GB per GPU", "and its certain part alone is more than the 25.8 GB of RTX-4090",
@@ -289,7 +264,7 @@ class WebhookTest(unittest.TestCase):
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": NAMESPACE},
                "spec": {"containers": [{"name": "web", "image": "nginx",
                                         "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}
-        result, returned = dry_run_apply(pod)
+        result, returned = CLUSTER.dry_run_apply(pod)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(returned["spec"]["containers"][0]["resources"], {"requests": {"cpu": "1", "memory": "1Gi"}})
         self.assertNotIn("gpu-sizer.io/sized", returned["metadata"].get("annotations", {}))
@@ -316,7 +291,7 @@ class WebhookTest(unittest.TestCase):
                 report = json.loads(run([GPU_SIZER, "check", "--output", "json", path], check=False).stdout)
                 expected_report = report["files"][0]["objects"][0]
                 fixed = yaml.safe_load(run([GPU_SIZER, "check", "--fix", path], check=False).stdout)
-                result, returned = dry_run_apply(obj)
+                result, returned = CLUSTER.dry_run_apply(obj)
                 if expected_report["denials"]:
                     self.assertNotEqual(result.returncode, 0)
                     for denial in expected_report["denials"]:
@@ -360,7 +335,7 @@ def register_fixture_crds():
 
 def sized_pod(pod):
     """The Pod as the API server would store it, and the warnings."""
-    result, returned = dry_run_apply(pod)
+    result, returned = CLUSTER.dry_run_apply(pod)
     if result.returncode != 0:
         raise AssertionError(result.stderr)
     return returned, warnings_of(result.stderr)
@@ -477,7 +452,7 @@ class FailurePolicyTest(unittest.TestCase):
 
     def test_stopped_webhook_ignore_admits_unchanged_and_fail_blocks_every_pod(self):
         CLUSTER.stop("gpu-sizer")
-        result, pod = dry_run_apply(fixture("pod.yaml"))
+        result, pod = CLUSTER.dry_run_apply(fixture("pod.yaml"))
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(container(pod["spec"], "trainer")["resources"]["limits"]["memory"], "64Gi")
         self.assertNotIn("gpu-sizer.io/sized", pod["metadata"]["annotations"])
@@ -488,12 +463,12 @@ class FailurePolicyTest(unittest.TestCase):
                      "spec": {"containers": [{"name": "web", "image": "nginx"}]}}
 
         def rejected(pod):
-            result, _ = dry_run_apply(pod)
+            result, _ = CLUSTER.dry_run_apply(pod)
             return result.returncode != 0 and "failed calling webhook" in result.stderr
 
         # The informer takes the new failurePolicy asynchronously.
         wait_until("failurePolicy Fail to apply", lambda: rejected(gpu_pod), 30)
-        result, _ = dry_run_apply(plain_pod)
+        result, _ = CLUSTER.dry_run_apply(plain_pod)
         self.assertNotEqual(result.returncode, 0)
         self.assertIn('failed calling webhook "pods.mutate.gpu-sizer.io"', result.stderr)
 

@@ -266,6 +266,29 @@ class Cluster:
         body = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
         return self.kubectl("apply", *flags, "-f", "-", input=body, check=check)
 
+    def dry_run_apply(self, obj):
+        """kubectl apply --dry-run=server of OBJ: the result, and the object
+        as the API server would store it (None when refused)."""
+        result = self.apply_objects([obj], "--dry-run=server", "-o", "json", check=False)
+        returned = json.loads(result.stdout) if result.returncode == 0 else None
+        if returned is not None and returned.get("kind") == "List":
+            returned = returned["items"][0]
+        return result, returned
+
+    def served_resources(self):
+        """{(group, resource)} the API server serves now (its discovery)."""
+        served = set()
+        for name in self.kubectl("api-resources", "--no-headers", "-o", "name").stdout.split():
+            resource, _, group = name.partition(".")  # resource.group, or resource for the core group
+            served.add((group, resource))
+        return served
+
+    def registered_rules(self, kind, name):
+        """{(group, resource)} the rules of the stored webhook configuration match."""
+        config = json.loads(self.kubectl("get", kind, name, "-o", "json").stdout)
+        return {(group, resource) for webhook in config["webhooks"] for rule in webhook.get("rules", [])
+                for group in rule["apiGroups"] for resource in rule["resources"]}
+
     # --- objects ------------------------------------------------------------
     def served(self, api_version, kind):
         """Whether the API server serves KIND in API_VERSION (its discovery)."""
