@@ -435,11 +435,13 @@ def unmatched_warnings(webhook, offline):
     (webhook's left, check's left). The webhook cuts a warning to kubectl's
     120 characters where it shows '...' (at its end, or in a long container
     name); check prints it whole: a cut line matches the whole one it is
-    cut from."""
+    cut from. The '...' is the last three of a run of dots: a name cut after
+    a dot ("spec.services[0]....") keeps that dot."""
     left = sorted(offline)
     unmatched = []
     for line in sorted(webhook, key=len, reverse=True):
-        pattern = re.compile(".*".join(re.escape(part) for part in line.split("...")), re.S)
+        parts = re.split(r"\.\.\.(?!\.)", line)
+        pattern = re.compile(".*".join(re.escape(part) for part in parts), re.S)
         whole = next((each for each in left if pattern.fullmatch(each)), None)
         if whole is None:
             unmatched.append(line)
