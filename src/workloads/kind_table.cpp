@@ -277,6 +277,15 @@ std::vector<WorkloadKind> make_kind_table() {
        .family = "nimOperator",
        .role = kServing,
        .long_lived = true},
+      // NIMPipeline (api/apps/v1alpha1/nimpipeline_types.go @07cace8): a
+      // NIMService spec for each of its services.
+      {.group = "apps.nvidia.com",
+       .kind = "NIMPipeline",
+       .locations = {container_at("spec.services[].spec", "resources", 0)},
+       .resource = "nimpipelines",
+       .family = "nimOperator",
+       .role = kServing,
+       .long_lived = true},
       // Dynamo v1beta1 writes a pod template per component instead.
       {.group = "nvidia.com",
        .kind = "DynamoGraphDeployment",

@@ -63,6 +63,7 @@ INSTANTIATE_TEST_SUITE_P(
         FixCase{"inferenceservice-containers.yaml", "/spec/predictor/containers/0/resources", "192Gi"},
         FixCase{"llminferenceservice.yaml", "/spec/prefill/template/containers/0/resources", "64Gi"},
         FixCase{"nimservice.yaml", "/spec/resources", "96Gi"},
+        FixCase{"nimpipeline.yaml", "/spec/services/0/spec/resources", "64Gi"},
         FixCase{"dynamographdeployment.yaml", "/spec/services/VllmDecodeWorker/resources", "192Gi"},
         FixCase{"bentodeployment.yaml", "/spec/runners/0/resources", "96Gi"}),
     [](const auto& info) {

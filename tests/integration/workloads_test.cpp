@@ -165,8 +165,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "paddlejob.yaml", "xgboostjob.yaml", "jaxjob.yaml", "mxjob.yaml", "trainjob.yaml",
                       "trainingruntime.yaml", "clustertrainingruntime.yaml", "leaderworkerset.yaml", "rayservice.yaml",
                       "inferenceservice.yaml", "inferenceservice-containers.yaml", "llminferenceservice.yaml",
-                      "nimservice.yaml", "job-pod-level-resources.yaml", "dynamographdeployment.yaml",
-                      "vllmruntime.yaml", "bentodeployment.yaml", "kubeai-model.yaml"),
+                      "nimservice.yaml", "nimpipeline.yaml", "job-pod-level-resources.yaml",
+                      "dynamographdeployment.yaml", "vllmruntime.yaml", "bentodeployment.yaml", "kubeai-model.yaml"),
     [](const auto& info) {
       std::string name = info.param.substr(0, info.param.find('.'));
       std::erase(name, '-');

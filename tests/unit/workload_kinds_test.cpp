@@ -72,6 +72,7 @@ INSTANTIATE_TEST_SUITE_P(
         KindCase{"inferenceservice-containers.yaml", {"spec.predictor"}, PodShape::kPodSpec},
         KindCase{"llminferenceservice.yaml", {"spec.template", "spec.prefill.template"}, PodShape::kPodSpec},
         KindCase{"nimservice.yaml", {"spec"}, PodShape::kContainer},
+        KindCase{"nimpipeline.yaml", {"spec.services[0].spec", "spec.services[1].spec"}, PodShape::kContainer},
         KindCase{"dynamographdeployment.yaml",
                  {"spec.services.Frontend", "spec.services.VllmDecodeWorker"},
                  PodShape::kFields},
