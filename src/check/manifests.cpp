@@ -301,15 +301,18 @@ Result<ManifestFile> read_manifests(std::string_view text, const std::string& so
     budget.nodes = 0;  // what the JSON parser counted before it failed is read again
   }
   // Not JSON either: the JSON parser's error, which names where, over YAML's;
-  // in a file with Go template actions, what to do about them.
-  const std::string_view template_hint =
-      text.find("{{") != std::string_view::npos
-          ? "; the file holds template actions ({{ ... }}): if it is a Helm chart's template, check the rendered "
-            "chart (helm template ... | gpu-sizer check -)"
-          : "";
+  // in a file with Go template actions, what to do about them (looked for
+  // only when the file fails).
   auto fail = [&](ProblemCode code, std::string message) {
-    if (!json_error.empty()) return Status::failure(ProblemCode::kSyntax, "", json_error + std::string(template_hint));
-    if (code == ProblemCode::kSyntax) message += template_hint;
+    if (!json_error.empty()) {
+      code = ProblemCode::kSyntax;
+      message = json_error;
+    }
+    if (code == ProblemCode::kSyntax && text.find("{{") != std::string_view::npos) {
+      message +=
+          "; the file holds template actions ({{ ... }}): if it is a Helm chart's template, check the rendered "
+          "chart (helm template ... | gpu-sizer check -)";
+    }
     return Status::failure(code, "", std::move(message));
   };
   auto bodies = split_documents(text, source, limits.max_documents);

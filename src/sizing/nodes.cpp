@@ -134,7 +134,9 @@ NodeGpu node_gpu(const std::vector<std::pair<std::string, std::string>>& labels)
 }
 
 std::string_view gpu_vendor_named(std::string_view name) {
-  static constexpr std::array<std::string_view, 3> kVendors = {"NVIDIA", "AMD", "Intel"};
+  // As written in a domain or a word, then as said.
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kVendors = {
+      {{"nvidia", "NVIDIA"}, {"amd", "AMD"}, {"intel", "Intel"}}};
   std::string_view word = name.substr(0, name.find_first_of(" -_./"));  // "NVIDIA", "nvidia" of nvidia-l4
   // A domain's label before ".com": "nvidia.com/gpu", "gpu.amd.com".
   if (const std::string_view domain = name.substr(0, name.find('/')); domain.ends_with(".com")) {
@@ -142,8 +144,8 @@ std::string_view gpu_vendor_named(std::string_view name) {
     word = word.substr(word.rfind('.') + 1);  // npos + 1 is 0: all of it
   }
   const std::string lower = lowercase(word);
-  for (std::string_view vendor : kVendors) {
-    if (lower == lowercase(vendor)) return vendor;
+  for (const auto& [written, vendor] : kVendors) {
+    if (lower == written) return vendor;
   }
   return {};
 }
