@@ -365,6 +365,27 @@ std::vector<WorkloadKind> make_kind_table() {
        .family = "bentoml",
        .role = kServing,
        .long_lived = true},
+      // Seldon Core v1 (operator/apis/machinelearning.seldon.io/v1/
+      // seldondeployment_types.go @cbff393): each predictor's componentSpecs
+      // are SeldonPodSpecs ({metadata, spec: PodSpec}), each a Deployment.
+      {.group = "machinelearning.seldon.io",
+       .kind = "SeldonDeployment",
+       .locations = {{"spec.predictors[].componentSpecs[]"}},
+       .resource = "seldondeployments",
+       .family = "seldon",
+       .role = kServing,
+       .long_lived = true},
+      // Kubeflow Notebooks (components/notebook-controller/api/v1/
+      // notebook_types.go @b9f455d, also OpenShift AI's workbenches):
+      // spec.template.spec is the PodSpec of the notebook's StatefulSet: an
+      // always-on (interactive) server, as its StatefulSet's pods are sized.
+      {.group = "kubeflow.org",
+       .kind = "Notebook",
+       .locations = {{"spec.template"}},
+       .resource = "notebooks",
+       .family = "kubeflowNotebooks",
+       .role = kServing,
+       .long_lived = true},
   };
   // Kubeflow training-operator v1 (kubeflow.org, pkg/apis/kubeflow.org/v1)
   // and mpi-operator v2beta1: one family, spec.<x>ReplicaSpecs.<type>.template.

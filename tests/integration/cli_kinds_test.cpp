@@ -65,7 +65,9 @@ INSTANTIATE_TEST_SUITE_P(
         FixCase{"nimservice.yaml", "/spec/resources", "96Gi"},
         FixCase{"nimpipeline.yaml", "/spec/services/0/spec/resources", "64Gi"},
         FixCase{"dynamographdeployment.yaml", "/spec/services/VllmDecodeWorker/resources", "192Gi"},
-        FixCase{"bentodeployment.yaml", "/spec/runners/0/resources", "96Gi"}),
+        FixCase{"bentodeployment.yaml", "/spec/runners/0/resources", "96Gi"},
+        FixCase{"seldondeployment.yaml", "/spec/predictors/0/componentSpecs/0/spec/containers/0/resources", "96Gi"},
+        FixCase{"notebook.yaml", "/spec/template/spec/containers/0/resources", "64Gi"}),
     [](const auto& info) {
       std::string name = info.param.file.substr(0, info.param.file.find('.'));
       std::erase(name, '-');

@@ -166,7 +166,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "trainingruntime.yaml", "clustertrainingruntime.yaml", "leaderworkerset.yaml", "rayservice.yaml",
                       "inferenceservice.yaml", "inferenceservice-containers.yaml", "llminferenceservice.yaml",
                       "nimservice.yaml", "nimpipeline.yaml", "job-pod-level-resources.yaml",
-                      "dynamographdeployment.yaml", "vllmruntime.yaml", "bentodeployment.yaml", "kubeai-model.yaml"),
+                      "dynamographdeployment.yaml", "vllmruntime.yaml", "bentodeployment.yaml", "kubeai-model.yaml",
+                      "seldondeployment.yaml", "notebook.yaml"),
     [](const auto& info) {
       std::string name = info.param.substr(0, info.param.find('.'));
       std::erase(name, '-');

@@ -79,7 +79,9 @@ INSTANTIATE_TEST_SUITE_P(
         KindCase{"vllmruntime.yaml", {"spec.deploymentConfig"}, PodShape::kFields},
         KindCase{"bentodeployment.yaml", {"spec", "spec.runners[0]"}, PodShape::kFields},
         KindCase{"kubeai-model.yaml", {"spec"}, PodShape::kFields},
-        KindCase{"kaito-workspace.yaml", {"resource"}, PodShape::kFields}),
+        KindCase{"kaito-workspace.yaml", {"resource"}, PodShape::kFields},
+        KindCase{"seldondeployment.yaml", {"spec.predictors[0].componentSpecs[0]"}, PodShape::kPod},
+        KindCase{"notebook.yaml", {"spec.template"}, PodShape::kPod}),
     [](const auto& info) {
       std::string name = info.param.file.substr(0, info.param.file.find('.'));
       std::erase(name, '-');
