@@ -208,7 +208,7 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
   decision.gpus = phases.gpus;
   if (phases.too_many_gpus) {
     reading.problems.push_back(*phases.too_many_gpus);
-    reading.gpu_problem = true;
+    reading.accelerator_problem = true;
   }
   if (const std::string why = left_for_the_pod(reading, decision.gpus); !why.empty()) {
     // Said once, by the validating endpoint, which always runs; the Pod is
@@ -220,7 +220,7 @@ PodDecision decide_pod(const Policy& policy, Endpoint endpoint, const PodTarget&
     }
     return decision;
   }
-  if (decision.gpus == 0 && !reading.gpu_problem) {
+  if (decision.gpus == 0 && !reading.accelerator_problem) {
     // Said by the validating endpoint, which always runs.
     if (endpoint == Endpoint::kValidate && asks_other_accelerators(reading.facts)) {
       decision.warnings = unsized_ask_warnings(policy, reading.facts);

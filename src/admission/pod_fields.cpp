@@ -83,10 +83,12 @@ void read_resource_quantity(const Policy& policy, std::string_view resource, Jso
     read.unresolved.push_back(std::string(resource) + " is " + in_quotes(value.string()));
     read.unresolved_gpu = read.unresolved_gpu || gpu;
   } else if (!quantity) {
-    read.problems.push_back({quantity.problem().code, field(), quantity.error(), gpu});
+    // A GPU or another accelerator the API server would refuse: said, even
+    // when nothing else in the pod asks for GPUs.
+    read.problems.push_back({quantity.problem().code, field(), quantity.error(), accelerator != nullptr});
   } else if (quantity.value().is_negative()) {
-    read.problems.push_back(
-        {ProblemCode::kBadValue, field(), "must not be negative, found " + quantity.value().to_string(), gpu});
+    read.problems.push_back({ProblemCode::kBadValue, field(),
+                             "must not be negative, found " + quantity.value().to_string(), accelerator != nullptr});
   } else {
     out.add(resource, quantity.value());
   }

@@ -98,9 +98,9 @@ class PodReader {
   }
   std::string field(const std::vector<std::string>& tokens) const { return field_path(absolute(tokens)); }
 
-  void problem(ProblemCode code, const std::string& field, const std::string& what, bool gpu_field = false) {
+  void problem(ProblemCode code, const std::string& field, const std::string& what, bool accelerator_field = false) {
     reading_.problems.push_back({code, field, target_.context.description + ": " + field + " " + what});
-    reading_.gpu_problem = reading_.gpu_problem || gpu_field;
+    reading_.accelerator_problem = reading_.accelerator_problem || accelerator_field;
   }
 
   // The template's own labels and annotations first, then the object's.
@@ -389,7 +389,7 @@ class PodReader {
   void take(ResourcesRead read, ContainerFacts& container) {
     container.requests.add_all(std::move(read.requests));
     container.limits.add_all(std::move(read.limits));
-    for (const ResourcesRead::Problem& each : read.problems) problem(each.code, each.field, each.what, each.gpu);
+    for (const ResourcesRead::Problem& each : read.problems) problem(each.code, each.field, each.what, each.accelerator);
     reading_.unresolved.insert(reading_.unresolved.end(), read.unresolved.begin(), read.unresolved.end());
     reading_.unresolved_gpu = reading_.unresolved_gpu || read.unresolved_gpu;
     container.accelerator_gpus = container.accelerator_gpus || read.accelerator_gpus;

@@ -44,6 +44,7 @@ TEST(ClassifyResource, TheDefaultPolicyNamesEachForm) {
       {"amd.com/cpx_nps4", AcceleratorForm::kMigSlice},
       {"google.com/tpu", AcceleratorForm::kDevice},
       {"habana.ai/gaudi", AcceleratorForm::kDevice},
+      {"gpu.intel.com/dxg", AcceleratorForm::kDevice},
       {"aws.amazon.com/neuroncore", AcceleratorForm::kFraction},
       {"huawei.com/Ascend910", AcceleratorForm::kDevice},
       // HAMi's memory and compute shares of other vendors' devices are not
@@ -132,6 +133,18 @@ TEST(UnsizedAsks, SharedReplicasOtherVendorsAndUnknownGpuNamesAreWarned) {
     EXPECT_TRUE(has_line(v.decision.warnings, {"4 " + resource, "not sized; as 4 GPUs, train: cpu 32, memory 192Gi"}))
         << resource << "\n"
         << all(v.decision.warnings);
+  }
+}
+
+// GoogleCloudPlatform/cluster-toolkit's TPU 7x job writes a placeholder
+// (`google.com/tpu: <CHIPS_PER_NODE>`) where the count goes: the API server
+// refuses it, so it is denied naming the field, not passed without a word
+// because no GPU is counted.
+TEST(UnsizedAsks, AnAcceleratorCountThatIsNotAQuantityIsDeniedNamingTheField) {
+  for (const std::string value : {"<CHIPS_PER_NODE>", "-4"}) {
+    const Outcome v = validate(pod_asking({{"google.com/tpu", value}}), Mode::kEnforce);
+    EXPECT_TRUE(has_line(v.decision.denials, {"resources.limits.google.com/tpu"})) << value << "\n"
+                                                                                    << all(v.decision.denials);
   }
 }
 

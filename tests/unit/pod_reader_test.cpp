@@ -337,7 +337,7 @@ TEST(PodReader, FieldsOfTheWrongTypeAreProblemsNamedByTheirPath) {
   EXPECT_EQ(r.reading.problems[1].code, ProblemCode::kWrongType);
   EXPECT_EQ(r.reading.problems[1].path, "pod.spec.volumes");
   EXPECT_EQ(r.reading.problems[1].message, "pod default/x: pod.spec.volumes is not a list");
-  EXPECT_FALSE(r.reading.gpu_problem);
+  EXPECT_FALSE(r.reading.accelerator_problem);
 }
 
 TEST(PodReader, TheOptOutAnnotationIsRead) {

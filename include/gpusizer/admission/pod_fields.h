@@ -57,7 +57,7 @@ struct ResourcesRead {
     ProblemCode code;
     std::string field;  // "spec.containers[0].resources.limits.cpu"
     std::string what;   // "must not be negative, found -1"
-    bool gpu = false;   // about a GPU resource
+    bool accelerator = false;  // about a GPU or another accelerator of the policy
   };
   std::vector<Problem> problems;
   std::vector<std::string> unresolved;  // resources holding {{...}} or $(VAR) expressions

@@ -59,7 +59,7 @@ struct PodReading {
   // What is wrong, each about a field, its message naming the pod and the
   // field: "pod default/x: spec.containers[0].resources is not an object".
   std::vector<Problem> problems;
-  bool gpu_problem = false;             // a problem in a GPU field: the pod may hold GPUs
+  bool accelerator_problem = false;     // a problem in a GPU or accelerator field: said, never passed silently
   std::vector<std::string> unresolved;  // resources holding {{...}} or $(VAR) expressions
   bool unresolved_gpu = false;          // ... among them a GPU count
   bool spec_patched = false;            // an Argo podSpecPatch may change any of it
