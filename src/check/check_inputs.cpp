@@ -28,7 +28,10 @@ std::shared_ptr<const ClaimInventory> read_claim_objects(std::vector<CheckInput>
   for (DraObject& object : known) builder.upsert(std::move(object));
   for (CheckInput& input : inputs) {
     const Result<std::string> text = input.text(limits);
-    if (!text || text.value().find("resource.k8s.io") == std::string::npos || is_osmo_workflow(text.value())) {
+    if (!text ||
+        (text.value().find("resource.k8s.io") == std::string::npos &&
+         text.value().find("resource.nvidia.com") == std::string::npos) ||
+        is_osmo_workflow(text.value())) {
       continue;
     }
     auto file = read_manifests(text.value(), shown_path(input.path), limits);

@@ -13,6 +13,14 @@ namespace {
 
 constexpr std::string_view kResourceGroup = "resource.k8s.io";
 
+// NVIDIA's DRA driver (k8s-dra-driver-gpu @2240711): a ComputeDomain names
+// the ResourceClaimTemplate its controller makes for the workload's pods
+// (api/nvidia.com/resource/v1beta1/computedomain.go, spec.channel), of one
+// request for an IMEX channel of this class
+// (cmd/compute-domain-controller/computedomain.go).
+constexpr std::string_view kComputeDomainGroup = "resource.nvidia.com";
+constexpr std::string_view kComputeDomainChannelClass = "compute-domain-default-channel.nvidia.com";
+
 // The value a CEL selector compares one of `attributes` to:
 // `device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'`
 // gives "NVIDIA H100 80GB HBM3". The first comparison found; empty: none.
@@ -160,10 +168,34 @@ bool owned_by_pod(JsonView metadata) {
 }  // namespace
 
 bool is_dra_kind(std::string_view group, std::string_view kind) {
-  return group == kResourceGroup &&
-         (kind == to_string(DraKind::kClaimTemplate) || kind == to_string(DraKind::kClaim) ||
-          kind == to_string(DraKind::kDeviceClass) || kind == to_string(DraKind::kResourceSlice));
+  return (group == kResourceGroup &&
+          (kind == to_string(DraKind::kClaimTemplate) || kind == to_string(DraKind::kClaim) ||
+           kind == to_string(DraKind::kDeviceClass) || kind == to_string(DraKind::kResourceSlice))) ||
+         (group == kComputeDomainGroup && kind == "ComputeDomain");
 }
+
+namespace {
+
+// The template a ComputeDomain's controller makes, as it will be: its
+// pods' claims on it are then known to hold a channel, not GPUs to size.
+Result<std::optional<DraObject>> compute_domain_template(JsonView object, std::string namespace_name) {
+  const JsonView channel = object["spec"]["channel"];
+  DraObject read;
+  read.kind = DraKind::kClaimTemplate;
+  read.namespace_name = std::move(namespace_name);
+  read.name = string_member(channel["resourceClaimTemplate"], "name");
+  if (read.name.empty()) {
+    return Status::failure(ProblemCode::kMissingField, "spec.channel.resourceClaimTemplate.name",
+                           "spec.channel.resourceClaimTemplate.name is missing");
+  }
+  DeviceAlternative alternative;
+  alternative.device_class = std::string(kComputeDomainChannelClass);
+  alternative.all = channel["allocationMode"].string() == "All";
+  read.spec.requests.push_back({"channel", {std::move(alternative)}});
+  return std::optional<DraObject>(std::move(read));
+}
+
+}  // namespace
 
 Result<std::optional<DraObject>> read_dra_object(JsonView object) {
   const std::string_view api_version = object["apiVersion"].string();
@@ -188,6 +220,7 @@ Result<std::optional<DraObject>> read_dra_object(JsonView object) {
   }
   read.namespace_name = string_member(metadata, "namespace");
   if (read.namespace_name.empty()) read.namespace_name = "default";
+  if (group == kComputeDomainGroup) return compute_domain_template(object, std::move(read.namespace_name));
   const bool is_template = kind == to_string(DraKind::kClaimTemplate);
   read.kind = is_template ? DraKind::kClaimTemplate : DraKind::kClaim;
   if (!is_template && owned_by_pod(metadata)) return std::optional<DraObject>();

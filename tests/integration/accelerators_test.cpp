@@ -111,6 +111,38 @@ TEST(CliAccelerators, CheckResolvesAClaimTemplateFromAnyFileItReads) {
       << alone.output;
 }
 
+// GKE's GB200/GB300 NCCL tests: a ComputeDomain beside pods that claim its
+// IMEX channel and ask nvidia.com/gpu. The channel's template is the
+// controller's, not in any file: read from the ComputeDomain, it is known
+// to hold no GPUs, so check does not ask for CPU and memory for it.
+TEST(CliAccelerators, CheckReadsAComputeDomainsChannelTemplateFromItsFile) {
+  TempDir dir;
+  std::ofstream(dir.path() + "/nccl.yaml") << R"(apiVersion: resource.nvidia.com/v1beta1
+kind: ComputeDomain
+metadata: {name: nccl}
+spec:
+  channel:
+    resourceClaimTemplate: {name: nccl-channel}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: nccl-test-host-1}
+spec:
+  resourceClaims:
+  - {name: channel, resourceClaimTemplateName: nccl-channel}
+  containers:
+  - name: test
+    image: nccl
+    resources:
+      limits: {nvidia.com/gpu: 4}
+      claims: [{name: channel}]
+)";
+  const auto checked = cli_test::run("check " + dir.path() + "/nccl.yaml", false);
+  EXPECT_EQ(checked.exit_code, 1) << checked.output;
+  EXPECT_NE(checked.output.find("cpu request unset->32 (4 GPUs, train profile)"), std::string::npos) << checked.output;
+  EXPECT_EQ(checked.output.find("is not sized"), std::string::npos) << checked.output;
+}
+
 // `kubectl get nodes,resourceslices -o yaml` as --nodes: the slice shows
 // the GPUs on a node without GPU labels, so the DRA pod's caps come from
 // it, not from the larger CPU node.

@@ -208,6 +208,34 @@ TEST(DraPods, AKnownTemplateIsSizedAsItsGpus) {
   EXPECT_TRUE(has_line(unknown.decision.warnings, {"DRA claim \"gpus\" (template \"four-gpus\") is not sized"}));
 }
 
+// NVIDIA's ComputeDomain (k8s-dra-driver-gpu): its controller makes the
+// template a multi-node NVLink job's pods claim an IMEX channel with. Read
+// from the same files, the channel is known for no GPU: nothing to warn.
+TEST(DraPods, AComputeDomainsChannelTemplateIsKnownToHoldNoGpus) {
+  const json domain = {{"apiVersion", "resource.nvidia.com/v1beta1"},
+                       {"kind", "ComputeDomain"},
+                       {"metadata", {{"name", "nccl"}, {"namespace", "default"}}},
+                       {"spec", {{"numNodes", 2}, {"channel", {{"resourceClaimTemplate", {{"name", "nccl-channel"}}}}}}}};
+  auto made = read(domain);
+  ASSERT_TRUE(made.ok() && made.value());
+  EXPECT_EQ(made.value()->kind, DraKind::kClaimTemplate);
+  EXPECT_EQ(made.value()->name, "nccl-channel");
+  EXPECT_EQ(made.value()->spec.requests.at(0).alternatives.at(0).device_class,
+            "compute-domain-default-channel.nvidia.com");
+  json pod = pod_with_claims(json::array({claim_user("test", "channel")}),
+                             json::array({{{"name", "channel"}, {"resourceClaimTemplateName", "nccl-channel"}}}));
+  const auto unknown = inventory_of({});
+  EXPECT_TRUE(has_line(validate(pod, Mode::kEnforce, default_policy(), {nullptr, unknown.get()}).decision.warnings,
+                       {"DRA claim \"channel\" (template \"nccl-channel\") is not sized"}));
+  const auto known = inventory_of({domain});
+  const Outcome v = validate(pod, Mode::kEnforce, default_policy(), {nullptr, known.get()});
+  EXPECT_TRUE(v.decision.warnings.empty()) << all(v.decision.warnings);
+  json no_name = domain;
+  no_name["spec"]["channel"] = json::object();
+  ASSERT_FALSE(read(no_name).ok());
+  EXPECT_EQ(read(no_name).error(), "spec.channel.resourceClaimTemplate.name is missing");
+}
+
 TEST(DraPods, AnArgoTemplatesPodGetsItsOwnClaimsElseTheWorkflows) {
   // argo-workflows examples/resource-claims.yaml: spec.resourceClaims
   // applies to every template that sets none of its own.

@@ -25,7 +25,8 @@ inline constexpr int64_t kMaxDevicesPerRequest = 1 << 20;
 // Whether (group, kind) is one of the kinds read here.
 bool is_dra_kind(std::string_view group, std::string_view kind);
 
-// One object. nullopt for an object of another kind, for a ResourceClaim
+// One object (a ComputeDomain is read as the ResourceClaimTemplate its
+// controller makes). nullopt for an object of another kind, for a ResourceClaim
 // a Pod owns (the API server made it from a template for that pod, and no
 // other pod names it), and for a ResourceSlice of devices on no one node. Fails naming the field and the
 // value: `spec.spec.devices.requests[0].exactly.count "two" must be a whole
