@@ -142,8 +142,8 @@ spec:
         - {name: server, image: x, resources: {limits: {nvidia.com/gpu: "2"}}}
 """)
     replace(root, "tests/unit/workload_kinds_test.cpp",
-            '''        KindCase{"kaito-workspace.yaml", {"resource"}, PodShape::kFields}),''',
-            '''        KindCase{"kaito-workspace.yaml", {"resource"}, PodShape::kFields},
+            '''        KindCase{"notebook.yaml", {"spec.template"}, PodShape::kPod}),''',
+            '''        KindCase{"notebook.yaml", {"spec.template"}, PodShape::kPod},
         KindCase{"exampleserver.yaml", {"spec.template"}, PodShape::kPod}),''')
     replace(root, "docs/workloads.md", "| Volcano Job | `spec.tasks[].template` |",
             "| Volcano Job | `spec.tasks[].template` |\n| ExampleServer | `spec.template` |")

@@ -274,6 +274,31 @@ TEST(NodeCapsRule, TheNodeChosenHoldsThePodAsWrittenAndKeepsMostMemoryThenCpu) {
   EXPECT_NE(then_cpu.row->detail.find("capped to mid-more-cpu ("), std::string::npos) << then_cpu.row->detail;
 }
 
+// The table's storage is a disk reservation: raising it never moves a pod
+// off a node its memory and cpu fit. A 2-GPU train pod on a fleet of GKE's
+// a2-highgpu-2g (85Gi of disk) and p4de.24xlarge: capped to the a2's disk,
+// not sent to the 8-GPU machine (kubeflow distributed-workloads' TrainJob).
+TEST(NodeCapsRule, StorageIsCappedToTheLeastDiskOfTheNodesThatHoldMemoryAndCpu) {
+  const NodeClass a2 = node("a2-highgpu-2g", 2, "23890m", "148Gi", "85Gi");
+  const NodeClass p4de = node("p4de.24xlarge", 8, "95690m", "1100Gi", "7000Gi");
+  const PodFacts pod = trainer(2, "8", "40Gi");
+  const RuleResult result = run(pod, inventory_of({p4de, a2}), floors("16", "96Gi", "300Gi"));
+  EXPECT_EQ(ceiling(result, kMemory), "");
+  EXPECT_EQ(ceiling(result, kCpu), "");
+  EXPECT_EQ(ceiling(result, kEphemeralStorage), "80Gi");
+  EXPECT_EQ(briefs(result), std::vector<std::string>{"node cap: ephemeral-storage 300Gi (train profile) capped to "
+                                                     "80Gi: a2-highgpu-2g has ephemeral-storage 85Gi"});
+  EXPECT_NE(result.row->detail.find("memory and cpu fit p4de.24xlarge ("), std::string::npos) << result.row->detail;
+  EXPECT_NE(result.row->detail.find("ephemeral-storage capped to a2-highgpu-2g ("), std::string::npos)
+      << result.row->detail;
+  // A node its memory does not fit does not cap its storage: a 1-GPU pod
+  // raised to 64Gi leaves the 27Gi L4 node, so its storage is the larger
+  // node's share.
+  const NodeClass a100 = node("a2-ultragpu-1g", 1, "11900m", "148Gi", "350Gi");
+  const RuleResult kept = run(trainer(1), inventory_of({l4(), a100}), floors("8", "64Gi", "300Gi"));
+  EXPECT_EQ(ceiling(kept, kEphemeralStorage), "") << all(briefs(kept));
+}
+
 // The decider: a 1-GPU train pod (table: cpu 16, memory 64Gi, storage
 // 300Gi) on a cluster of one 1-GPU L4 node.
 std::shared_ptr<const NodeInventory> one_l4_node() {

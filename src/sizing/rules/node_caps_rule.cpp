@@ -61,15 +61,26 @@ class Capper {
                   (candidates_.stood_in.empty() ? "" : "; " + candidates_.stood_in));
       return result;
     }
-    const NodeClass& node = best_node();
+    const NodeClass& best = best_node();
+    const NodeClass& disk = smallest_disk_keeping(best);
     std::vector<std::string> capped;
+    bool capped_on_best = false;
+    const NodeClass* storage_node = nullptr;  // storage capped to another of the candidates
     for (std::size_t p = 0; p < input_.phases.phases.size(); ++p) {
       for (std::string_view resource : kByWeight) {
         const Floor* floor = input_.binding(p, resource);
         const Phase& phase = input_.phases.phases[p];
         // A phase whose holders each ask for their share is raised by no one: no cap.
         if (!floor || !someone_short(phase, *floor)) continue;
+        const NodeClass& node = resource == kEphemeralStorage ? disk : best;
         const Quantity most = cap(node, p, resource);
+        if (floor->amount > most || raised_past(phase, *floor, most)) {
+          if (&node == &best) {
+            capped_on_best = true;
+          } else {
+            storage_node = &node;
+          }
+        }
         if (floor->amount > most) {
           result.ceilings.push_back({p, resource, most, floor->basis + ", node cap"});
           result.findings.push_back(warning(cap_text(node, p, *floor, most)));
@@ -84,16 +95,23 @@ class Capper {
       }
     }
     // Capped to a node that takes no pod now: it is coming back (issue 28),
-    // and the pod waits for it; said once, after the caps it explains.
-    if (!capped.empty()) {
-      if (const std::string now = node.unavailable_now(); !now.empty()) {
+    // and the pod waits for it; said once, after the caps it explains. (A
+    // pod whose storage alone is capped to a smaller node fits the best.)
+    if (capped_on_best) {
+      if (const std::string now = best.unavailable_now(); !now.empty()) {
         result.findings.push_back(
-            warning("node cap: " + node.shape + " is " + now + " now; sized for it, the pod waits until it is back"));
+            warning("node cap: " + best.shape + " is " + now + " now; sized for it, the pod waits until it is back"));
       }
     }
     if (input_.explain) {
-      std::string detail =
-          capped.empty() ? "the floors fit " + node.describe() : "capped to " + node.describe() + reserve_text();
+      std::string detail = capped_on_best ? "capped to " + best.describe()
+                           : storage_node ? "memory and cpu fit " + best.describe()
+                                          : "the floors fit " + best.describe();
+      if (storage_node) {
+        detail += "; ephemeral-storage capped to " + storage_node->describe() +
+                  ", the least disk of the nodes that hold its memory and cpu (storage does not choose its node)";
+      }
+      if (!capped.empty()) detail += reserve_text();
       if (!candidates_.stood_in.empty()) detail += "; " + candidates_.stood_in;
       result.row = RuleRow{RuleKind::kNodeCaps, capped.empty() ? "-" : join(capped, ", "), std::move(detail)};
     }
@@ -245,6 +263,39 @@ class Capper {
       }
     }
     return *best;
+  }
+
+  // Of the candidates that hold the first phase's memory and cpu as capped
+  // on `best` (and the pod as written, where `best` does), the one with
+  // the least ephemeral storage for it (as best_node, the first phase
+  // stands for the pod: once per pod, not per phase and shape). The
+  // table's storage is a disk reservation, not what a rank needs to run:
+  // raising it must not move the pod off a node its memory and cpu fit (a
+  // 2-GPU pod off the 85Gi disks of a2-highgpu-2g onto an 8-GPU machine),
+  // so it is capped to the least of them.
+  const NodeClass& smallest_disk_keeping(const NodeClass& best) const {
+    constexpr std::size_t p = 0;
+    std::array<std::optional<Quantity>, 2> given;  // memory, cpu
+    for (std::size_t i = 0; i < given.size(); ++i) {
+      if (const Floor* floor = input_.binding(p, kByWeight[i])) {
+        given[i] = std::min(floor->amount, cap(best, p, kByWeight[i]));
+      }
+    }
+    const bool best_holds_written = holds(best, written_, candidates_.gpu_resource);
+    const NodeClass* smallest = &best;
+    Quantity least = cap(best, p, kEphemeralStorage);
+    for (const NodeClass* shape : candidates_.shapes) {
+      if (best_holds_written && !holds(*shape, written_, candidates_.gpu_resource)) continue;
+      bool keeps = true;
+      for (std::size_t i = 0; i < given.size(); ++i)
+        keeps = keeps && (!given[i] || cap(*shape, p, kByWeight[i]) >= *given[i]);
+      if (!keeps) continue;
+      if (const Quantity room = cap(*shape, p, kEphemeralStorage); room < least) {
+        smallest = shape;
+        least = room;
+      }
+    }
+    return *smallest;
   }
 
   // "node cap: memory 64Gi (train profile) capped to 26Gi: g2-standard-8 has 27Gi"
