@@ -26,7 +26,7 @@ constexpr std::size_t kSizedAnnotationBytes = 4096;
 std::string left_for_the_pod(const PodReading& reading, int64_t gpus) {
   const bool gpus_known_or_named = gpus > 0 || reading.unresolved_gpu || reading.spec_patch_names_gpu;
   if (reading.unresolved_gpu || (gpus > 0 && !reading.unresolved.empty())) {
-    return reading.unresolved.front() + " until it runs";
+    return reading.unresolved.front() + " until it is filled in";
   }
   if (reading.spec_patched && gpus_known_or_named) return "podSpecPatch may change its resources";
   return "";

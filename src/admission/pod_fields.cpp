@@ -24,9 +24,14 @@ namespace {
 
 using StringMap = std::map<std::string, std::string, std::less<>>;
 
+// An expression filled in before the object is applied or while it runs:
+// Argo's {{inputs.parameters.gpus}}, Kubernetes' $(VAR), and ${VAR} of
+// OpenShift Template parameters, envsubst and Flux's post-build
+// substitution.
 bool is_unresolved(JsonView value) {
   const std::string_view text = value.string();
-  return text.find("{{") != std::string_view::npos || text.find("$(") != std::string_view::npos;
+  return text.find("{{") != std::string_view::npos || text.find("$(") != std::string_view::npos ||
+         text.find("${") != std::string_view::npos;
 }
 
 // Adds the string members of object whose key is wanted and that map

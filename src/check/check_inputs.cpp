@@ -14,11 +14,18 @@ using nlohmann::json;
 std::string shown_path(const std::string& path) { return path == "-" ? "stdin" : path; }
 
 std::vector<std::string> object_pointers(const json& document) {
-  std::vector<std::string> pointers = {""};
-  if (string_member(document, "kind") == "List" && member(document, "items").is_array()) {
-    pointers.clear();
-    for (std::size_t n = 0; n < document["items"].size(); ++n) pointers.push_back("/items/" + std::to_string(n));
-  }
+  const std::string kind = string_member(document, "kind");
+  // A List's items; an OpenShift Template's objects, which `oc process`
+  // creates as written, its ${PARAMETERS} filled in (each is checked as
+  // its own kind: a Deployment as a server, a Job as training).
+  const char* key = kind == "List" ? "items"
+                    : kind == "Template" && string_member(document, "apiVersion").starts_with("template.openshift.io/")
+                        ? "objects"
+                        : nullptr;
+  if (!key || !member(document, key).is_array()) return {""};
+  std::vector<std::string> pointers;
+  for (std::size_t n = 0; n < document[key].size(); ++n)
+    pointers.push_back("/" + std::string(key) + "/" + std::to_string(n));
   return pointers;
 }
 

@@ -122,6 +122,53 @@ spec:
   EXPECT_EQ(run("check " + file).exit_code, 0);
 }
 
+// An OpenShift Template's objects are what `oc process` creates: each is
+// checked as its own kind (the Deployment a server, warned; the Job
+// training, fixed in place), and a ${PARAMETER} GPU count is left for
+// the Pod, as an Argo {{...}} expression is, not denied as a bad quantity.
+TEST(CliCheckKinds, AnOpenShiftTemplatesObjectsAreCheckedAsTheirOwnKinds) {
+  TempDir dir;
+  const std::string file = dir.path() + "/template.yaml";
+  std::ofstream(file) << R"(apiVersion: template.openshift.io/v1
+kind: Template
+metadata: {name: llm}
+objects:
+  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: vllm}
+    spec:
+      template:
+        spec:
+          containers:
+            - {name: vllm, image: vllm, resources: {limits: {nvidia.com/gpu: "${GPUS}"}}}
+  - apiVersion: batch/v1
+    kind: Job
+    metadata: {name: tune}
+    spec:
+      template:
+        spec:
+          containers:
+            - {name: tune, image: pytorch, resources: {limits: {nvidia.com/gpu: "4"}}}
+parameters:
+  - {name: GPUS, value: "2"}
+)";
+  const auto checked = run("check " + file);
+  EXPECT_EQ(checked.exit_code, 1) << checked.output;
+  EXPECT_NE(checked.output.find("Deployment default/vllm spec.template: nvidia.com/gpu is \"${GPUS}\" until it is "
+                                "filled in; its Pod is checked when created"),
+            std::string::npos)
+      << checked.output;
+  EXPECT_NE(checked.output.find("CHANGED  " + file + ":1 (document 1) Job default/tune"), std::string::npos)
+      << checked.output;
+  EXPECT_EQ(checked.output.find("deny"), std::string::npos) << checked.output;
+  EXPECT_EQ(run("check --fix --in-place " + file).exit_code, 1);
+  const json fixed = first_manifest_object(file);
+  EXPECT_EQ(fixed["objects"][1]["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["memory"],
+            "192Gi")
+      << fixed.dump();
+  EXPECT_EQ(run("check " + file).exit_code, 0);
+}
+
 TEST(CliCheckKinds, DraClaimsNoPodHoldsAreWarnedAboutNamingThePath) {
   // NVIDIA/k8s-nim-operator config/samples/nim/serving/advanced/dra/manual/llm.yaml
   // (@f63f74d), cut to what check reads: the claim's template holds a GPU,

@@ -60,7 +60,7 @@ struct ResourcesRead {
     bool accelerator = false;  // about a GPU or another accelerator of the policy
   };
   std::vector<Problem> problems;
-  std::vector<std::string> unresolved;  // resources holding {{...}} or $(VAR) expressions
+  std::vector<std::string> unresolved;  // resources holding {{...}}, $(VAR) or ${VAR} expressions
   bool unresolved_gpu = false;          // ... among them a GPU count
   // Accelerators beside gpuResources: counted as GPUs by the policy's
   // accelerators (sizing gpus), or not.

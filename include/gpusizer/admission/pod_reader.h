@@ -60,7 +60,7 @@ struct PodReading {
   // field: "pod default/x: spec.containers[0].resources is not an object".
   std::vector<Problem> problems;
   bool accelerator_problem = false;     // a problem in a GPU or accelerator field: said, never passed silently
-  std::vector<std::string> unresolved;  // resources holding {{...}} or $(VAR) expressions
+  std::vector<std::string> unresolved;  // resources holding {{...}}, $(VAR) or ${VAR} expressions
   bool unresolved_gpu = false;          // ... among them a GPU count
   bool spec_patched = false;            // an Argo podSpecPatch may change any of it
   bool spec_patch_names_gpu = false;    // ... and its text names a GPU resource

@@ -33,7 +33,8 @@ struct CheckInput {
 std::string shown_path(const std::string& path);
 
 // The JSON Pointers of a document's objects: a List's items (as kubectl
-// get -o yaml prints), or the document itself ("").
+// get -o yaml prints), an OpenShift Template's objects, or the document
+// itself ("").
 std::vector<std::string> object_pointers(const nlohmann::json& document);
 
 // The DRA objects of every input (sizing/device_claims.h). Only files that
