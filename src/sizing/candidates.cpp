@@ -66,12 +66,6 @@ bool vendor_may_serve(const NodeClass& node, std::string_view vendor) {
   return vendor.empty() || has.empty() || has == vendor;
 }
 
-// A node whose labels (or a slice) name a GPU product or vendor, or that
-// has a GPU resource allocatable.
-bool shows_gpus(const NodeClass& node) {
-  return !node.gpu.product.empty() || !node.gpu_vendor().empty();
-}
-
 // "12 shapes: 9 have fewer than 8 nvidia.com/gpu, 3 have taint ..."
 std::string why_none(const std::map<std::string, std::size_t>& reasons, std::size_t classes) {
   std::vector<std::pair<std::size_t, std::string>> counted;
@@ -151,21 +145,19 @@ Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts
                                  : placement.placeable(inventory, i);
     if (!placeable) continue;
     memo.placeable.push_back(i);
-    // GPUs by claim: the nodes that show GPUs, of the claims' vendor
-    // where both say one.
-    if (by_claim ? shows_gpus(classes[i]) && vendor_may_serve(classes[i], vendor)
+    // GPUs by claim: the nodes whose labels say they have GPUs, of the
+    // claims' vendor where both say one.
+    if (by_claim ? !classes[i].gpu.product.empty() && vendor_may_serve(classes[i], vendor)
                  : classes[i].count(gpu_resource) >= gpus) {
       memo.nodes.push_back(i);
     }
   }
-  // ... and when none of the nodes it may be placed on shows a GPU (a
-  // driver without GPU Feature Discovery), every one of them: caps never go
-  // past the largest. Where some show another vendor's GPUs, the cluster's
-  // GPUs are labelled, and a node that shows none is no GPU node: a claim's
-  // pod capped to it would get less than its table for a node it cannot use.
-  if (by_claim && memo.nodes.empty() &&
-      std::none_of(memo.placeable.begin(), memo.placeable.end(), [&](std::size_t i) { return shows_gpus(classes[i]); })) {
-    memo.nodes = memo.placeable;
+  // ... and when no label says so (a driver without GPU Feature
+  // Discovery), every node the pod may be placed on but those with another
+  // vendor's GPUs: caps never go past the largest of them.
+  if (by_claim && memo.nodes.empty()) {
+    std::copy_if(memo.placeable.begin(), memo.placeable.end(), std::back_inserter(memo.nodes),
+                 [&](std::size_t i) { return vendor_may_serve(classes[i], vendor); });
   }
   if (!memo.nodes.empty()) {
     const auto same_shape = [&](std::size_t a, std::size_t b) {
@@ -192,8 +184,7 @@ Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts
   if (by_claim) {
     // Only another vendor's GPUs leave a claim's pod no node.
     for (std::size_t i : memo.placeable) {
-      ++reasons[shows_gpus(classes[i]) ? "have " + std::string(classes[i].gpu_vendor()) + " GPUs, not " + std::string(vendor)
-                                       : std::string("show no GPU")];
+      ++reasons["have " + std::string(classes[i].gpu_vendor()) + " GPUs, not " + std::string(vendor)];
     }
   } else if (!memo.placeable.empty()) {
     reasons["have fewer than " + std::to_string(gpus) + " " + gpu_resource] += memo.placeable.size();

@@ -449,32 +449,6 @@ TEST(DraPods, NoNodeOfTheClaimsVendorIsSaidNeverDenied) {
       << all(v.decision.warnings);
 }
 
-// A CPU node beside another vendor's labelled GPU nodes is no GPU node for
-// the claim: not capped to it (the ROCm DRA driver's shared-claim example
-// on an NVIDIA fleet with m6i nodes was capped to 57Gi by an m6i.4xlarge).
-TEST(DraPods, ANodeShowingNoGpuIsNoFallbackWhereOthersShowAnotherVendors) {
-  const auto claims = inventory_of({claim_template("amd", json::array({exactly("gpu", "gpu.amd.com", 4)}))});
-  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
-  JsonReader reader;
-  ASSERT_TRUE(add_nodes(reader.parse(R"({"kind": "List", "items": [
-    {"kind": "Node", "metadata": {"name": "h100", "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
-     "status": {"allocatable": {"cpu": "191", "memory": "2000Gi", "ephemeral-storage": "3000Gi"}}},
-    {"kind": "Node", "metadata": {"name": "m6i", "labels": {"node.kubernetes.io/instance-type": "m6i.4xlarge"}},
-     "status": {"allocatable": {"cpu": "15890m", "memory": "58Gi", "ephemeral-storage": "18Gi"}}}]})")
-                            .value(),
-                        "nodes.yaml", builder)
-                  .ok());
-  const auto nodes = builder.build();
-  const json pod = pod_with_claims(json::array({claim_user("train", "gpu")}),
-                                   json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", "amd"}}}));
-  const Outcome m = run(pod, Endpoint::kMutate, Mode::kMutate, default_policy(), {nodes.get(), claims.get()});
-  EXPECT_EQ(resources_of(m.patched)["requests"]["memory"], "192Gi") << m.patched.dump();
-  const Outcome v = validate(m.patched, Mode::kEnforce, default_policy(), {nodes.get(), claims.get()});
-  EXPECT_TRUE(has_line(v.decision.warnings, {"node fit: no node may run it", "1 have NVIDIA GPUs, not AMD",
-                                             "1 show no GPU"}))
-      << all(v.decision.warnings);
-}
-
 TEST(DraPods, AClassOfNoKnownVendorMayUseAnyNodeLabelledWithGpus) {
   const Policy policy = policy_from("accelerators:\n  - {deviceClass: a100-pool, form: device, sizing: gpus}\n");
   const auto claims = inventory_of({claim_template("any", json::array({exactly("gpu", "a100-pool", 4)}))});
