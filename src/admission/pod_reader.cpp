@@ -389,7 +389,8 @@ class PodReader {
   void take(ResourcesRead read, ContainerFacts& container) {
     container.requests.add_all(std::move(read.requests));
     container.limits.add_all(std::move(read.limits));
-    for (const ResourcesRead::Problem& each : read.problems) problem(each.code, each.field, each.what, each.accelerator);
+    for (const ResourcesRead::Problem& each : read.problems)
+      problem(each.code, each.field, each.what, each.accelerator);
     reading_.unresolved.insert(reading_.unresolved.end(), read.unresolved.begin(), read.unresolved.end());
     reading_.unresolved_gpu = reading_.unresolved_gpu || read.unresolved_gpu;
     container.accelerator_gpus = container.accelerator_gpus || read.accelerator_gpus;

@@ -13,19 +13,40 @@ using nlohmann::json;
 
 std::string shown_path(const std::string& path) { return path == "-" ? "stdin" : path; }
 
-std::vector<std::string> object_pointers(const json& document) {
+namespace {
+
+// Where a document holds other objects: a List's items; an OpenShift
+// Template's objects, which `oc process` creates as written, its
+// ${PARAMETERS} filled in (template.openshift.io, or v1 as OpenShift 3
+// wrote it). nullptr: it is an object itself.
+const char* objects_key(const json& document) {
   const std::string kind = string_member(document, "kind");
-  // A List's items; an OpenShift Template's objects, which `oc process`
-  // creates as written, its ${PARAMETERS} filled in (each is checked as
-  // its own kind: a Deployment as a server, a Job as training).
-  const char* key = kind == "List" ? "items"
-                    : kind == "Template" && string_member(document, "apiVersion").starts_with("template.openshift.io/")
-                        ? "objects"
-                        : nullptr;
-  if (!key || !member(document, key).is_array()) return {""};
+  if (kind == "List") return "items";
+  const std::string api_version = string_member(document, "apiVersion");
+  if (kind == "Template" && (api_version == "v1" || api_version.starts_with("template.openshift.io/"))) {
+    return "objects";
+  }
+  return nullptr;
+}
+
+// Two levels at most: a List of Templates (oc get templates -o yaml).
+void add_object_pointers(const json& document, const std::string& at, int depth, std::vector<std::string>& out) {
+  const char* key = depth < 2 ? objects_key(document) : nullptr;
+  if (!key || !member(document, key).is_array()) {
+    out.push_back(at);
+    return;
+  }
+  const json& objects = document[key];
+  for (std::size_t n = 0; n < objects.size(); ++n) {
+    add_object_pointers(objects[n], at + "/" + key + "/" + std::to_string(n), depth + 1, out);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> object_pointers(const json& document) {
   std::vector<std::string> pointers;
-  for (std::size_t n = 0; n < document[key].size(); ++n)
-    pointers.push_back("/" + std::string(key) + "/" + std::to_string(n));
+  add_object_pointers(document, "", 0, pointers);
   return pointers;
 }
 

@@ -178,21 +178,19 @@ namespace {
 
 // The template a ComputeDomain's controller makes, as it will be: its
 // pods' claims on it are then known to hold a channel, not GPUs to size.
-Result<std::optional<DraObject>> compute_domain_template(JsonView object, std::string namespace_name) {
-  const JsonView channel = object["spec"]["channel"];
+// One channel stands for allocationMode All's every channel: either holds
+// no GPU. A ComputeDomain of another shape (no channel template named)
+// gives none, as an object of another kind does: nothing of it is needed.
+std::optional<DraObject> compute_domain_template(JsonView object, std::string namespace_name) {
   DraObject read;
   read.kind = DraKind::kClaimTemplate;
   read.namespace_name = std::move(namespace_name);
-  read.name = string_member(channel["resourceClaimTemplate"], "name");
-  if (read.name.empty()) {
-    return Status::failure(ProblemCode::kMissingField, "spec.channel.resourceClaimTemplate.name",
-                           "spec.channel.resourceClaimTemplate.name is missing");
-  }
+  read.name = string_member(object["spec"]["channel"]["resourceClaimTemplate"], "name");
+  if (read.name.empty()) return std::nullopt;
   DeviceAlternative alternative;
   alternative.device_class = std::string(kComputeDomainChannelClass);
-  alternative.all = channel["allocationMode"].string() == "All";
   read.spec.requests.push_back({"channel", {std::move(alternative)}});
-  return std::optional<DraObject>(std::move(read));
+  return read;
 }
 
 }  // namespace

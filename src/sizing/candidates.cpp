@@ -94,6 +94,7 @@ struct Memo {
   std::vector<std::size_t> placeable;
   std::vector<std::size_t> nodes;
   std::vector<std::size_t> shapes;
+  bool gpu_nodes_unknown = false;
   std::string why_none;
   std::optional<std::size_t> pool;  // index into the policy's nodeFit.pools
 };
@@ -158,6 +159,7 @@ Memo choose(const NodeInventory& inventory, const Policy& policy, const PodFacts
   if (by_claim && memo.nodes.empty()) {
     std::copy_if(memo.placeable.begin(), memo.placeable.end(), std::back_inserter(memo.nodes),
                  [&](std::size_t i) { return vendor_may_serve(classes[i], vendor); });
+    memo.gpu_nodes_unknown = !memo.nodes.empty();
   }
   if (!memo.nodes.empty()) {
     const auto same_shape = [&](std::size_t a, std::size_t b) {
@@ -241,6 +243,7 @@ Candidates candidate_nodes(const NodeInventory& inventory, const Policy& policy,
   for (std::size_t i : found->placeable) out.placeable.push_back(&inventory.classes[i]);
   for (std::size_t i : found->nodes) out.nodes.push_back(&inventory.classes[i]);
   for (std::size_t i : found->shapes) out.shapes.push_back(&inventory.classes[i]);
+  out.gpu_nodes_unknown = found->gpu_nodes_unknown;
   out.why_none = found->why_none;
   if (found->pool && *found->pool < policy.rule_settings.get<NodeFitPolicy>().pools.size())
     out.pool = &policy.rule_settings.get<NodeFitPolicy>().pools[*found->pool];

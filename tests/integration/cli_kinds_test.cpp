@@ -167,6 +167,29 @@ parameters:
             "192Gi")
       << fixed.dump();
   EXPECT_EQ(run("check " + file).exit_code, 0);
+  // As `oc get templates -o yaml` prints them: a List of Templates, here of
+  // OpenShift 3's apiVersion v1.
+  const std::string listed = dir.path() + "/templates.yaml";
+  std::ofstream(listed) << R"(apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Template
+    metadata: {name: old}
+    objects:
+      - apiVersion: batch/v1
+        kind: Job
+        metadata: {name: tune-v1}
+        spec:
+          template:
+            spec:
+              containers:
+                - {name: tune, image: pytorch, resources: {limits: {nvidia.com/gpu: "4"}}}
+)";
+  const auto in_list = run("check " + listed);
+  EXPECT_EQ(in_list.exit_code, 1) << in_list.output;
+  EXPECT_NE(in_list.output.find("CHANGED  " + listed + ":1 (document 1) Job default/tune-v1"), std::string::npos)
+      << in_list.output;
 }
 
 TEST(CliCheckKinds, DraClaimsNoPodHoldsAreWarnedAboutNamingThePath) {

@@ -144,7 +144,7 @@ TEST(UnsizedAsks, AnAcceleratorCountThatIsNotAQuantityIsDeniedNamingTheField) {
   for (const std::string value : {"<CHIPS_PER_NODE>", "-4"}) {
     const Outcome v = validate(pod_asking({{"google.com/tpu", value}}), Mode::kEnforce);
     EXPECT_TRUE(has_line(v.decision.denials, {"resources.limits.google.com/tpu"})) << value << "\n"
-                                                                                    << all(v.decision.denials);
+                                                                                   << all(v.decision.denials);
   }
 }
 

@@ -212,10 +212,11 @@ TEST(DraPods, AKnownTemplateIsSizedAsItsGpus) {
 // template a multi-node NVLink job's pods claim an IMEX channel with. Read
 // from the same files, the channel is known for no GPU: nothing to warn.
 TEST(DraPods, AComputeDomainsChannelTemplateIsKnownToHoldNoGpus) {
-  const json domain = {{"apiVersion", "resource.nvidia.com/v1beta1"},
-                       {"kind", "ComputeDomain"},
-                       {"metadata", {{"name", "nccl"}, {"namespace", "default"}}},
-                       {"spec", {{"numNodes", 2}, {"channel", {{"resourceClaimTemplate", {{"name", "nccl-channel"}}}}}}}};
+  const json domain = {
+      {"apiVersion", "resource.nvidia.com/v1beta1"},
+      {"kind", "ComputeDomain"},
+      {"metadata", {{"name", "nccl"}, {"namespace", "default"}}},
+      {"spec", {{"numNodes", 2}, {"channel", {{"resourceClaimTemplate", {{"name", "nccl-channel"}}}}}}}};
   auto made = read(domain);
   ASSERT_TRUE(made.ok() && made.value());
   EXPECT_EQ(made.value()->kind, DraKind::kClaimTemplate);
@@ -230,10 +231,18 @@ TEST(DraPods, AComputeDomainsChannelTemplateIsKnownToHoldNoGpus) {
   const auto known = inventory_of({domain});
   const Outcome v = validate(pod, Mode::kEnforce, default_policy(), {nullptr, known.get()});
   EXPECT_TRUE(v.decision.warnings.empty()) << all(v.decision.warnings);
+  // Every channel (allocationMode All) holds no GPU either: not warned.
+  json every = domain;
+  every["spec"]["channel"]["allocationMode"] = "All";
+  const auto all_known = inventory_of({every});
+  const Outcome v_all = validate(pod, Mode::kEnforce, default_policy(), {nullptr, all_known.get()});
+  EXPECT_TRUE(v_all.decision.warnings.empty()) << all(v_all.decision.warnings);
+  // A ComputeDomain naming no channel template gives none, and no error
+  // that would stop the file's other objects from being checked.
   json no_name = domain;
   no_name["spec"]["channel"] = json::object();
-  ASSERT_FALSE(read(no_name).ok());
-  EXPECT_EQ(read(no_name).error(), "spec.channel.resourceClaimTemplate.name is missing");
+  ASSERT_TRUE(read(no_name).ok());
+  EXPECT_FALSE(read(no_name).value());
 }
 
 TEST(DraPods, AnArgoTemplatesPodGetsItsOwnClaimsElseTheWorkflows) {
@@ -447,6 +456,29 @@ TEST(DraPods, NoNodeOfTheClaimsVendorIsSaidNeverDenied) {
   EXPECT_TRUE(v.decision.denials.empty()) << all(v.decision.denials);
   EXPECT_TRUE(has_line(v.decision.warnings, {"node fit: no node may run it", "have NVIDIA GPUs, not AMD"}))
       << all(v.decision.warnings);
+}
+
+// No node shows GPUs (a DRA driver without GPU Feature Discovery): caps
+// come from every node it may be placed on, but storage is not taken from
+// the least disk among them, likely a CPU node's.
+TEST(DraPods, WithoutGpuLabelsStorageIsNotCappedToTheSmallestDisk) {
+  const auto claims = inventory_of({claim_template("four", json::array({exactly("gpu", "gpu.nvidia.com", 4)}))});
+  InventoryBuilder builder(InventorySource::kFile, "nodes.yaml");
+  JsonReader reader;
+  ASSERT_TRUE(add_nodes(reader
+                            .parse(R"({"kind": "List", "items": [
+    {"kind": "Node", "metadata": {"name": "nv-dra"},
+     "status": {"allocatable": {"cpu": "191", "memory": "2000Gi", "ephemeral-storage": "2000Gi"}}},
+    {"kind": "Node", "metadata": {"name": "r6i"},
+     "status": {"allocatable": {"cpu": "64", "memory": "500Gi", "ephemeral-storage": "18Gi"}}}]})")
+                            .value(),
+                        "nodes.yaml", builder)
+                  .ok());
+  const auto nodes = builder.build();
+  const json pod = pod_with_claims(json::array({claim_user("train", "gpu")}),
+                                   json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", "four"}}}));
+  const Outcome m = run(pod, Endpoint::kMutate, Mode::kMutate, default_policy(), {nodes.get(), claims.get()});
+  EXPECT_EQ(resources_of(m.patched)["requests"]["ephemeral-storage"], "300Gi") << m.patched.dump();
 }
 
 TEST(DraPods, AClassOfNoKnownVendorMayUseAnyNodeLabelledWithGpus) {

@@ -297,6 +297,11 @@ TEST(NodeCapsRule, StorageIsCappedToTheLeastDiskOfTheNodesThatHoldMemoryAndCpu) 
   const NodeClass a100 = node("a2-ultragpu-1g", 1, "11900m", "148Gi", "350Gi");
   const RuleResult kept = run(trainer(1), inventory_of({l4(), a100}), floors("8", "64Gi", "300Gi"));
   EXPECT_EQ(ceiling(kept, kEphemeralStorage), "") << all(briefs(kept));
+  // A shape whose disk is not known (a Karpenter pool of instance-store
+  // machines) is no least disk: it does not cap storage to nothing.
+  const NodeClass p5e = node("p5e.48xlarge", 8, "191450m", "1950Gi", "-");
+  const RuleResult unknown = run(trainer(8), inventory_of({p4de, p5e}), floors("64", "384Gi", "300Gi"));
+  EXPECT_EQ(ceiling(unknown, kEphemeralStorage), "") << all(briefs(unknown));
 }
 
 // The decider: a 1-GPU train pod (table: cpu 16, memory 64Gi, storage

@@ -55,8 +55,8 @@ struct ResourcesRead {
   Quantities limits;
   struct Problem {
     ProblemCode code;
-    std::string field;  // "spec.containers[0].resources.limits.cpu"
-    std::string what;   // "must not be negative, found -1"
+    std::string field;         // "spec.containers[0].resources.limits.cpu"
+    std::string what;          // "must not be negative, found -1"
     bool accelerator = false;  // about a GPU or another accelerator of the policy
   };
   std::vector<Problem> problems;

@@ -41,6 +41,10 @@ struct Candidates {
   std::vector<const NodeClass*> placeable;
   // Those of them with at least the pod's GPUs: the candidates caps use.
   std::vector<const NodeClass*> nodes;
+  // `nodes` are every node the pod may be placed on, for a pod whose GPUs
+  // come by DRA claim and no node shows which hold them: which of them is
+  // its GPU node is not known.
+  bool gpu_nodes_unknown = false;
   // The first of `nodes` of each shape (allocatable cpu, memory, ephemeral
   // storage and GPUs of the pod's resource), in their order: classes that
   // differ only in labels (a shape in each zone) hold a pod alike.

@@ -281,10 +281,16 @@ class Capper {
         given[i] = std::min(floor->amount, cap(best, p, kByWeight[i]));
       }
     }
+    // Which candidate is a GPU node is not known (DRA claims, no node
+    // shows GPUs): the smallest disk would likely be a CPU node's.
+    if (candidates_.gpu_nodes_unknown) return best;
     const bool best_holds_written = holds(best, written_, candidates_.gpu_resource);
     const NodeClass* smallest = &best;
     Quantity least = cap(best, p, kEphemeralStorage);
     for (const NodeClass* shape : candidates_.shapes) {
+      // A shape whose storage is not known (a pool of instance-store
+      // machines) is no measure of the least disk.
+      if (!shape->ephemeral_storage) continue;
       if (best_holds_written && !holds(*shape, written_, candidates_.gpu_resource)) continue;
       bool keeps = true;
       for (std::size_t i = 0; i < given.size(); ++i)
