@@ -375,6 +375,22 @@ std::vector<WorkloadKind> make_kind_table() {
        .family = "seldon",
        .role = kServing,
        .long_lived = true},
+      // RoleBasedGroup (sgl-project/rbg api/workloads, @993491f): the roles
+      // of a disaggregated LLM server. v1alpha2 writes each role's pod
+      // template under its pattern (standalone, leader-worker, custom
+      // components), v1alpha1 on the role; reusable roleTemplates in both.
+      {.group = "workloads.x-k8s.io",
+       .kind = "RoleBasedGroup",
+       .locations = {{"spec.roles[].template"},
+                     {"spec.roles[].standalonePattern.template"},
+                     {"spec.roles[].leaderWorkerPattern.template"},
+                     {"spec.roles[].customComponentsPattern.components[].template"},
+                     {"spec.roles[].components[].template"},
+                     {"spec.roleTemplates[].template"}},
+       .resource = "rolebasedgroups",
+       .family = "roleBasedGroup",
+       .role = kServing,
+       .long_lived = true},
       // Kubeflow Notebooks (components/notebook-controller/api/v1/
       // notebook_types.go @b9f455d, also OpenShift AI's workbenches):
       // spec.template.spec is the PodSpec of the notebook's StatefulSet: an

@@ -67,7 +67,9 @@ INSTANTIATE_TEST_SUITE_P(
         FixCase{"dynamographdeployment.yaml", "/spec/services/VllmDecodeWorker/resources", "192Gi"},
         FixCase{"bentodeployment.yaml", "/spec/runners/0/resources", "96Gi"},
         FixCase{"seldondeployment.yaml", "/spec/predictors/0/componentSpecs/0/spec/containers/0/resources", "96Gi"},
-        FixCase{"notebook.yaml", "/spec/template/spec/containers/0/resources", "64Gi"}),
+        FixCase{"notebook.yaml", "/spec/template/spec/containers/0/resources", "64Gi"},
+        FixCase{"rolebasedgroup.yaml", "/spec/roles/1/leaderWorkerPattern/template/spec/containers/0/resources",
+                "192Gi"}),
     [](const auto& info) {
       std::string name = info.param.file.substr(0, info.param.file.find('.'));
       std::erase(name, '-');
