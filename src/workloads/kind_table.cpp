@@ -253,6 +253,25 @@ std::vector<WorkloadKind> make_kind_table() {
        .family = "kserve",
        .role = kServing,
        .long_lived = true},
+      // A runtime the InferenceServices' pods are made from (serving.kserve.io
+      // v1alpha1, pkg/apis/serving/v1alpha1/servingruntime_types.go @0217bda):
+      // its spec holds the pod spec inline (ServingRuntimePodSpec), its
+      // multi-node workers' in workerSpec. Platform objects, as
+      // TrainingRuntime: warned with what their pods need, not patched.
+      {.group = "serving.kserve.io",
+       .kind = "ServingRuntime",
+       .locations = {{"spec", PodShape::kPodSpec}, {"spec.workerSpec", PodShape::kPodSpec}},
+       .resource = "servingruntimes",
+       .family = "kserve",
+       .role = kServing,
+       .long_lived = true},
+      {.group = "serving.kserve.io",
+       .kind = "ClusterServingRuntime",
+       .locations = {{"spec", PodShape::kPodSpec}, {"spec.workerSpec", PodShape::kPodSpec}},
+       .resource = "clusterservingruntimes",
+       .family = "kserve",
+       .role = kServing,
+       .long_lived = true},
       {.group = "serving.kserve.io",
        .kind = "LLMInferenceService",
        .locations = llm_inference_service_locations(),

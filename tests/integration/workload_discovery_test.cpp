@@ -102,9 +102,11 @@ TEST_F(WorkloadDiscoveryTest, AKnownKindInAShapeItsRowDoesNotReadIsSizedByShape)
 }
 
 TEST_F(WorkloadDiscoveryTest, AnUnknownKindStartingAnInferenceServerIsSizedToServe) {
-  // OME's ClusterServingRuntime (sgl-project/ome config/runtimes): its
-  // runner is a container found by its shape, starting SGLang.
-  const json runtime = json::parse(R"({"apiVersion": "ome.io/v1beta1", "kind": "ClusterServingRuntime",
+  // Shaped as OME's runtimes (sgl-project/ome config/runtimes): its runner
+  // is a container found by its shape, starting SGLang. (OME's own kind,
+  // ClusterServingRuntime, is a long-lived runtime by its name, as
+  // KServe's: warned, not patched.)
+  const json runtime = json::parse(R"({"apiVersion": "example.ai/v1beta1", "kind": "EngineRunner",
       "metadata": {"name": "srt"},
       "spec": {"engineConfig": {"runner": {"name": "ome-container", "image": "lmsysorg/sglang:v0.5",
           "command": ["python3", "-m", "sglang.launch_server"], "args": ["--tp", "8"],

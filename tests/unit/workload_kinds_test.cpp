@@ -81,6 +81,7 @@ INSTANTIATE_TEST_SUITE_P(
         KindCase{"kubeai-model.yaml", {"spec"}, PodShape::kFields},
         KindCase{"kaito-workspace.yaml", {"resource"}, PodShape::kFields},
         KindCase{"seldondeployment.yaml", {"spec.predictors[0].componentSpecs[0]"}, PodShape::kPod},
+        KindCase{"servingruntime.yaml", {"spec"}, PodShape::kPodSpec},
         KindCase{"rolebasedgroup.yaml",
                  {"spec.roles[0].standalonePattern.template", "spec.roles[1].leaderWorkerPattern.template"},
                  PodShape::kPod},
