@@ -274,6 +274,9 @@ class Capper {
   // 2-GPU pod off the 85Gi disks of a2-highgpu-2g onto an 8-GPU machine),
   // so it is capped to the least of them.
   const NodeClass& smallest_disk_keeping(const NodeClass& best) const {
+    // Which candidate is a GPU node is not known (DRA claims, no node
+    // shows GPUs): the smallest disk would likely be a CPU node's.
+    if (candidates_.gpu_nodes_unknown) return best;
     constexpr std::size_t p = 0;
     std::array<std::optional<Quantity>, 2> given;  // memory, cpu
     for (std::size_t i = 0; i < given.size(); ++i) {
@@ -281,9 +284,6 @@ class Capper {
         given[i] = std::min(floor->amount, cap(best, p, kByWeight[i]));
       }
     }
-    // Which candidate is a GPU node is not known (DRA claims, no node
-    // shows GPUs): the smallest disk would likely be a CPU node's.
-    if (candidates_.gpu_nodes_unknown) return best;
     const bool best_holds_written = holds(best, written_, candidates_.gpu_resource);
     const NodeClass* smallest = &best;
     Quantity least = cap(best, p, kEphemeralStorage);
@@ -293,8 +293,9 @@ class Capper {
       if (!shape->ephemeral_storage) continue;
       if (best_holds_written && !holds(*shape, written_, candidates_.gpu_resource)) continue;
       bool keeps = true;
-      for (std::size_t i = 0; i < given.size(); ++i)
+      for (std::size_t i = 0; i < given.size(); ++i) {
         keeps = keeps && (!given[i] || cap(*shape, p, kByWeight[i]) >= *given[i]);
+      }
       if (!keeps) continue;
       if (const Quantity room = cap(*shape, p, kEphemeralStorage); room < least) {
         smallest = shape;
