@@ -410,6 +410,16 @@ std::vector<WorkloadKind> make_kind_table() {
        .family = "roleBasedGroup",
        .role = kServing,
        .long_lived = true},
+      // Grove (ai-dynamo/grove operator/api/core/v1alpha1/podcliqueset.go
+      // and podclique.go @fcc3b3b): a PodCliqueSet's cliques each run pods of
+      // their spec.podSpec; NVIDIA Dynamo runs its disaggregated servers on it.
+      {.group = "grove.io",
+       .kind = "PodCliqueSet",
+       .locations = {{"spec.template.cliques[].spec.podSpec", PodShape::kPodSpec}},
+       .resource = "podcliquesets",
+       .family = "grove",
+       .role = kServing,
+       .long_lived = true},
       // Kubeflow Notebooks (components/notebook-controller/api/v1/
       // notebook_types.go @b9f455d, also OpenShift AI's workbenches):
       // spec.template.spec is the PodSpec of the notebook's StatefulSet: an

@@ -69,6 +69,7 @@ INSTANTIATE_TEST_SUITE_P(
         FixCase{"seldondeployment.yaml", "/spec/predictors/0/componentSpecs/0/spec/containers/0/resources", "96Gi"},
         FixCase{"notebook.yaml", "/spec/template/spec/containers/0/resources", "64Gi"},
         FixCase{"servingruntime.yaml", "/spec/containers/0/resources", "96Gi"},
+        FixCase{"podcliqueset.yaml", "/spec/template/cliques/1/spec/podSpec/containers/0/resources", "192Gi"},
         FixCase{"rolebasedgroup.yaml", "/spec/roles/1/leaderWorkerPattern/template/spec/containers/0/resources",
                 "192Gi"}),
     [](const auto& info) {

@@ -167,7 +167,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "inferenceservice.yaml", "inferenceservice-containers.yaml", "llminferenceservice.yaml",
                       "nimservice.yaml", "nimpipeline.yaml", "job-pod-level-resources.yaml",
                       "dynamographdeployment.yaml", "vllmruntime.yaml", "bentodeployment.yaml", "kubeai-model.yaml",
-                      "seldondeployment.yaml", "notebook.yaml", "rolebasedgroup.yaml", "servingruntime.yaml"),
+                      "seldondeployment.yaml", "notebook.yaml", "rolebasedgroup.yaml", "servingruntime.yaml",
+                      "podcliqueset.yaml"),
     [](const auto& info) {
       std::string name = info.param.substr(0, info.param.find('.'));
       std::erase(name, '-');
