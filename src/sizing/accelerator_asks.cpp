@@ -135,9 +135,10 @@ std::vector<std::string> unsized_ask_warnings(const Policy& policy, const PodFac
     }
   };
   const Profile* profile = choice ? choice.value().profile : nullptr;
-  // The profile's row for this many GPUs, when it has one.
+  // The profile's row for this many GPUs, when it has one (none for no
+  // GPU: a container whose only accelerator count could not be read).
   const auto row_for = [&](int64_t gpus) -> std::optional<Requirement> {
-    const bool within = profile && (!profile->max_gpus || gpus <= *profile->max_gpus);
+    const bool within = profile && gpus >= 1 && (!profile->max_gpus || gpus <= *profile->max_gpus);
     return within ? required_resources(*profile, gpus) : std::nullopt;
   };
   // `what` names the ask: "2 nvidia.com/mig-3g.40gb (MIG slice)".
