@@ -46,6 +46,12 @@ std::vector<TemplateLocation> llm_inference_service_locations() {
           {"spec.prefill.worker", PodShape::kPodSpec}};
 }
 
+// A KServe ServingRuntime's and ClusterServingRuntime's pod spec, inline in
+// spec (ServingRuntimePodSpec), and its multi-node workers' (workerSpec).
+std::vector<TemplateLocation> serving_runtime_locations() {
+  return {{"spec", PodShape::kPodSpec}, {"spec.workerSpec", PodShape::kPodSpec}};
+}
+
 // NVIDIA Dynamo's v1alpha1 components (nvidia.com, ai-dynamo/dynamo
 // deploy/operator/api/v1alpha1/common.go @647025f, ResourceItem): the GPU
 // count is a string at resources.limits.gpu (only the limit reaches the
@@ -260,14 +266,14 @@ std::vector<WorkloadKind> make_kind_table() {
       // TrainingRuntime: warned with what their pods need, not patched.
       {.group = "serving.kserve.io",
        .kind = "ServingRuntime",
-       .locations = {{"spec", PodShape::kPodSpec}, {"spec.workerSpec", PodShape::kPodSpec}},
+       .locations = serving_runtime_locations(),
        .resource = "servingruntimes",
        .family = "kserve",
        .role = kServing,
        .long_lived = true},
       {.group = "serving.kserve.io",
        .kind = "ClusterServingRuntime",
-       .locations = {{"spec", PodShape::kPodSpec}, {"spec.workerSpec", PodShape::kPodSpec}},
+       .locations = serving_runtime_locations(),
        .resource = "clusterservingruntimes",
        .family = "kserve",
        .role = kServing,
